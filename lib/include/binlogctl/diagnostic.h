@@ -1,0 +1,66 @@
+// Findings about the input: a stable check code, a severity, where, and a message.
+// The framing layer reports the checks it can see (magic, sizes, checksums, truncation);
+// verify adds the chain-level ones. The codes are a contract (SPEC.md, verify table).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace binlogctl {
+
+enum class Check : std::uint8_t {
+  bad_magic,
+  unsupported_format,
+  missing_format_description,
+  bad_event_size,
+  truncated_event,
+  log_pos_mismatch,
+  checksum_mismatch,
+  rotate_mismatch,
+  file_sequence_gap,
+  previous_gtids_mismatch,
+  gtid_list_mismatch,
+  gtid_duplicate,
+  gtid_gap,
+  transaction_structure,
+  unknown_event_type,
+  timestamp_regression,
+  undecodable_event,  // a body decoder failed (dump/convert); not a verify-table code
+  read_error,         // I/O or archive error
+};
+
+enum class Severity : std::uint8_t { warning, error };
+
+std::string_view check_name(Check c) noexcept;
+std::string_view severity_name(Severity s) noexcept;
+
+struct Diagnostic {
+  Check check;
+  Severity severity;
+  std::string log_name;
+  std::uint64_t pos;  // absolute byte offset in the file
+  std::string message;
+};
+
+// Where findings go. The framing layer never prints.
+class DiagnosticSink {
+ public:
+  virtual ~DiagnosticSink() = default;
+  virtual void report(const Diagnostic& d) = 0;
+};
+
+// "binlog.000002:12345: error: checksum_mismatch: stored 0x1a2b3c4d, computed 0x5e6f7a8b"
+std::string format_diagnostic(const Diagnostic& d);
+
+}  // namespace binlogctl
+
+template <>
+struct fmt::formatter<binlogctl::Check> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(binlogctl::Check c, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(binlogctl::check_name(c), ctx);
+  }
+};

@@ -1,0 +1,27 @@
+// The Info column of SHOW BINLOG EVENTS, event type by event type, in the wording of the server
+// that wrote the file (MySQL's or MariaDB's, from the FDE in force).
+#pragma once
+
+#include <binlogctl/event_stream.h>
+#include <binlogctl/result.h>
+
+#include <string>
+
+namespace binlogctl {
+
+// Reusable buffers for decoders that need to own bytes (decompressed MariaDB events).
+struct InfoScratch {
+  std::string buf;
+};
+
+// Appends the Info text of `ev` to `out`. On a body that does not decode, appends nothing
+// and returns the error (offset absolute).
+Status append_info(std::string& out, const Event& ev, InfoScratch& scratch);
+
+// `name` quoted as an SQL identifier: backticks, embedded backticks doubled.
+void append_quoted_identifier(std::string& out, std::string_view name);
+
+// Collation name of a MySQL/MariaDB collation id ("utf8mb4_general_ci"), or nullptr if unknown.
+const char* collation_name(std::uint32_t id, Flavor flavor) noexcept;
+
+}  // namespace binlogctl

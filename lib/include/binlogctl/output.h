@@ -1,0 +1,35 @@
+// Buffered output in whole lines: records are formatted into one reusable buffer and written in
+// large blocks; when the output is a terminal, every line is written as soon as it is complete.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace binlogctl {
+
+class LineOutput {
+ public:
+  // Takes ownership of nothing: `f` stays the caller's. Throws std::system_error on write errors.
+  explicit LineOutput(std::FILE* f);
+  ~LineOutput();
+  LineOutput(const LineOutput&) = delete;
+  LineOutput& operator=(const LineOutput&) = delete;
+
+  // The buffer to append the current line to (without its '\n').
+  std::string& buf() { return buf_; }
+  // Ends the current line; writes out when the block is full or the output is interactive.
+  void end_line() {
+    buf_.push_back('\n');
+    if (line_buffered_ || buf_.size() >= kBlock) flush();
+  }
+  void flush();
+
+ private:
+  static constexpr std::size_t kBlock = 256 * 1024;
+  std::FILE* f_;
+  int fd_;
+  bool line_buffered_;
+  std::string buf_;
+};
+
+}  // namespace binlogctl

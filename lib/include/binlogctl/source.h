@@ -1,0 +1,69 @@
+// Byte sources: a memory-mapped regular file, or a streamed input (stdin, pipes, .gz/.zst
+// archives) read into an owned buffer.
+//
+// Both hand out windows of borrowed bytes at absolute offsets. A window stays valid until the
+// next call to window(); callers that are done with everything before an offset say so with
+// release(), which lets the mapping drop its pages (flat RSS) and the stream buffer compact.
+#pragma once
+
+#include <binlogctl/bytes.h>
+#include <binlogctl/result.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace binlogctl {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Up to n bytes starting at absolute offset `off` (fewer only when the input ends first).
+  // `off` must not be below the last release() point.
+  virtual Bytes window(std::uint64_t off, std::size_t n) = 0;
+  // Nothing before `off` will be asked for again.
+  virtual void release(std::uint64_t off) = 0;
+  // Size of the input when known up front (mapped files); nullopt for streams.
+  virtual std::optional<std::uint64_t> size() const = 0;
+  // Bytes consumed from the underlying file so far (compressed bytes for archives): for progress.
+  virtual std::uint64_t raw_position() const = 0;
+  virtual std::uint64_t raw_size() const = 0;  // 0 when unknown
+  // An error met while reading (I/O, corrupt archive): the input is cut short there.
+  const DecodeError& read_error() const { return read_error_; }
+
+ protected:
+  DecodeError read_error_{};
+};
+
+// A pull interface for streamed bytes (file descriptors, decompressors).
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+  // Reads up to cap bytes; 0 at end of input. Sets err and returns 0 on failure.
+  virtual std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError& err) = 0;
+  virtual std::uint64_t raw_position() const = 0;
+};
+
+enum class Compression { none, gzip, zstd };
+
+struct OpenOptions {
+  bool allow_mmap = true;
+};
+
+// Opens a path ("-" = standard input). Regular uncompressed files are mapped; compressed
+// files (by extension .gz/.zst or by their magic) and non-regular files are streamed.
+// Throws std::system_error when the file cannot be opened.
+std::unique_ptr<Source> open_source(const std::string& path, const OpenOptions& opts = {});
+
+// A source over bytes in memory (tests, fuzzing, decompressed payloads). The bytes must outlive it.
+std::unique_ptr<Source> memory_source(Bytes data);
+
+// A streaming source over any ByteStream (used for stdin and archives; public for tests).
+std::unique_ptr<Source> stream_source(std::unique_ptr<ByteStream> in, std::uint64_t raw_size = 0);
+
+// Wraps a stream in a decompressor.
+std::unique_ptr<ByteStream> decompress_stream(std::unique_ptr<ByteStream> in, Compression c);
+
+}  // namespace binlogctl

@@ -1,0 +1,284 @@
+#include <binlogctl/describe.h>
+#include <binlogctl/dump.h>
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/info.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/json_out.h>
+#include <binlogctl/output.h>
+#include <binlogctl/source.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+namespace binlogctl {
+
+void StderrDiagnostics::report(const Diagnostic& d) {
+  if (d.severity == Severity::error) ++errors_;
+  else ++warnings_;
+  fmt::print(f_, "binlogctl: {}\n", format_diagnostic(d));
+  std::fflush(f_);
+}
+
+std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) {
+  int v[6] = {0, 0, 0, 0, 0, 0};
+  std::size_t i = 0;
+  const char seps[] = {'-', '-', ' ', ':', ':'};
+  for (int k = 0; k < 6; ++k) {
+    if (i >= t.size() || t[i] < '0' || t[i] > '9') {
+      if (k == 3 && i >= t.size()) break;  // date only
+      return std::nullopt;
+    }
+    int n = 0, digits = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && digits < 4) n = n * 10 + (t[i++] - '0'), ++digits;
+    v[k] = n;
+    if (k < 5) {
+      if (i >= t.size()) {
+        if (k == 2) break;
+        return std::nullopt;
+      }
+      if (t[i] != seps[k] && !(k == 2 && t[i] == 'T')) return std::nullopt;
+      ++i;
+    }
+  }
+  if (i != t.size() && !(i + 1 == t.size() && t[i] == 'Z')) return std::nullopt;
+  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 59) return std::nullopt;
+  // days_from_civil (proleptic Gregorian)
+  int y = v[0] - (v[1] <= 2 ? 1 : 0);
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned mp = static_cast<unsigned>(v[1] > 2 ? v[1] - 3 : v[1] + 9);
+  const unsigned doy = (153 * mp + 2) / 5 + static_cast<unsigned>(v[2]) - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
+  return days * 86400 + v[3] * 3600 + v[4] * 60 + v[5] - tz;
+}
+
+namespace {
+
+// Text column widths (SHOW BINLOG EVENTS columns; Info is last and unpadded).
+constexpr int kPosW = 10, kTypeW = 25, kServerW = 10, kEndW = 11;
+
+// Control characters escaped as the mysql client's --batch mode does, so one event is one line.
+void append_batch_escaped(std::string& out, std::string_view s) {
+  for (char c : s) {
+    switch (c) {
+      case '\n': out.append("\\n"); break;
+      case '\t': out.append("\\t"); break;
+      case '\0': out.append("\\0"); break;
+      case '\\': out.append("\\\\"); break;
+      default: out.push_back(c);
+    }
+  }
+}
+
+void append_padded(std::string& out, std::string_view s, int width, bool right) {
+  const int pad = width - static_cast<int>(s.size());
+  if (right && pad > 0) out.append(static_cast<std::size_t>(pad), ' ');
+  out.append(s);
+  if (!right && pad > 0) out.append(static_cast<std::size_t>(pad), ' ');
+}
+
+void append_hexdump_lines(LineOutput& o, Bytes raw, std::uint64_t base) {
+  for (std::size_t i = 0; i < raw.size(); i += 16) {
+    std::string& b = o.buf();
+    b.append(fmt::format("  {:08x} ", base + i));
+    for (std::size_t j = 0; j < 16; ++j) {
+      if (j == 8) b.push_back(' ');
+      if (i + j < raw.size()) b.append(fmt::format(" {:02x}", raw[i + j]));
+      else b.append("   ");
+    }
+    b.append("  |");
+    for (std::size_t j = 0; j < 16 && i + j < raw.size(); ++j) {
+      const std::uint8_t c = raw[i + j];
+      b.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '.');
+    }
+    b.push_back('|');
+    o.end_line();
+  }
+}
+
+class Dumper {
+ public:
+  Dumper(const DumpOptions& opts, LineOutput& out, StderrDiagnostics& diag, int log_name_width)
+      : opts_(opts), out_(out), diag_(diag), name_w_(log_name_width) {}
+
+  void header() {
+    if (opts_.format != OutputFormat::text) return;
+    std::string& b = out_.buf();
+    append_padded(b, "Log_name", name_w_, false);
+    b.push_back(' ');
+    append_padded(b, "Pos", kPosW, true);
+    b.push_back(' ');
+    append_padded(b, "Event_type", kTypeW, false);
+    b.push_back(' ');
+    append_padded(b, "Server_id", kServerW, true);
+    b.push_back(' ');
+    append_padded(b, "End_log_pos", kEndW, true);
+    b.append(" Info");
+    out_.end_line();
+  }
+
+  void event(const Event& ev, const std::string& log_name) {
+    info_.clear();
+    Status st = append_info(info_, ev, scratch_);
+    if (!st) {
+      info_.clear();
+      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name,
+                              ev.is_inner() ? ev.payload_pos : ev.pos,
+                              fmt::format("{} event does not decode: {} at offset {}",
+                                          event_type_constant(ev.type_code()), st.error().what, st.error().offset)});
+    }
+    const std::string_view type_name = event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
+    const std::uint64_t pos = ev.is_inner() ? ev.payload_pos : ev.pos;
+    std::string& b = out_.buf();
+    if (opts_.format == OutputFormat::json) {
+      JsonWriter w(b);
+      w.begin_object();
+      w.key("log_name").str(log_name);
+      w.key("pos").u64(pos);
+      w.key("event_type").str(type_name);
+      w.key("server_id").u64(ev.header.server_id);
+      w.key("end_log_pos").u64(ev.header.log_pos);
+      w.key("info").str(info_);
+      w.key("timestamp").u64(ev.header.timestamp);
+      w.key("event_size").u64(ev.header.event_size);
+      w.key("flags").u64(ev.header.flags);
+      w.key("type_code").u64(ev.type_code());
+      if (ev.is_inner()) {
+        w.key("payload_pos").u64(ev.payload_pos);
+        w.key("inner_index").u64(static_cast<std::uint64_t>(ev.inner_index));
+      }
+      if (opts_.decode) {
+        body_.clear();
+        JsonWriter bw(body_);
+        bw.begin_object();
+        Status ds = describe_body(bw, ev, scratch_);
+        bw.end_object();
+        if (ds) w.key("body").raw(body_);
+        else w.key("body").null();
+      }
+      if (opts_.hexdump) w.key("hex").hex(ev.raw.data(), ev.raw.size());
+      w.end_object();
+      out_.end_line();
+    } else {
+      append_padded(b, log_name, name_w_, false);
+      b.push_back(' ');
+      if (ev.is_inner()) {
+        append_padded(b, fmt::format("{}#{}", ev.payload_pos, ev.inner_index), kPosW, true);
+      } else {
+        char num[24];
+        auto r = fmt::format_to_n(num, sizeof num, "{}", pos);
+        append_padded(b, std::string_view(num, r.size), kPosW, true);
+      }
+      b.push_back(' ');
+      append_padded(b, type_name, kTypeW, false);
+      b.push_back(' ');
+      char num[24];
+      auto r1 = fmt::format_to_n(num, sizeof num, "{}", ev.header.server_id);
+      append_padded(b, std::string_view(num, r1.size), kServerW, true);
+      b.push_back(' ');
+      auto r2 = fmt::format_to_n(num, sizeof num, "{}", ev.header.log_pos);
+      append_padded(b, std::string_view(num, r2.size), kEndW, true);
+      b.push_back(' ');
+      append_batch_escaped(b, info_);
+      out_.end_line();
+      if (opts_.hexdump) append_hexdump_lines(out_, ev.raw, ev.pos);
+    }
+  }
+
+ private:
+  const DumpOptions& opts_;
+  LineOutput& out_;
+  StderrDiagnostics& diag_;
+  int name_w_;
+  std::string info_;
+  std::string body_;
+  InfoScratch scratch_;
+};
+
+}  // namespace
+
+int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
+  StderrDiagnostics diag(errf);
+  InputList inputs = expand_inputs(opts.inputs);
+  bool unreadable = false;
+  for (const std::string& e : inputs.errors) {
+    fmt::print(errf, "binlogctl: {}\n", e);
+    unreadable = true;
+  }
+  int name_w = 8;
+  std::uint64_t total = 0;
+  for (const InputFile& f : inputs.files) {
+    name_w = std::max(name_w, static_cast<int>(f.log_name.size()));
+    std::error_code ec;
+    if (f.path == "-" || f.missing) continue;
+    const auto sz = std::filesystem::file_size(f.path, ec);
+    if (!ec) total += sz;
+  }
+  LineOutput out(outf);
+  Dumper dumper(opts, out, diag, name_w);
+  Progress progress(opts.progress, total);
+  std::uint64_t done_before = 0;
+  dumper.header();
+  bool stop = false;
+  for (std::size_t i = 0; i < inputs.files.size() && !stop; ++i) {
+    const InputFile& f = inputs.files[i];
+    const bool first = i == 0, last = i + 1 == inputs.files.size();
+    if (f.missing) {
+      fmt::print(errf, "binlogctl: {}: offset 0: file not found{}\n", f.path,
+                 f.origin.empty() ? "" : fmt::format(" (named by {})", f.origin));
+      unreadable = true;
+      continue;
+    }
+    std::unique_ptr<Source> src;
+    try {
+      src = open_source(f.path);
+    } catch (const std::system_error& e) {
+      fmt::print(errf, "binlogctl: {}: offset 0: cannot open: {}\n", f.path, e.code().message());
+      unreadable = true;
+      continue;
+    }
+    StreamOptions so;
+    so.verify_checksums = opts.verify_checksums;
+    if (first && opts.start_position) so.start_position = *opts.start_position;
+    EventStream stream(*src, f.log_name, diag, so);
+    Event ev;
+    while (stream.next(ev)) {
+      progress.update(done_before + src->raw_position());
+      if (first && opts.start_position && ev.pos < *opts.start_position) continue;
+      if (last && opts.stop_position && ev.pos >= *opts.stop_position) break;
+      const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
+      if (opts.stop_datetime && ts >= *opts.stop_datetime && ev.type() != EventType::format_description) {
+        stop = true;
+        break;
+      }
+      if (opts.start_datetime && ts < *opts.start_datetime) continue;
+      dumper.event(ev, f.log_name);
+      if (opts.expand_payloads && ev.type() == EventType::transaction_payload) {
+        auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
+        if (!p) {
+          diag.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
+                                 fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", p.error().what,
+                                             p.error().offset)});
+          continue;
+        }
+        PayloadExpander inner(ev, *p, f.log_name, diag);
+        Event iev;
+        while (inner.next(iev)) dumper.event(iev, f.log_name);
+      }
+    }
+    done_before += src->raw_size();
+    if (stream.aborted() && stream.events() == 0 && src->raw_size() == 0) unreadable = true;
+  }
+  progress.finish(done_before);
+  out.flush();
+  if (unreadable) return 2;
+  return diag.errors() > 0 ? 1 : 0;
+}
+
+}  // namespace binlogctl

@@ -1,0 +1,341 @@
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace binlogctl {
+
+EventHeader parse_event_header(const std::uint8_t* p) noexcept {
+  EventHeader h;
+  h.timestamp = load_le32(p);
+  h.type_code = p[4];
+  h.server_id = load_le32(p + 5);
+  h.event_size = load_le32(p + 9);
+  h.log_pos = load_le32(p + 13);
+  h.flags = load_le16(p + 17);
+  return h;
+}
+
+EventStream::EventStream(Source& src, std::string log_name, DiagnosticSink& diag, StreamOptions opts)
+    : src_(src), log_name_(std::move(log_name)), diag_(diag), opts_(opts) {
+  if (opts_.parent_fde != nullptr) {
+    fde_ = *opts_.parent_fde;
+    fde_.checksum = ChecksumAlg::off;  // inner events carry no checksum
+    seen_fde_ = true;
+  } else {
+    fde_ = default_fde();
+  }
+  auto sz = src_.size();
+  resync_crc_budget_ = 4 * (sz ? *sz : 0) + (64u << 20);
+}
+
+void EventStream::report(Check c, Severity s, std::uint64_t pos, std::string msg) {
+  if (opts_.payload_pos >= 0) {
+    msg = fmt::format("in the transaction payload, inner offset {}: {}", pos, msg);
+    pos = static_cast<std::uint64_t>(opts_.payload_pos);
+  }
+  diag_.report(Diagnostic{c, s, log_name_, pos, std::move(msg)});
+}
+
+bool EventStream::read_magic() {
+  Bytes m = src_.window(0, 4);
+  if (m.size() < 4) {
+    report(Check::bad_magic, Severity::error, 0,
+           m.empty() ? std::string("empty file: no binlog magic number")
+                     : fmt::format("file is {} bytes long, too short for the binlog magic number", m.size()));
+    aborted_ = true;
+    return false;
+  }
+  if (std::memcmp(m.data(), kBinlogMagic, 4) == 0) {
+    off_ = 4;
+    return true;
+  }
+  if (m[0] == 0xfd && m[1] == 0x62 && m[2] == 0x69 && m[3] == 0x6e) {
+    report(Check::unsupported_format, Severity::error, 0,
+           "encrypted MySQL binlog (magic fd 62 69 6e): decrypt it first (mysqlbinlog --read-from-remote-server)");
+  } else {
+    report(Check::bad_magic, Severity::error, 0,
+           fmt::format("not a binlog: first bytes {:02x} {:02x} {:02x} {:02x}, expected fe 62 69 6e",
+                       m[0], m[1], m[2], m[3]));
+  }
+  aborted_ = true;
+  return false;
+}
+
+// Does a plausible event start at p? Used to find our footing again after damage.
+bool EventStream::plausible_at(std::uint64_t p, bool check_crc, std::uint64_t* size_out) {
+  Bytes w = src_.window(p, kCommonHeaderLen);
+  if (w.size() < kCommonHeaderLen) return false;
+  EventHeader h = parse_event_header(w.data());
+  const bool crc = seen_fde_ && fde_.crc32();
+  const std::uint64_t min_size = kCommonHeaderLen + (crc ? kChecksumLen : 0);
+  if (h.event_size < min_size || h.event_size > kMaxEventSize) return false;
+  if (!is_known_event_type(h.type_code)) return false;
+  const std::uint32_t end32 = static_cast<std::uint32_t>(p + h.event_size);
+  if (!crc && h.log_pos != 0 && h.log_pos != end32) return false;
+  if (check_crc && crc) {
+    if (resync_crc_budget_ < h.event_size) return false;
+    Bytes ev = src_.window(p, h.event_size);
+    if (ev.size() < h.event_size) return false;
+    resync_crc_budget_ -= h.event_size;
+    if (compute_event_crc(ev) != load_le32(ev.data() + ev.size() - kChecksumLen)) return false;
+  }
+  if (size_out != nullptr) *size_out = h.event_size;
+  return true;
+}
+
+void EventStream::resync_from(std::uint64_t from, Check check, Severity sev, std::uint64_t at,
+                              std::string msg) {
+  const bool crc = seen_fde_ && fde_.crc32();
+  std::uint64_t p = from;
+  for (;; ++p) {
+    Bytes w = src_.window(p, kCommonHeaderLen);
+    if (w.size() < kCommonHeaderLen) break;
+    std::uint64_t size = 0;
+    if (!plausible_at(p, true, &size)) continue;
+    if (!crc) {
+      // Without checksums, also ask the event after it to look right (or the file to end there).
+      Bytes next = src_.window(p + size, 1);
+      std::uint64_t next_size = 0;
+      if (!next.empty() && !plausible_at(p + size, false, &next_size)) continue;
+    }
+    skipped_ += p - at;
+    report(check, sev, at, fmt::format("{}; resynchronised at {} after skipping {} bytes", msg, p, p - at));
+    off_ = p;
+    return;
+  }
+  Bytes tail = src_.window(p, kCommonHeaderLen);
+  const std::uint64_t end = p + tail.size();
+  skipped_ += end - at;
+  report(check, sev, at, fmt::format("{}; no valid event in the remaining {} bytes", msg, end - at));
+  done_ = true;
+}
+
+bool EventStream::next(Event& ev) {
+  if (done_) return false;
+  if (!started_) {
+    started_ = true;
+    if (opts_.expect_magic && !read_magic()) {
+      done_ = true;
+      return false;
+    }
+  }
+  for (;;) {
+    if (!jumped_ && opts_.start_position > off_ && seen_fde_) {
+      jumped_ = true;
+      off_ = opts_.start_position;
+    }
+    src_.release(off_);
+    Bytes w = src_.window(off_, kCommonHeaderLen);
+    if (w.size() < kCommonHeaderLen) {
+      if (src_.read_error().code != Errc::ok) {
+        report(Check::read_error, Severity::error, off_, fmt::format("input cannot be read past here: {}", src_.read_error().what));
+      } else if (!w.empty()) {
+        report(Check::truncated_event, Severity::error, off_,
+               fmt::format("file ends inside an event header ({} of 19 bytes)", w.size()));
+      }
+      done_ = true;
+      return false;
+    }
+    EventHeader h = parse_event_header(w.data());
+    const std::uint64_t pos = off_;
+    const bool is_fde = h.type_code == static_cast<std::uint8_t>(EventType::format_description);
+    if (events_ == 0 && opts_.expect_magic && h.type_code == static_cast<std::uint8_t>(EventType::start_v3)) {
+      report(Check::unsupported_format, Severity::error, pos,
+             "binlog v1/v3 (starts with a START_EVENT_V3): only binlog v4 (MySQL 5.0+) is supported");
+      aborted_ = true;
+      done_ = true;
+      return false;
+    }
+    const bool crc_expected = !is_fde && seen_fde_ && fde_.crc32();
+    const std::uint64_t min_size = kCommonHeaderLen + (crc_expected ? kChecksumLen : 0);
+    if (h.event_size < min_size || h.event_size > kMaxEventSize) {
+      std::string msg = fmt::format("event size {} is {} (type {}, at offset {})", h.event_size,
+                                    h.event_size < min_size ? fmt::format("below the minimum of {}", min_size)
+                                                            : std::string("past any sane bound"),
+                                    h.type_code, pos);
+      if (!opts_.resync) {
+        report(Check::bad_event_size, Severity::error, pos, std::move(msg));
+        done_ = true;
+        return false;
+      }
+      resync_from(pos + 1, Check::bad_event_size, Severity::error, pos, std::move(msg));
+      if (done_) return false;
+      continue;
+    }
+    Bytes raw = src_.window(pos, h.event_size);
+    if (raw.size() < h.event_size) {
+      if (src_.read_error().code != Errc::ok) {
+        report(Check::read_error, Severity::error, pos, fmt::format("input cannot be read past here: {}", src_.read_error().what));
+      } else {
+        report(Check::truncated_event, Severity::error, pos,
+               fmt::format("file ends inside an event: {} bytes declared, {} present (type {})",
+                           h.event_size, raw.size(), event_type_constant(h.type_code)));
+      }
+      done_ = true;
+      return false;
+    }
+
+    ev = Event{};
+    ev.pos = pos;
+    ev.header = h;
+    ev.raw = raw;
+    if (opts_.payload_pos >= 0) ev.payload_pos = static_cast<std::uint64_t>(opts_.payload_pos);
+
+    if (is_fde) {
+      auto f = decode_fde(raw, pos);
+      if (!f) {
+        const auto& e = f.error();
+        report(e.code == Errc::unsupported_format ? Check::unsupported_format : Check::undecodable_event,
+               Severity::error, e.offset, fmt::format("format description event: {}", e.what));
+        aborted_ = e.code == Errc::unsupported_format;
+        if (aborted_ || !seen_fde_) {
+          aborted_ = true;
+          done_ = true;
+          return false;
+        }
+      } else {
+        fde_ = std::move(f.value());
+        seen_fde_ = true;
+      }
+      ev.has_checksum = fde_.has_checksum_field && fde_.crc32();
+    } else if (seen_fde_) {
+      ev.has_checksum = fde_.crc32();
+    } else {
+      // Before any FDE (relay logs, dump streams): the event carries a checksum if it checks out.
+      ev.has_checksum = h.event_size >= kCommonHeaderLen + kChecksumLen &&
+                        compute_event_crc(raw) == load_le32(raw.data() + raw.size() - kChecksumLen);
+      if (events_ == 0 && opts_.expect_magic && h.type_code != static_cast<std::uint8_t>(EventType::rotate)) {
+        report(Check::missing_format_description, Severity::error, pos,
+               fmt::format("first event is {}, not a format description", event_type_constant(h.type_code)));
+      }
+    }
+    const std::size_t chl = std::max<std::size_t>(fde_.common_header_len, kCommonHeaderLen);
+    const std::size_t tail = ev.has_checksum ? kChecksumLen : 0;
+    if (raw.size() < chl + tail) {
+      resync_from(pos + 1, Check::bad_event_size, Severity::error, pos,
+                  fmt::format("event size {} is below the common header length {}", h.event_size, chl + tail));
+      if (done_) return false;
+      continue;
+    }
+    ev.body = raw.subspan(chl, raw.size() - chl - tail);
+    ev.fde = &fde_;
+    off_ = pos + h.event_size;
+    ++events_;
+
+    if (ev.has_checksum && opts_.verify_checksums) {
+      ev.stored_crc = load_le32(raw.data() + raw.size() - kChecksumLen);
+      ev.computed_crc = compute_event_crc(raw);
+      if (ev.stored_crc != ev.computed_crc) {
+        ev.checksum_ok = false;
+        std::string msg = fmt::format("stored 0x{:08x}, computed 0x{:08x}", ev.stored_crc, ev.computed_crc);
+        // If the size field itself is what got damaged, the next event will not be where it
+        // says: find our footing instead of trusting it.
+        Bytes after = src_.window(off_, 1);
+        std::uint64_t ns = 0;
+        if (opts_.resync && !after.empty() && !plausible_at(off_, false, &ns)) {
+          resync_from(pos + 1, Check::checksum_mismatch, Severity::error, pos, std::move(msg));
+          // the damaged event is still handed out, marked bad; its views stay valid for a
+          // mapped file, but a stream may have moved: re-take the window.
+          Bytes again = src_.window(pos, h.event_size);
+          if (again.size() == raw.size()) {
+            ev.raw = again;
+            ev.body = again.subspan(chl, again.size() - chl - tail);
+          } else {
+            continue;
+          }
+        } else {
+          report(Check::checksum_mismatch, Severity::error, pos, std::move(msg));
+        }
+      }
+    }
+    if (!is_known_event_type(h.type_code)) {
+      report(Check::unknown_event_type, Severity::warning, pos,
+             fmt::format("unknown event type {} ({} bytes), skipped", h.type_code, h.event_size));
+    }
+    if (h.type_code == static_cast<std::uint8_t>(EventType::mariadb_start_encryption)) {
+      report(Check::unsupported_format, Severity::error, pos,
+             "START_ENCRYPTION: the rest of this binlog is encrypted and cannot be read without the server's key");
+      aborted_ = true;
+      done_ = true;
+    }
+    return true;
+  }
+}
+
+// ---- transaction payloads ------------------------------------------------------------------------
+
+namespace {
+
+class MemoryStream final : public ByteStream {
+ public:
+  explicit MemoryStream(Bytes b) : data_(b) {}
+  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
+    std::size_t n = std::min(cap, data_.size() - pos_);
+    std::memcpy(dst, data_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+  std::uint64_t raw_position() const override { return pos_; }
+
+ private:
+  Bytes data_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+struct PayloadExpander::Impl {
+  std::unique_ptr<Source> src;
+  std::unique_ptr<EventStream> stream;
+  DiagnosticSink& diag;
+  std::string log_name;
+  std::uint64_t declared = 0;
+  std::uint64_t payload_pos = 0;
+  std::int32_t index = 0;
+  bool checked = false;
+  explicit Impl(DiagnosticSink& d) : diag(d) {}
+};
+
+PayloadExpander::PayloadExpander(const Event& payload, const TransactionPayloadEvent& p,
+                                 std::string log_name, DiagnosticSink& diag)
+    : impl_(std::make_unique<Impl>(diag)) {
+  impl_->log_name = std::move(log_name);
+  impl_->declared = p.uncompressed_size;
+  impl_->payload_pos = payload.pos;
+  std::unique_ptr<ByteStream> in = std::make_unique<MemoryStream>(p.payload);
+  if (p.compression_type == 0) in = decompress_stream(std::move(in), Compression::zstd);
+  impl_->src = stream_source(std::move(in));
+  StreamOptions o;
+  o.expect_magic = false;
+  o.parent_fde = payload.fde;
+  o.payload_pos = static_cast<std::int64_t>(payload.pos);
+  impl_->stream = std::make_unique<EventStream>(*impl_->src, impl_->log_name, diag, o);
+}
+
+PayloadExpander::~PayloadExpander() = default;
+
+std::uint64_t PayloadExpander::produced() const noexcept { return impl_->stream->offset(); }
+
+bool PayloadExpander::next(Event& inner) {
+  if (impl_->stream->next(inner)) {
+    inner.inner_index = impl_->index++;
+    inner.payload_pos = impl_->payload_pos;
+    return true;
+  }
+  if (!impl_->checked) {
+    impl_->checked = true;
+    const std::uint64_t got = impl_->stream->offset();
+    if (impl_->src->read_error().code == Errc::ok && got != impl_->declared) {
+      impl_->diag.report(Diagnostic{Check::bad_event_size, Severity::error, impl_->log_name, impl_->payload_pos,
+                                    fmt::format("transaction payload declares {} uncompressed bytes, its events take {}",
+                                                impl_->declared, got)});
+    }
+  }
+  return false;
+}
+
+}  // namespace binlogctl

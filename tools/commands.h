@@ -1,0 +1,13 @@
+// One setup function per subcommand (CLI11 "subcommands in files" pattern): each adds its
+// options to the app and a callback that runs the library and stores the exit status.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace binlogctl::cli {
+
+void setup_dump(CLI::App& app, int& exit_code);
+
+// Shared option helpers (common_options.cpp).
+void add_progress_option(CLI::App& sub, std::string& mode);
+}  // namespace binlogctl::cli
