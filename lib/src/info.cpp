@@ -1,3 +1,4 @@
+#include <binlogctl/columns.h>
 #include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/info.h>
@@ -78,7 +79,12 @@ void append_user_var_info(std::string& out, const UserVarEvent& u, Flavor flavor
       break;
     }
     case 4: {  // DECIMAL_RESULT: precision, scale, then the binary decimal
-      out.append(fmt::format("<decimal of {} bytes>", u.value.size()));
+      ByteReader d(u.value, 0);
+      const int precision = d.u8();
+      const int scale = d.u8();
+      std::string text;
+      if (!append_decimal_text(text, precision, scale, d).ok()) text = "???";
+      out.append(text);
       break;
     }
     default: {  // STRING_RESULT

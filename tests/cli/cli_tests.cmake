@@ -1,0 +1,70 @@
+# End-to-end tests: the binlogctl binary on real files (ctest label "cli").
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(BIN $<TARGET_FILE:binlogctl>)
+set(CLI ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+set(FIX ${CMAKE_SOURCE_DIR}/testdata/mariadb-10.11)
+set(SHARED ${CMAKE_SOURCE_DIR}/../shared)
+
+function(binlogctl_cli_test name)
+  add_test(NAME cli.${name} COMMAND ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+endfunction()
+
+# golden: binlogctl_golden_test(name EXPECT_RC n GOLDEN file ARGS ...)
+function(binlogctl_golden_test name)
+  cmake_parse_arguments(G "" "EXPECT_RC;GOLDEN" "ARGS" ${ARGN})
+  string(REPLACE ";" "|" args "${G_ARGS}")
+  add_test(NAME cli.golden.${name}
+           COMMAND ${CMAKE_COMMAND} -DBINLOGCTL=${BIN} -DGOLDEN=${G_GOLDEN} -DEXPECT_RC=${G_EXPECT_RC}
+                   -DARGS=${args} -DWORKDIR=${FIX} -P ${CLI}/run_golden.cmake)
+  set_tests_properties(cli.golden.${name} PROPERTIES LABELS cli)
+endfunction()
+
+# dump == SHOW BINLOG EVENTS, field for field, on the project's own fixtures ...
+foreach(set basic nochecksum compressed)
+  binlogctl_cli_test(show_events.${set} ${Python3_EXECUTABLE} ${CLI}/compare_show_events.py ${BIN}
+                     ${FIX}/${set}/binlogs ${FIX}/${set}/expected/show-binlog-events)
+endforeach()
+# ... and on the shared MariaDB corpus (skipped without ../shared).
+foreach(set txn types)
+  binlogctl_cli_test(show_events.shared_${set} ${Python3_EXECUTABLE} ${CLI}/compare_show_events.py ${BIN}
+                     ${SHARED}/corpus/mariadb/${set}/binlogs ${SHARED}/corpus/mariadb/${set}/expected/show-binlog-events)
+endforeach()
+binlogctl_cli_test(public_corpus ${Python3_EXECUTABLE} ${CLI}/public_corpus.py ${BIN} ${SHARED}/corpus/public)
+
+# Golden outputs of dump (text, JSON with --decode) on committed fixtures.
+binlogctl_golden_test(dump_text EXPECT_RC 0 GOLDEN ${CMAKE_SOURCE_DIR}/testdata/golden/basic.000002.dump.txt
+                      ARGS dump basic/binlogs/mariadb-bin.000002)
+binlogctl_golden_test(dump_json_decode EXPECT_RC 0 GOLDEN ${CMAKE_SOURCE_DIR}/testdata/golden/basic.000002.dump.jsonl
+                      ARGS dump --format json --decode basic/binlogs/mariadb-bin.000002)
+binlogctl_golden_test(dump_compressed_decode EXPECT_RC 0 GOLDEN ${CMAKE_SOURCE_DIR}/testdata/golden/compressed.000001.dump.jsonl
+                      ARGS dump --format json --decode compressed/binlogs/mariadb-bin.000001)
+binlogctl_golden_test(dump_hexdump EXPECT_RC 0 GOLDEN ${CMAKE_SOURCE_DIR}/testdata/golden/nochecksum.000001.hexdump.txt
+                      ARGS dump --hexdump --stop-position 400 nochecksum/binlogs/mariadb-bin.000001)
+
+# Errors and exit codes.
+set(EXPECT ${Python3_EXECUTABLE} ${CLI}/expect_run.py)
+binlogctl_cli_test(encrypted ${EXPECT} --rc 1 --stderr-contains "mariadb-bin.000001:256: error: unsupported_format"
+                   -- ${BIN} dump ${FIX}/encrypted/binlogs/mariadb-bin.000001)
+binlogctl_cli_test(usage_no_subcommand ${EXPECT} --rc 2 -- ${BIN})
+binlogctl_cli_test(usage_bad_format ${EXPECT} --rc 2 -- ${BIN} dump --format xml ${FIX}/basic/binlogs/mariadb-bin.000001)
+binlogctl_cli_test(usage_bad_option ${EXPECT} --rc 2 -- ${BIN} dump --no-such-option x)
+binlogctl_cli_test(missing_file ${EXPECT} --rc 2 --stderr-contains "/nonexistent/binlog.000001: offset 0: file not found"
+                   -- ${BIN} dump /nonexistent/binlog.000001)
+binlogctl_cli_test(missing_from_index ${EXPECT} --rc 2 --stderr-contains "file not found"
+                   -- ${BIN} dump ${CLI}/data/missing.index)
+binlogctl_cli_test(help ${EXPECT} --rc 0 --stdout-contains=--start-position -- ${BIN} dump --help)
+binlogctl_cli_test(stdin ${EXPECT} --rc 0 --stdin ${FIX}/basic/binlogs/mariadb-bin.000001
+                   --same-stdout-as "${BIN} dump --format json ${FIX}/basic/binlogs/mariadb-bin.000001"
+                   --reference-sub "\"log_name\":\"mariadb-bin.000001\"" "\"log_name\":\"-\""
+                   -- ${BIN} dump --format json -)
+binlogctl_cli_test(index_order ${EXPECT} --rc 0 --stdout-contains "mariadb-bin.000003"
+                   -- ${BIN} dump ${FIX}/basic/binlogs/mariadb-bin.index)
+binlogctl_cli_test(datetime_filter ${EXPECT} --rc 0 --stdout-contains "Log_name"
+                   -- ${BIN} dump --start-datetime "2024-02-01 00:00:00" --stop-datetime "2030-01-01" ${FIX}/basic/binlogs)
+
+# Every long option printed by --help is documented in the man page.
+foreach(cmd dump)
+  binlogctl_cli_test(man_${cmd} ${Python3_EXECUTABLE} ${CLI}/help_vs_man.py ${BIN} ${cmd}
+                     ${CMAKE_SOURCE_DIR}/man/binlogctl-${cmd}.1.scd)
+endforeach()

@@ -1,0 +1,26 @@
+# Runs binlogctl with ARGS (a ;-list), compares stdout with GOLDEN, checks the exit status.
+# -DBINLOGCTL=... -DGOLDEN=... -DEXPECT_RC=... -DARGS=... [-DWORKDIR=...]
+# BINLOGCTL_UPDATE_GOLDEN=1 in the environment rewrites the golden file instead.
+if(NOT DEFINED WORKDIR)
+  set(WORKDIR ${CMAKE_CURRENT_BINARY_DIR})
+endif()
+string(REPLACE "|" ";" ARGS "${ARGS}")
+execute_process(COMMAND ${BINLOGCTL} ${ARGS} WORKING_DIRECTORY ${WORKDIR}
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "binlogctl ${ARGS}: exit ${rc}, expected ${EXPECT_RC}\n${err}")
+endif()
+if("$ENV{BINLOGCTL_UPDATE_GOLDEN}" STREQUAL "1")
+  file(WRITE ${GOLDEN} "${out}")
+  message(STATUS "updated ${GOLDEN}")
+  return()
+endif()
+get_filename_component(name ${GOLDEN} NAME)
+set(actual ${CMAKE_CURRENT_BINARY_DIR}/${name}.actual)
+file(WRITE ${actual} "${out}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${actual} ${GOLDEN} RESULT_VARIABLE same)
+if(NOT same EQUAL 0)
+  execute_process(COMMAND diff -u ${GOLDEN} ${actual} OUTPUT_VARIABLE d)
+  string(SUBSTRING "${d}" 0 4000 d)
+  message(FATAL_ERROR "output differs from ${GOLDEN}:\n${d}")
+endif()

@@ -1,0 +1,234 @@
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/info.h>
+#include <doctest/doctest.h>
+#include <zstd.h>
+
+#include <vector>
+
+#include "binlog_builder.h"
+
+using namespace binlogctl;
+using binlogctl::testing::BinlogBuilder;
+
+namespace {
+
+struct Collect : DiagnosticSink {
+  std::vector<Diagnostic> all;
+  void report(const Diagnostic& d) override { all.push_back(d); }
+  bool has(Check c, std::uint64_t pos) const {
+    for (const auto& d : all)
+      if (d.check == c && d.pos == pos) return true;
+    return false;
+  }
+};
+
+struct Walk {
+  std::vector<std::uint64_t> pos;
+  std::vector<std::uint8_t> types;
+  std::vector<bool> crc_ok;
+  Collect diag;
+};
+
+Walk walk(const std::vector<std::uint8_t>& bytes, StreamOptions o = {}) {
+  Walk w;
+  auto src = memory_source(bytes);
+  EventStream s(*src, "f.000001", w.diag, o);
+  Event ev;
+  while (s.next(ev)) {
+    w.pos.push_back(ev.pos);
+    w.types.push_back(ev.type_code());
+    w.crc_ok.push_back(ev.checksum_ok);
+  }
+  return w;
+}
+
+BinlogBuilder sample(bool crc = true) {
+  BinlogBuilder b;
+  b.fde("8.0.32", crc).query("db", "BEGIN", 0x8).query("db", "INSERT INTO t VALUES (1)").xid(42).rotate("f.000002");
+  return b;
+}
+
+}  // namespace
+
+TEST_SUITE("event_stream") {
+  TEST_CASE("walks a clean file, with and without checksums") {
+    for (bool crc : {true, false}) {
+      auto b = sample(crc);
+      Walk w = walk(b.bytes());
+      CHECK(w.diag.all.empty());
+      REQUIRE(w.pos.size() == 5);
+      CHECK(w.pos[0] == 4);
+      CHECK(w.pos[1] == b.event_offset(1));
+      CHECK(w.types == std::vector<std::uint8_t>{15, 2, 2, 16, 4});
+    }
+  }
+
+  TEST_CASE("info text of built events") {
+    auto b = sample();
+    auto src = memory_source(b.bytes());
+    Collect d;
+    EventStream s(*src, "f", d);
+    Event ev;
+    std::vector<std::string> infos;
+    InfoScratch scratch;
+    while (s.next(ev)) {
+      std::string out;
+      REQUIRE(append_info(out, ev, scratch).ok());
+      infos.push_back(out);
+    }
+    CHECK(infos == std::vector<std::string>{"Server ver: 8.0.32, Binlog ver: 4", "BEGIN",
+                                            "use `db`; INSERT INTO t VALUES (1)", "COMMIT /* xid=42 */",
+                                            "f.000002;pos=4"});
+  }
+
+  TEST_CASE("bad magic, encrypted magic and empty files stop with a finding at 0") {
+    std::vector<std::uint8_t> bad{0xef, 0xbf, 0xbd, 0x62, 0, 0};
+    Walk w = walk(bad);
+    CHECK(w.pos.empty());
+    CHECK(w.diag.has(Check::bad_magic, 0));
+    std::vector<std::uint8_t> enc{0xfd, 0x62, 0x69, 0x6e, 1, 2, 3};
+    CHECK(walk(enc).diag.has(Check::unsupported_format, 0));
+    CHECK(walk({}).diag.has(Check::bad_magic, 0));
+  }
+
+  TEST_CASE("a torn tail inside a header or a body is truncated_event at the event start") {
+    auto b = sample();
+    std::vector<std::uint8_t> head(b.bytes().begin(), b.bytes().begin() + static_cast<long>(b.event_offset(3) + 10));
+    Walk w = walk(head);
+    CHECK(w.pos.size() == 3);
+    CHECK(w.diag.has(Check::truncated_event, b.event_offset(3)));
+    std::vector<std::uint8_t> body(b.bytes().begin(), b.bytes().begin() + static_cast<long>(b.event_offset(3) + 22));
+    Walk w2 = walk(body);
+    CHECK(w2.diag.has(Check::truncated_event, b.event_offset(3)));
+    CHECK(w2.diag.all.size() == 1);
+  }
+
+  TEST_CASE("a flipped body bit is a checksum mismatch and the walk goes on") {
+    auto b = sample();
+    auto bytes = b.bytes();
+    bytes[b.event_offset(2) + 30] ^= 0x10;
+    Walk w = walk(bytes);
+    CHECK(w.pos.size() == 5);
+    CHECK(w.diag.has(Check::checksum_mismatch, b.event_offset(2)));
+    CHECK_FALSE(w.crc_ok[2]);
+    CHECK(w.diag.all.size() == 1);
+  }
+
+  TEST_CASE("a flipped checksum byte is reported with both values") {
+    auto b = sample();
+    auto bytes = b.bytes();
+    bytes[b.event_offset(4) - 1] ^= 0xff;
+    Walk w = walk(bytes);
+    REQUIRE(w.diag.all.size() == 1);
+    CHECK(w.diag.all[0].check == Check::checksum_mismatch);
+    CHECK(w.diag.all[0].message.find("stored 0x") == 0);
+  }
+
+  TEST_CASE("a damaged size field resynchronises at the next valid event") {
+    auto b = sample();
+    for (std::uint32_t bad_size : {3u, 0x7fffffffu}) {
+      auto bytes = b.bytes();
+      const std::size_t at = b.event_offset(2);
+      bytes[at + 9] = static_cast<std::uint8_t>(bad_size);
+      bytes[at + 10] = static_cast<std::uint8_t>(bad_size >> 8);
+      bytes[at + 11] = static_cast<std::uint8_t>(bad_size >> 16);
+      bytes[at + 12] = static_cast<std::uint8_t>(bad_size >> 24);
+      Walk w = walk(bytes);
+      CHECK(w.diag.has(Check::bad_event_size, at));
+      CHECK(w.pos == std::vector<std::uint64_t>{4, b.event_offset(1), b.event_offset(3), b.event_offset(4)});
+      CHECK(w.diag.all[0].message.find("skipping") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a size field bit flip caught by the checksum still resynchronises") {
+    auto b = sample();
+    auto bytes = b.bytes();
+    const std::size_t at = b.event_offset(1);
+    bytes[at + 9] = static_cast<std::uint8_t>(bytes[at + 9] + 8);  // 8 bytes too long
+    Walk w = walk(bytes);
+    CHECK(w.diag.has(Check::checksum_mismatch, at));
+    CHECK(w.pos.back() == b.event_offset(4));
+    CHECK(w.pos.size() == 5);
+  }
+
+  TEST_CASE("an unknown type code is a warning and is skipped by its size") {
+    BinlogBuilder b;
+    b.fde("8.0.32").raw(99, {1, 2, 3}).xid(1);
+    Walk w = walk(b.bytes());
+    CHECK(w.types == std::vector<std::uint8_t>{15, 99, 16});
+    REQUIRE(w.diag.all.size() == 1);
+    CHECK(w.diag.all[0].check == Check::unknown_event_type);
+    CHECK(w.diag.all[0].severity == Severity::warning);
+  }
+
+  TEST_CASE("a first event other than FDE or ROTATE is missing_format_description") {
+    BinlogBuilder b;
+    b.query("db", "BEGIN").xid(1);
+    Walk w = walk(b.bytes());
+    CHECK(w.diag.has(Check::missing_format_description, 4));
+    CHECK(w.pos.size() == 2);
+    BinlogBuilder r;  // a relay log / dump stream may start with ROTATE
+    r.rotate("master-bin.000007", 1234).fde("5.7.25-log");
+    CHECK(walk(r.bytes()).diag.all.empty());
+  }
+
+  TEST_CASE("binlog v3 is refused") {
+    BinlogBuilder b;
+    b.raw(1, std::vector<std::uint8_t>(56, 0));
+    Walk w = walk(b.bytes());
+    CHECK(w.pos.empty());
+    CHECK(w.diag.has(Check::unsupported_format, 4));
+  }
+
+  TEST_CASE("START_ENCRYPTION stops the file with unsupported_format") {
+    BinlogBuilder b;
+    b.fde("10.11.19-MariaDB-log").raw(164, std::vector<std::uint8_t>(17, 0)).xid(1);
+    Walk w = walk(b.bytes());
+    CHECK(w.types == std::vector<std::uint8_t>{15, 164});
+    CHECK(w.diag.has(Check::unsupported_format, b.event_offset(1)));
+  }
+
+  TEST_CASE("start position jumps after the FDE") {
+    auto b = sample();
+    StreamOptions o;
+    o.start_position = b.event_offset(3);
+    Walk w = walk(b.bytes(), o);
+    CHECK(w.pos == std::vector<std::uint64_t>{4, b.event_offset(3), b.event_offset(4)});
+  }
+
+  TEST_CASE("transaction payloads expand into their inner events") {
+    BinlogBuilder ib(false);  // inner events: no magic, no checksums
+    ib.query("db", "BEGIN", 0x8).xid(5);
+    const auto& plain = ib.bytes();
+    std::vector<std::uint8_t> z(ZSTD_compressBound(plain.size()));
+    z.resize(ZSTD_compress(z.data(), z.size(), plain.data(), plain.size(), 3));
+    REQUIRE(plain.size() < 251);
+    REQUIRE(z.size() < 251);
+    // TLV header (type, length, packed value): compression ZSTD, uncompressed size, payload size, end
+    std::vector<std::uint8_t> body{2, 1, 0, 3, 1, static_cast<std::uint8_t>(plain.size()), 1, 1,
+                                   static_cast<std::uint8_t>(z.size()), 0};
+    body.insert(body.end(), z.begin(), z.end());
+    BinlogBuilder b;
+    b.fde("8.0.32").raw(40, body).rotate("x.000002");
+    auto src = memory_source(b.bytes());
+    Collect d;
+    EventStream s(*src, "f", d);
+    Event ev;
+    REQUIRE(s.next(ev));
+    REQUIRE(s.next(ev));
+    REQUIRE(ev.type() == EventType::transaction_payload);
+    auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
+    REQUIRE(p.ok());
+    CHECK(p->uncompressed_size == plain.size());
+    PayloadExpander x(ev, *p, "f", d);
+    Event iev;
+    std::vector<std::uint8_t> types;
+    while (x.next(iev)) {
+      types.push_back(iev.type_code());
+      CHECK(iev.payload_pos == b.event_offset(1));
+    }
+    CHECK(types == std::vector<std::uint8_t>{2, 16});
+    CHECK(d.all.empty());
+  }
+}

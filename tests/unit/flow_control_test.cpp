@@ -1,0 +1,389 @@
+// Flow-control engine: thresholds, hysteresis, release choice, policies, reset protocol.
+// The first cases rewrite TiCDC's utils/dynstream memory_control_test.go and
+// memory_control_algorithm_test.go (design/flow-control.md §3) for our engine.
+#include <binlogctl/flow_control.h>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace binlogctl;
+
+namespace {
+
+constexpr std::uint64_t kSec = 1'000'000;
+
+FlowThresholds small_quota(std::uint64_t q) {
+  FlowThresholds t;
+  t.quota = q;
+  return t;
+}
+
+std::size_t count_kind(const FlowController& fc, ActionKind k) {
+  const auto& a = fc.actions();
+  return static_cast<std::size_t>(
+      std::count_if(a.begin(), a.end(), [k](const FlowAction& x) { return x.kind == k; }));
+}
+
+// Appends `size` bytes as the next event of path p (epoch 0 stream starting at seq 0).
+struct Feeder {
+  FlowController& fc;
+  std::vector<std::uint32_t> next_seq = std::vector<std::uint32_t>(64, 0);
+  std::uint32_t order = 0;
+  AppendStatus push(std::uint64_t now, std::uint32_t p, std::uint32_t size) {
+    return fc.on_event(now, p, fc.path_epoch(p), next_seq[p]++, size, order++);
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("flow_control") {
+  TEST_CASE("policy names round-trip") {
+    for (Policy p : {Policy::doc, Policy::ticdc, Policy::none, Policy::blocking}) {
+      Policy q = Policy::none;
+      CHECK(parse_policy(to_string(p), q));
+      CHECK(q == p);
+    }
+    Policy q = Policy::ticdc;
+    CHECK_FALSE(parse_policy("v2path", q));
+    CHECK(q == Policy::ticdc);
+  }
+
+  TEST_CASE("thresholds: 20/10 path and 80/50 area hysteresis (memory_control_algorithm_test)") {
+    struct Row {
+      bool paused;
+      std::uint64_t used;
+      PauseChange want;
+    };
+    // Path level, quota 100: pause at >= 20, resume below 10.
+    for (const Row& r : {Row{false, 19, PauseChange::none}, Row{false, 20, PauseChange::pause},
+                         Row{false, 90, PauseChange::pause}, Row{true, 15, PauseChange::none},
+                         Row{true, 10, PauseChange::none}, Row{true, 9, PauseChange::resume},
+                         Row{true, 0, PauseChange::resume}, Row{false, 5, PauseChange::none}}) {
+      CAPTURE(r.used);
+      CHECK(hysteresis(r.paused, r.used, 100, 0.20, 0.10) == r.want);
+    }
+    // Area level: pause at >= 80, resume below 50; 60 changes nothing either way.
+    for (const Row& r : {Row{false, 79, PauseChange::none}, Row{false, 80, PauseChange::pause},
+                         Row{true, 60, PauseChange::none}, Row{true, 50, PauseChange::none},
+                         Row{true, 49, PauseChange::resume}, Row{false, 60, PauseChange::none}}) {
+      CAPTURE(r.used);
+      CHECK(hysteresis(r.paused, r.used, 100, 0.80, 0.50) == r.want);
+    }
+    // Quotas that are not multiples of 10 (no floating-point off-by-one at the edge).
+    CHECK(hysteresis(false, 205, 1025, 0.20, 0.10) == PauseChange::pause);
+    CHECK(hysteresis(false, 204, 1025, 0.20, 0.10) == PauseChange::none);
+  }
+
+  TEST_CASE("v2 adaptive thresholds table (calculateThresholds)") {
+    auto near = [](double a, double b) { return std::abs(a - b) < 1e-9; };
+    CHECK(near(calculate_v2_thresholds(1, 0.3).pause, 0.8));
+    CHECK(near(calculate_v2_thresholds(1, 0.3).resume, 0.4));
+    CHECK(near(calculate_v2_thresholds(2, 0.9).pause, 0.5));
+    CHECK(near(calculate_v2_thresholds(2, 0.9).resume, 0.25));
+    // n = 4 at low usage: 0.2 / (1 - 0.5/4) = 0.2286, 0.1143 (TiCDC's test says 0.22/0.11).
+    const auto t4 = calculate_v2_thresholds(4, 0.3);
+    CHECK(t4.pause == doctest::Approx(0.2 / 0.875));
+    CHECK(t4.resume == doctest::Approx(0.1 / 0.875));
+    CHECK(static_cast<int>(t4.pause * 100) == 22);
+    CHECK(static_cast<int>(t4.resume * 100) == 11);
+    // Tier edges are inclusive.
+    CHECK(calculate_v2_thresholds(100, 0.5).pause == doctest::Approx(0.2 / 0.995));
+    CHECK(calculate_v2_thresholds(100, 0.51).pause == doctest::Approx(0.1 / 0.995));
+    CHECK(calculate_v2_thresholds(100, 0.8).pause == doctest::Approx(0.1 / 0.995));
+    CHECK(calculate_v2_thresholds(100, 1.0).pause == doctest::Approx(0.05 / 0.995));
+    CHECK(calculate_v2_thresholds(100, 1.5).resume == doctest::Approx(0.001 / 0.995));
+    const auto big = calculate_v2_thresholds(10000, 1.2);
+    CHECK(big.pause == doctest::Approx(0.01).epsilon(0.001));
+    // Invariant 0 < resume < pause < 1 wherever the table has an entry.
+    for (std::size_t n : {1u, 2u, 3u, 4u, 10u, 100u, 10000u}) {
+      for (double u = 0; u <= 1.5; u += 0.05) {
+        const auto t = calculate_v2_thresholds(n, u);
+        CAPTURE(n);
+        CAPTURE(u);
+        CHECK(t.resume > 0);
+        CHECK(t.resume < t.pause);
+        CHECK(t.pause < 1);
+      }
+    }
+    // Above 1.5 there is no tier: {0, 0}, the pause-forever edge case the engine must avoid.
+    CHECK(calculate_v2_thresholds(10, 1.6).pause == 0);
+  }
+
+  TEST_CASE("release choice: most advanced blocked paths covering 60% (TestReleaseMemory)") {
+    // Three blocking paths, last handled ts 300/200/100, sizes 400/300/300 of 1000.
+    std::vector<ReleaseCandidate> c = {{1, 400, 300, true}, {2, 300, 200, true}, {3, 300, 100, true}};
+    CHECK(select_release_paths(c, 1000, 0.6, 256) == std::vector<std::uint32_t>{1, 2});
+    // 300 x 3 of 900: 600 >= 540 after two.
+    c = {{1, 300, 300, true}, {2, 300, 200, true}, {3, 300, 100, true}};
+    CHECK(select_release_paths(c, 900, 0.6, 256) == std::vector<std::uint32_t>{1, 2});
+    // Order does not depend on the input order; ties on ts go to the lower id.
+    c = {{3, 300, 100, true}, {2, 300, 300, true}, {1, 300, 300, true}};
+    CHECK(select_release_paths(c, 900, 0.6, 256) == std::vector<std::uint32_t>{1, 2});
+    // Non-blocking and tiny paths are skipped; the laggard is kept.
+    c = {{1, 500, 300, false}, {2, 100, 250, true}, {3, 400, 200, true}, {4, 500, 100, true}};
+    CHECK(select_release_paths(c, 1500, 0.6, 256) == std::vector<std::uint32_t>{3, 4});
+    c = {{1, 500, 300, false}};
+    CHECK(select_release_paths(c, 500, 0.6, 256).empty());
+  }
+
+  TEST_CASE("area pause state: 10, 60 no pause; 80 one pause; 30 resume; no repeats") {
+    FlowThresholds t = small_quota(100);
+    t.path_pause = 2.0;  // isolate the area level
+    t.path_resume = 1.5;
+    t.feedback_interval_us = 0;
+    FlowController fc(Policy::doc, t);
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    Feeder f{fc};
+    f.push(0, p, 10);
+    CHECK(fc.actions().empty());
+    f.push(1, p, 50);
+    CHECK(fc.area_pending(a) == 60);
+    CHECK(fc.actions().empty());
+    CHECK(f.push(2, p, 20) == AppendStatus::appended);
+    REQUIRE(fc.actions().size() == 1);
+    CHECK(fc.actions()[0].kind == ActionKind::pause_area);
+    CHECK(fc.area_paused(a));
+    fc.clear_actions();
+    // Appends are never refused while paused (the upstream stops; in-flight data still lands).
+    CHECK(f.push(3, p, 5) == AppendStatus::appended);
+    CHECK(fc.actions().empty());
+    // Pop the first two events (10 + 50): 25 left, below 50.
+    auto b = fc.pop_batch(4, p, 2, 1000);
+    CHECK(b.count == 2);
+    CHECK(b.bytes == 60);
+    CHECK(fc.area_pending(a) == 25);
+    REQUIRE(count_kind(fc, ActionKind::resume_area) == 1);
+    fc.clear_actions();
+    fc.batch_done(5, b);
+    b = fc.pop_batch(6, p, 10, 1000);
+    fc.batch_done(7, b);
+    fc.on_tick(8);
+    CHECK(fc.actions().empty());
+    CHECK(fc.area_pending(a) == 0);
+    CHECK(fc.area_counters(a).pauses == 1);
+    CHECK(fc.area_counters(a).resumes == 1);
+  }
+
+  TEST_CASE("path pause is fast, resume is lazy (feedback interval) and driven by the tick") {
+    FlowController fc(Policy::doc, small_quota(1000));
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    const auto q = fc.add_path(a);
+    Feeder f{fc};
+    f.push(0, p, 150);
+    CHECK(fc.actions().empty());
+    f.push(10, p, 60);  // 210 >= 200: pause now
+    REQUIRE(fc.actions().size() == 1);
+    CHECK(fc.actions()[0].kind == ActionKind::pause_path);
+    CHECK(fc.actions()[0].path == p);
+    CHECK(fc.path_paused(p));
+    CHECK_FALSE(fc.path_paused(q));
+    fc.clear_actions();
+    auto b = fc.pop_batch(20, p, 10, 10'000);  // pending 0 < 100, but only 10 µs after the pause
+    CHECK(fc.path_pending(p) == 0);
+    CHECK(fc.actions().empty());
+    CHECK(fc.path_paused(p));
+    fc.batch_done(30, b);
+    fc.on_tick(kSec / 2);
+    CHECK(fc.actions().empty());
+    fc.on_tick(10 + kSec);  // the interval has passed: the timer resumes it
+    REQUIRE(fc.actions().size() == 1);
+    CHECK(fc.actions()[0].kind == ActionKind::resume_path);
+    CHECK_FALSE(fc.path_paused(p));
+    CHECK(fc.path_counters(p).pauses == 1);
+    CHECK(fc.path_counters(p).resumes == 1);
+    CHECK(fc.path_counters(p).flaps == 1);  // pause -> resume within 2 intervals
+    CHECK(fc.path_counters(p).paused_us == kSec);
+    CHECK(fc.paused_paths().empty());
+  }
+
+  TEST_CASE("doc circuit breaker discards the longest path (ties: lower id) and resets it") {
+    FlowThresholds t = small_quota(1000);  // H = 1500
+    t.path_pause = 5;
+    t.path_resume = 4;
+    t.area_pause = 5;
+    t.area_resume = 4;
+    FlowController fc(Policy::doc, t);
+    const auto a = fc.add_area();
+    const auto p0 = fc.add_path(a), p1 = fc.add_path(a), p2 = fc.add_path(a);
+    Feeder f{fc};
+    for (int i = 0; i < 6; ++i) f.push(0, p0, 100);  // 600
+    for (int i = 0; i < 6; ++i) f.push(0, p1, 100);  // 600 (tie with p0)
+    for (int i = 0; i < 3; ++i) f.push(0, p2, 100);  // 300 -> 1500 total
+    CHECK(fc.actions().empty());
+    CHECK(fc.area_pending(a) == 1500);
+    CHECK(f.push(1, p2, 100) == AppendStatus::appended);  // 1600 > 1500: break p0 first
+    REQUIRE(fc.actions().size() == 2);
+    CHECK(fc.actions()[0].kind == ActionKind::circuit_break);
+    CHECK(fc.actions()[0].path == p0);
+    CHECK(fc.actions()[0].count == 6);
+    CHECK(fc.actions()[0].bytes == 600);
+    CHECK(fc.actions()[1].kind == ActionKind::reset);
+    CHECK(fc.actions()[1].path == p0);
+    CHECK(fc.actions()[1].epoch == 1);
+    CHECK(fc.actions()[1].seq == 0);  // nothing acknowledged yet: restart from the beginning
+    CHECK(fc.area_pending(a) == 1000);
+    CHECK(fc.path_pending(p0) == 0);
+    CHECK(fc.awaiting_handshake(p0));
+    CHECK(fc.accounting_consistent());
+    // The incoming path is the victim itself: it is discarded too.
+    fc.clear_actions();
+    for (int i = 0; i < 5; ++i) f.push(2, p2, 100);  // p2 900, p1 600 -> 1500
+    CHECK(f.push(3, p2, 100) == AppendStatus::discarded);
+    CHECK(count_kind(fc, ActionKind::circuit_break) == 1);
+    CHECK(fc.actions()[0].path == p2);
+    CHECK(fc.area_pending(a) == 600);
+    CHECK(fc.area_counters(a).circuit_breaks == 2);
+  }
+
+  TEST_CASE("reset protocol: stale epochs dropped, handshake first, re-read prefix skipped") {
+    FlowController fc(Policy::none, small_quota(1 << 20));
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    for (std::uint32_t s = 0; s < 8; ++s) CHECK(fc.on_event(0, p, 0, s, 10, s) == AppendStatus::appended);
+    auto b1 = fc.pop_batch(1, p, 3, 1000);  // seq 0..2 to the sink
+    CHECK(b1.first_seq == 0);
+    CHECK(b1.count == 3);
+    fc.batch_done(2, b1);
+    CHECK(fc.acked_seq(p) == 3);
+    auto b2 = fc.pop_batch(3, p, 2, 1000);  // seq 3..4 in the sink, not yet acknowledged
+    CHECK(b2.first_seq == 3);
+    // Injected drop on the next arrival: marker behind seq 5..7, reset when it reaches the head.
+    CHECK(fc.on_event(4, p, 0, 8, 10, 8, true) == AppendStatus::marker);
+    CHECK(fc.on_event(4, p, 0, 9, 10, 9) == AppendStatus::discarded);
+    CHECK_FALSE(fc.awaiting_handshake(p));
+    fc.clear_actions();
+    fc.batch_done(5, b2);
+    auto b3 = fc.pop_batch(6, p, 100, 1000);  // 5..7, then the marker is at the head
+    CHECK(b3.first_seq == 5);
+    CHECK(b3.count == 3);
+    REQUIRE(count_kind(fc, ActionKind::reset) == 1);
+    const FlowAction reset = fc.actions().back();
+    CHECK(reset.epoch == 1);
+    CHECK(reset.seq == 5);  // checkpoint: 0..4 acknowledged, 5..7 still in the sink
+    CHECK(fc.path_epoch(p) == 1);
+    // Old-epoch events still on the link are dropped; data before the handshake is an error.
+    CHECK(fc.on_event(7, p, 0, 10, 10, 10) == AppendStatus::stale_epoch);
+    CHECK(fc.on_event(7, p, 1, 5, 10, 5) == AppendStatus::before_handshake);
+    CHECK(fc.area_counters(a).protocol_errors == 1);
+    CHECK(fc.on_handshake(8, p, 0, 5) == AppendStatus::stale_epoch);
+    CHECK(fc.on_handshake(8, p, 1, 5) == AppendStatus::appended);
+    // 5..7 were forwarded before the reset: skipped, not delivered twice.
+    for (std::uint32_t s = 5; s < 8; ++s) CHECK(fc.on_event(9, p, 1, s, 10, s) == AppendStatus::filtered);
+    CHECK(fc.on_event(9, p, 1, 8, 10, 8) == AppendStatus::appended);
+    CHECK(fc.path_counters(p).filtered == 3);
+    // A gap (9 missing) breaks the stream again.
+    CHECK(fc.on_event(9, p, 1, 10, 10, 10) == AppendStatus::gap);
+    fc.batch_done(10, b3);
+    auto b4 = fc.pop_batch(11, p, 100, 1000);
+    CHECK(b4.first_seq == 8);
+    CHECK(b4.count == 1);
+    CHECK_FALSE(b4.stale);
+    CHECK(fc.path_epoch(p) == 2);
+    fc.batch_done(12, b4);
+    CHECK(fc.acked_seq(p) == 9);
+    CHECK(fc.area_pending(a) == 0);
+    CHECK(fc.accounting_consistent());
+  }
+
+  TEST_CASE("ticdc: drop markers at the hard limit, appends below it") {
+    FlowThresholds t = small_quota(1000);  // H = 1500
+    t.path_credit_floor = 0;
+    FlowController fc(Policy::ticdc, t);
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a), q = fc.add_path(a);
+    Feeder f{fc};
+    for (int i = 0; i < 14; ++i) CHECK(f.push(0, p, 100) == AppendStatus::appended);
+    CHECK(f.push(0, q, 100) == AppendStatus::appended);  // 1500: the next one is over
+    CHECK(fc.actions().empty());
+    CHECK(f.push(1, q, 100) == AppendStatus::marker);
+    CHECK(count_kind(fc, ActionKind::drop_marker) == 1);
+    // q had one queued event ahead of the marker: the reset waits for it.
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    CHECK(fc.area_pending(a) == 1500);
+    auto b = fc.pop_batch(2, q, 10, 10'000);
+    CHECK(b.count == 1);
+    CHECK(count_kind(fc, ActionKind::reset) == 1);
+    // Credits as reported: area Q - used clamped at 0, path max(Q/10, floor) - used.
+    CHECK(fc.area_credit(a) == 0);
+    CHECK(fc.path_credit(p) == 0);
+    CHECK(fc.path_credit(q) == 100);
+    CHECK(fc.actions().size() == 2);
+  }
+
+  TEST_CASE("ticdc deadlock detection releases the most advanced blocked paths") {
+    FlowThresholds t = small_quota(1000);
+    t.path_credit_floor = 0;
+    FlowController fc(Policy::ticdc, t);
+    const auto a = fc.add_area();
+    std::vector<std::uint32_t> ps;
+    for (int i = 0; i < 4; ++i) ps.push_back(fc.add_path(a));
+    Feeder f{fc};
+    // Each of p0..p2 has one batch in the sink (blocking); the order of its first event sets how
+    // advanced it is. p3 is the laggard, with nothing blocked.
+    f.order = 300;
+    f.push(0, ps[0], 10);
+    f.order = 200;
+    f.push(0, ps[1], 10);
+    f.order = 100;
+    f.push(0, ps[2], 10);
+    for (int k = 0; k < 3; ++k) (void)fc.pop_batch(0, ps[k], 1, 1000);
+    for (int i = 0; i < 4; ++i) f.push(0, ps[0], 100);  // 400
+    for (int i = 0; i < 3; ++i) f.push(0, ps[1], 100);  // 300
+    for (int i = 0; i < 3; ++i) f.push(0, ps[2], 100);  // 300 -> 1000 pending
+    fc.clear_actions();
+    fc.on_signal(4 * kSec, a);  // no decrease for only 4 s
+    CHECK(fc.actions().empty());
+    fc.on_signal(5 * kSec + 1, a);  // > 5 s without a decrease, usage 1.0 > 0.6
+    CHECK(count_kind(fc, ActionKind::release_path) == 2);
+    std::vector<std::uint32_t> released;
+    for (const auto& x : fc.actions()) {
+      if (x.kind == ActionKind::release_path) released.push_back(x.path);
+    }
+    CHECK(released == std::vector<std::uint32_t>{ps[0], ps[1]});
+    CHECK(fc.area_pending(a) == 300);
+    CHECK(fc.area_counters(a).releases == 2);
+    CHECK(count_kind(fc, ActionKind::reset) == 2);
+    // No extra feedback: the release is rate-limited and the decrease timer restarted.
+    fc.clear_actions();
+    fc.on_signal(5 * kSec + 2, a);
+    CHECK(fc.actions().empty());
+  }
+
+  TEST_CASE("none and blocking never emit pause actions; accounting returns to zero") {
+    for (Policy pol : {Policy::none, Policy::blocking}) {
+      FlowController fc(pol, small_quota(100));
+      const auto a = fc.add_area();
+      const auto p = fc.add_path(a);
+      Feeder f{fc};
+      for (int i = 0; i < 50; ++i) CHECK(f.push(0, p, 10) == AppendStatus::appended);
+      CHECK(fc.actions().empty());
+      CHECK(fc.area_pending(a) == 500);
+      while (fc.can_pop(p)) fc.batch_done(1, fc.pop_batch(1, p, 7, 1000));
+      CHECK(fc.area_pending(a) == 0);
+      CHECK(fc.queued_events(p) == 0);
+      CHECK(fc.acked_seq(p) == 50);
+      CHECK(fc.accounting_consistent());
+    }
+  }
+
+  TEST_CASE("pop_batch limits: count, bytes with one-event overshoot, max order") {
+    FlowController fc(Policy::none, small_quota(1 << 20));
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    for (std::uint32_t s = 0; s < 10; ++s) fc.on_event(0, p, 0, s, 100, s * 2);
+    auto b = fc.pop_batch(0, p, 100, 250);
+    CHECK(b.count == 3);  // 300 >= 250: one event over
+    CHECK(b.bytes == 300);
+    CHECK_FALSE(fc.can_pop(p));  // blocking until batch_done
+    fc.batch_done(0, b);
+    b = fc.pop_batch(0, p, 100, 1 << 20, 11);  // orders 6, 8, 10 (12 is past the barrier)
+    CHECK(b.first_seq == 3);
+    CHECK(b.count == 3);
+    fc.batch_done(0, b);
+    b = fc.pop_batch(0, p, 100, 1 << 20, 0);  // at least one event even when the first is past
+    CHECK(b.count == 1);
+  }
+}

@@ -1,0 +1,171 @@
+#include <binlogctl/event_stream.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/source.h>
+#include <doctest/doctest.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "binlog_builder.h"
+
+using namespace binlogctl;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("binlogctl-test-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path write(const std::string& name, const std::vector<std::uint8_t>& b) const {
+    fs::path p = path / name;
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    return p;
+  }
+};
+
+struct Quiet : DiagnosticSink {
+  int n = 0;
+  void report(const Diagnostic&) override { ++n; }
+};
+
+std::vector<std::uint8_t> big_binlog() {
+  binlogctl::testing::BinlogBuilder b;
+  b.fde("8.0.32");
+  for (int i = 0; i < 3000; ++i) b.query("db", "INSERT INTO t VALUES (" + std::to_string(i) + ", 'padding padding padding')").xid(static_cast<std::uint64_t>(i));
+  b.rotate("f.000002");
+  return b.bytes();
+}
+
+std::size_t count_events(const fs::path& p, int* diags = nullptr) {
+  auto src = open_source(p.string());
+  Quiet q;
+  EventStream s(*src, "f", q);
+  Event ev;
+  std::size_t n = 0;
+  while (s.next(ev)) ++n;
+  if (diags) *diags = q.n;
+  return n;
+}
+
+}  // namespace
+
+TEST_SUITE("source") {
+  TEST_CASE("mapped, gzip and zstd inputs give the same events") {
+    TempDir t;
+    auto bytes = big_binlog();
+    auto plain = t.write("f.000001", bytes);
+
+    std::vector<std::uint8_t> gz(compressBound(static_cast<uLong>(bytes.size())) + 64);
+    {  // gzip via zlib's deflate with a gzip wrapper
+      z_stream z{};
+      REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+      z.next_in = const_cast<Bytef*>(bytes.data());
+      z.avail_in = static_cast<uInt>(bytes.size());
+      z.next_out = gz.data();
+      z.avail_out = static_cast<uInt>(gz.size());
+      REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+      gz.resize(z.total_out);
+      deflateEnd(&z);
+    }
+    auto gzp = t.write("f.000001.gz", gz);
+    std::vector<std::uint8_t> zs(ZSTD_compressBound(bytes.size()));
+    zs.resize(ZSTD_compress(zs.data(), zs.size(), bytes.data(), bytes.size(), 3));
+    auto zsp = t.write("f.000001.zst", zs);
+
+    const std::size_t expected = 1 + 2 * 3000 + 1;
+    int d = -1;
+    CHECK(count_events(plain, &d) == expected);
+    CHECK(d == 0);
+    CHECK(count_events(gzp, &d) == expected);
+    CHECK(d == 0);
+    CHECK(count_events(zsp, &d) == expected);
+    CHECK(d == 0);
+    CHECK(log_name_of(gzp.string()) == "f.000001");
+  }
+
+  TEST_CASE("a corrupt archive is a read error, not a crash") {
+    TempDir t;
+    auto bytes = big_binlog();
+    std::vector<std::uint8_t> zs(ZSTD_compressBound(bytes.size()));
+    zs.resize(ZSTD_compress(zs.data(), zs.size(), bytes.data(), bytes.size(), 3));
+    zs.resize(zs.size() / 2);
+    auto p = t.write("cut.zst", zs);
+    int d = 0;
+    std::size_t n = count_events(p, &d);
+    CHECK(n < 6002);
+    CHECK(d >= 1);
+  }
+
+  TEST_CASE("stream windows survive compaction and report offsets") {
+    auto bytes = big_binlog();
+    struct Chunky : ByteStream {  // hands out 7 bytes at a time
+      const std::vector<std::uint8_t>& b;
+      std::size_t pos = 0;
+      explicit Chunky(const std::vector<std::uint8_t>& x) : b(x) {}
+      std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
+        std::size_t n = std::min(std::min<std::size_t>(cap, 7), b.size() - pos);
+        std::memcpy(dst, b.data() + pos, n);
+        pos += n;
+        return n;
+      }
+      std::uint64_t raw_position() const override { return pos; }
+    };
+    auto src = stream_source(std::make_unique<Chunky>(bytes));
+    Quiet q;
+    EventStream s(*src, "f", q);
+    Event ev;
+    std::size_t n = 0;
+    while (s.next(ev)) {
+      CHECK(ev.raw.size() == ev.header.event_size);
+      CHECK(std::equal(ev.raw.begin(), ev.raw.end(), bytes.begin() + static_cast<long>(ev.pos)));
+      ++n;
+    }
+    CHECK(n == 6002);
+    CHECK(q.n == 0);
+  }
+
+  TEST_CASE("opening a missing file throws system_error") {
+    CHECK_THROWS_AS(open_source("/nonexistent/binlog.000001"), std::system_error);
+  }
+}
+
+TEST_SUITE("inputs") {
+  TEST_CASE("index files, directories and numeric suffixes") {
+    TempDir t;
+    std::vector<std::uint8_t> x{0xfe, 0x62, 0x69, 0x6e};
+    t.write("bin.000010", x);
+    t.write("bin.000002", x);
+    t.write("bin.000001", x);
+    t.write("notes.txt", x);
+    auto dir = expand_inputs({t.path.string()});
+    REQUIRE(dir.files.size() == 3);
+    CHECK(dir.files[0].log_name == "bin.000001");
+    CHECK(dir.files[1].log_name == "bin.000002");
+    CHECK(dir.files[2].log_name == "bin.000010");
+
+    std::ofstream(t.path / "bin.index") << "./bin.000002\n/var/lib/mysql/bin.000010\n./bin.000003\n";
+    auto idx = expand_inputs({(t.path / "bin.index").string()});
+    REQUIRE(idx.files.size() == 3);
+    CHECK(idx.files[0].log_name == "bin.000002");
+    CHECK_FALSE(idx.files[1].missing);  // found beside the index
+    CHECK(idx.files[2].missing);
+    auto viadir = expand_inputs({t.path.string()});  // the directory now has one index
+    CHECK(viadir.files.size() == 3);
+    CHECK(numeric_suffix("mysql-bin.000042") == 42u);
+    CHECK_FALSE(numeric_suffix("mysql-bin.index").has_value());
+    CHECK(base_name_of("mysql-bin.000042") == "mysql-bin");
+  }
+}
