@@ -65,15 +65,34 @@ constexpr int kPosW = 10, kTypeW = 25, kServerW = 10, kEndW = 11;
 
 // Control characters escaped as the mysql client's --batch mode does, so one event is one line.
 void append_batch_escaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = i;
+    while (j < s.size() && s[j] != '\n' && s[j] != '\t' && s[j] != '\0' && s[j] != '\\') ++j;
+    out.append(s.data() + i, j - i);
+    if (j == s.size()) break;
+    switch (s[j]) {
       case '\n': out.append("\\n"); break;
       case '\t': out.append("\\t"); break;
       case '\0': out.append("\\0"); break;
-      case '\\': out.append("\\\\"); break;
-      default: out.push_back(c);
+      default: out.append("\\\\"); break;
     }
+    i = j + 1;
   }
+}
+
+// A right-aligned decimal number in a column of `width`.
+void append_num_right(std::string& out, std::uint64_t v, int width) {
+  char buf[20];
+  char* e = buf + sizeof buf;
+  char* b = e;
+  do {
+    *--b = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  const int n = static_cast<int>(e - b);
+  if (width > n) out.append(static_cast<std::size_t>(width - n), ' ');
+  out.append(b, static_cast<std::size_t>(n));
 }
 
 void append_padded(std::string& out, std::string_view s, int width, bool right) {
@@ -171,19 +190,14 @@ class Dumper {
       if (ev.is_inner()) {
         append_padded(b, fmt::format("{}#{}", ev.payload_pos, ev.inner_index), kPosW, true);
       } else {
-        char num[24];
-        auto r = fmt::format_to_n(num, sizeof num, "{}", pos);
-        append_padded(b, std::string_view(num, r.size), kPosW, true);
+        append_num_right(b, pos, kPosW);
       }
       b.push_back(' ');
       append_padded(b, type_name, kTypeW, false);
       b.push_back(' ');
-      char num[24];
-      auto r1 = fmt::format_to_n(num, sizeof num, "{}", ev.header.server_id);
-      append_padded(b, std::string_view(num, r1.size), kServerW, true);
+      append_num_right(b, ev.header.server_id, kServerW);
       b.push_back(' ');
-      auto r2 = fmt::format_to_n(num, sizeof num, "{}", ev.header.log_pos);
-      append_padded(b, std::string_view(num, r2.size), kEndW, true);
+      append_num_right(b, ev.header.log_pos, kEndW);
       b.push_back(' ');
       append_batch_escaped(b, info_);
       out_.end_line();

@@ -1,6 +1,7 @@
 // MariaDB GTIDs: MariaGtid, MariaGtidList, GTID_EVENT and GTID_LIST_EVENT bodies.
 // Formats are described in gtid.h; written from the MariaDB sources' behaviour, no code copied.
 #include <binlogctl/gtid.h>
+#include <binlogctl/json_out.h>
 
 #include <algorithm>
 #include <limits>
@@ -261,11 +262,11 @@ Result<MariaGtidEvent> decode_mariadb_gtid(ByteReader& body, std::uint32_t serve
   return ev;
 }
 
-std::string mariadb_gtid_info(const MariaGtidEvent& ev, std::uint32_t server_id) {
+void append_mariadb_gtid_info(std::string& s, const MariaGtidEvent& ev, std::uint32_t server_id) {
   // Same decision order as the server: the prefix, then the XID for a prepared XA.
-  std::string s = (ev.flags2 & MariaGtidEvent::kFlStandalone)   ? "GTID "
-                  : (ev.flags2 & MariaGtidEvent::kFlPreparedXa) ? "XA START "
-                                                                : "BEGIN GTID ";
+  s += (ev.flags2 & MariaGtidEvent::kFlStandalone)   ? "GTID "
+       : (ev.flags2 & MariaGtidEvent::kFlPreparedXa) ? "XA START "
+                                                     : "BEGIN GTID ";
   if (ev.flags2 & MariaGtidEvent::kFlPreparedXa) {
     s += "X'";
     append_hex(s, ev.xa_gtrid);
@@ -275,10 +276,14 @@ std::string mariadb_gtid_info(const MariaGtidEvent& ev, std::uint32_t server_id)
     s += std::to_string(ev.xa_format_id);
     s += " GTID ";
   }
-  s += ev.gtid(server_id).to_string();
+  append_u64(s, ev.domain);
+  s += '-';
+  append_u64(s, server_id);
+  s += '-';
+  append_u64(s, ev.seq);
   if (ev.flags2 & MariaGtidEvent::kFlGroupCommitId) {
     s += " cid=";
-    s += std::to_string(ev.commit_id);
+    append_u64(s, ev.commit_id);
   }
   if (ev.flags_extra & MariaGtidEvent::kFlStartAlter) s += " START ALTER";
   if (ev.flags_extra & MariaGtidEvent::kFlCommitAlter) {
@@ -289,6 +294,11 @@ std::string mariadb_gtid_info(const MariaGtidEvent& ev, std::uint32_t server_id)
     s += " ROLLBACK ALTER id=";
     s += std::to_string(ev.sa_seq_no);
   }
+}
+
+std::string mariadb_gtid_info(const MariaGtidEvent& ev, std::uint32_t server_id) {
+  std::string s;
+  append_mariadb_gtid_info(s, ev, server_id);
   return s;
 }
 

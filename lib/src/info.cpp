@@ -257,7 +257,7 @@ Status append_info(std::string& out, const Event& ev, InfoScratch& scratch) {
     }
     case EventType::mariadb_gtid: {
       TRY_DECODE(g, decode_mariadb_gtid(r, ev.header.server_id));
-      out.append(mariadb_gtid_info(*g, ev.header.server_id));
+      append_mariadb_gtid_info(out, *g, ev.header.server_id);
       return {};
     }
     case EventType::mariadb_gtid_list: {

@@ -1,72 +1,76 @@
 #include <binlogctl/json_out.h>
 
-#include <fmt/format.h>
+#include <array>
 
 namespace binlogctl {
 namespace {
 constexpr char kHex[] = "0123456789abcdef";
 
-// Length of the valid UTF-8 sequence at p (1..4), or 0 if the bytes there are not valid UTF-8.
-std::size_t utf8_seq_len(const unsigned char* p, std::size_t avail) {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) return avail >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    if (avail < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
-    if (c == 0xe0 && p[1] < 0xa0) return 0;   // overlong
-    if (c == 0xed && p[1] >= 0xa0) return 0;  // surrogates
-    return 3;
+// 1 for bytes that leave the fast path: control characters, '"', '\\' and non-ASCII.
+constexpr std::array<std::uint8_t, 256> make_special_table() {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) ? 1 : 0;
+  return t;
+}
+constexpr auto kSpecial = make_special_table();
+
+void append_ascii_special(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"': out.append("\\\"", 2); return;
+    case '\\': out.append("\\\\", 2); return;
+    case '\n': out.append("\\n", 2); return;
+    case '\t': out.append("\\t", 2); return;
+    case '\r': out.append("\\r", 2); return;
+    case '\b': out.append("\\b", 2); return;
+    case '\f': out.append("\\f", 2); return;
+    default: {
+      const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(esc, 6);
+    }
   }
-  if (c >= 0xf0 && c <= 0xf4) {
-    if (avail < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80) return 0;
-    if (c == 0xf0 && p[1] < 0x90) return 0;  // overlong
-    if (c == 0xf4 && p[1] >= 0x90) return 0;  // > U+10FFFF
-    return 4;
-  }
-  return 0;
 }
 }  // namespace
+
+std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::size_t n) noexcept {
+  const unsigned char c = s[i];
+  auto cont = [&](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
+    return i + k < n && s[i + k] >= lo && s[i + k] <= hi;
+  };
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c == 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;  // no surrogates
+  if (c == 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+void append_invalid_byte(std::string& out, unsigned char b) {
+  const char esc[5] = {'\\', '\\', 'x', kHex[b >> 4], kHex[b & 15]};
+  out.append(esc, 5);
+}
 
 void append_json_escaped(std::string& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;
   while (i < n) {
-    // Fast path: a run of plain printable ASCII.
-    std::size_t j = i;
-    while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\') ++j;
-    if (j > i) {
-      out.append(s.data() + i, j - i);
-      i = j;
-      if (i >= n) break;
-    }
-    unsigned char c = p[i];
+    std::size_t run = i;
+    while (run < n && !kSpecial[p[run]]) ++run;
+    out.append(s.data() + i, run - i);
+    if (run == n) break;
+    const unsigned char c = p[run];
     if (c < 0x80) {
-      switch (c) {
-        case '"': out.append("\\\""); break;
-        case '\\': out.append("\\\\"); break;
-        case '\n': out.append("\\n"); break;
-        case '\r': out.append("\\r"); break;
-        case '\t': out.append("\\t"); break;
-        case '\b': out.append("\\b"); break;
-        case '\f': out.append("\\f"); break;
-        default:
-          out.append("\\u00");
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-      }
-      ++i;
-      continue;
-    }
-    std::size_t len = utf8_seq_len(p + i, n - i);
-    if (len == 0) {
-      out.append("\\\\x");  // JSON text \\x: a literal backslash, then x and the hex digits
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-      ++i;
+      append_ascii_special(out, c);
+      i = run + 1;
+    } else if (std::size_t len = utf8_sequence_length(p, run, n); len != 0) {
+      out.append(s.data() + run, len);
+      i = run + len;
     } else {
-      out.append(s.data() + i, len);
-      i += len;
+      append_invalid_byte(out, c);
+      i = run + 1;
     }
   }
 }

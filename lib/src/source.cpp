@@ -43,9 +43,10 @@ class MappedSource final : public Source {
   }
   void release(std::uint64_t off) override {
     // Drop the pages behind us so that the mapping's resident set stays small.
+    if (off < dropped_ + kDropBehind) return;
     const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     std::uint64_t upto = off / page * page;
-    if (upto >= dropped_ + kDropBehind) {
+    {
       ::madvise(const_cast<std::uint8_t*>(base_) + dropped_, upto - dropped_, MADV_DONTNEED);
       dropped_ = upto;
     }

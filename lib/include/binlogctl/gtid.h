@@ -313,5 +313,7 @@ Result<MariaGtidEvent> decode_mariadb_gtid(ByteReader& body, std::uint32_t serve
 // The Info column, e.g. `BEGIN GTID 2-102-50`, `GTID 2-102-7`,
 // `XA START X'78612d31',X'',1 GTID 0-1-5`, `BEGIN GTID 0-1-9 cid=1234`.
 std::string mariadb_gtid_info(const MariaGtidEvent& ev, std::uint32_t server_id);
+// The same, appended to out (no allocation once out has grown).
+void append_mariadb_gtid_info(std::string& out, const MariaGtidEvent& ev, std::uint32_t server_id);
 
 }  // namespace binlogctl

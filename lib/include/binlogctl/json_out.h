@@ -8,7 +8,9 @@
 // the output is still valid JSON and valid UTF-8.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,10 @@ namespace binlogctl {
 
 // Appends s as the contents of a JSON string (no surrounding quotes).
 void append_json_escaped(std::string& out, std::string_view s);
+// Length of the well-formed UTF-8 sequence starting at s[i] (1 for ASCII), 0 when ill-formed.
+std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::size_t n) noexcept;
+// A byte that is not valid UTF-8 (or not decodable in its charset): the JSON text \\xHH.
+void append_invalid_byte(std::string& out, unsigned char b);
 // Appends s as a quoted JSON string.
 inline void append_json_quoted(std::string& out, std::string_view s) {
   out.push_back('"');
@@ -24,8 +30,10 @@ inline void append_json_quoted(std::string& out, std::string_view s) {
 }
 void append_u64(std::string& out, std::uint64_t v);
 void append_i64(std::string& out, std::int64_t v);
-void append_hex(std::string& out, const std::uint8_t* p, std::size_t n);
+void append_hex(std::string& out, const std::uint8_t* p, std::size_t n);  // lowercase
 void append_base64(std::string& out, const std::uint8_t* p, std::size_t n);
+inline void append_hex(std::string& out, std::span<const std::uint8_t> b) { append_hex(out, b.data(), b.size()); }
+inline void append_base64(std::string& out, std::span<const std::uint8_t> b) { append_base64(out, b.data(), b.size()); }
 
 // Builds one JSON object at a time: w.begin(); w.key("pos").u64(4); ... w.end();
 class JsonWriter {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Times binlogctl against cat and mariadb-binlog on the same large real binlog, in one run.
+#
+#   bench/run.sh [FILE] [REPEAT]
+#
+# FILE defaults to bench/work/mariadb-1024mb/mariadb-bin.000001 (make it with
+# bench/make-large-binlog.sh). Each command runs REPEAT times (default 3) with output to
+# /dev/null after one warm-up read; the median wall time gives MB/s, and GNU time's maximum
+# resident set size gives peak RSS. Needs /usr/bin/time (Debian package "time").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FILE=${1:-bench/work/mariadb-1024mb/mariadb-bin.000001}
+REPEAT=${2:-3}
+BIN=${BINLOGCTL:-build/binlogctl}
+[ -f "$FILE" ] || { echo "no $FILE: run bench/make-large-binlog.sh first" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+SIZE=$(stat -c %s "$FILE")
+cat "$FILE" > /dev/null  # warm the page cache
+
+measure() {  # name, command...
+  local name=$1; shift
+  local times=() rss=0
+  for _ in $(seq "$REPEAT"); do
+    local out tf
+    tf=$(mktemp)
+    /usr/bin/time -o "$tf" -f '%e %M' "$@" > /dev/null 2>/dev/null || true
+    out=$(tail -n 1 "$tf")
+    rm -f "$tf"
+    times+=("${out% *}")
+    local r=${out#* }
+    (( r > rss )) && rss=$r
+  done
+  local med
+  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  awk -v n="$name" -v s="$SIZE" -v t="$med" -v r="$rss" \
+    'BEGIN { printf "%-44s %8.2f s %10.1f MB/s %8.1f MiB peak RSS\n", n, t, (t > 0 ? s / t / 1e6 : 0), r / 1024 }'
+}
+
+echo "input: $FILE ($SIZE bytes), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "binlogctl: $($BIN --version)"
+measure "cat FILE" cat "$FILE"
+measure "mariadb-binlog FILE" mariadb-binlog --no-defaults "$FILE"
+measure "binlogctl dump (text)" "$BIN" dump --progress never "$FILE"
+measure "binlogctl dump --format json" "$BIN" dump --progress never --format json "$FILE"
+measure "binlogctl dump --no-verify-checksum" "$BIN" dump --progress never --no-verify-checksum "$FILE"
+for extra in "${BENCH_EXTRA[@]:-}"; do
+  [ -n "$extra" ] && measure "binlogctl $extra" $BIN $extra "$FILE"
+done

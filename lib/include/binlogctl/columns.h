@@ -1,0 +1,226 @@
+// Column values as they appear in row events (WRITE/UPDATE/DELETE_ROWS): the column type codes of
+// TABLE_MAP, the per-type metadata, the size of a value in a row image, and the JSON rendering of
+// one value (the value rules of `binlogctl convert --format json`).
+//
+// Nothing here throws or allocates per value once the caller's output string has grown: every
+// decoder reads through a ByteReader (bounds-checked, absolute offsets) and appends to a
+// caller-owned std::string. On failure the output string is restored to its size at entry.
+//
+// Sources of truth for the formats: MySQL libs/mysql/binlog/event/binary_log_funcs.cpp
+// (calc_field_size), sql/log_event.cc (log_event_print_value), mysys/my_time.cc (the packed
+// temporal formats), strings/decimal.cc (bin2decimal) and sql-common/json_binary.cc.
+#pragma once
+
+#include <binlogctl/bytes.h>
+#include <binlogctl/json_out.h>
+#include <binlogctl/result.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace binlogctl {
+
+// enum_field_types (include/field_types.h). Codes 21..241 are unassigned; a byte read from a
+// TABLE_MAP is cast to ColumnType as is, so every function below handles unknown codes.
+enum class ColumnType : std::uint8_t {
+  decimal = 0,  // pre-5.0 DECIMAL, stored as a string
+  tiny = 1,
+  short_ = 2,
+  long_ = 3,
+  float_ = 4,
+  double_ = 5,
+  null = 6,
+  timestamp = 7,
+  longlong = 8,
+  int24 = 9,
+  date = 10,
+  time = 11,
+  datetime = 12,
+  year = 13,
+  newdate = 14,
+  varchar = 15,
+  bit = 16,
+  timestamp2 = 17,
+  datetime2 = 18,
+  time2 = 19,
+  typed_array = 20,
+  vector = 242,
+  invalid = 243,
+  bool_ = 244,
+  json = 245,
+  newdecimal = 246,
+  enum_ = 247,
+  set = 248,
+  tiny_blob = 249,
+  medium_blob = 250,
+  long_blob = 251,
+  blob = 252,
+  var_string = 253,
+  string = 254,
+  geometry = 255,
+};
+
+// "LONG", "VARCHAR", "NEWDECIMAL", ... (enum_field_types without the MYSQL_TYPE_ prefix);
+// "UNKNOWN" for unassigned codes.
+const char* column_type_name(ColumnType t) noexcept;
+
+// Size in bytes of one column's entry in TABLE_MAP's metadata block: 0, 1 or 2; -1 for codes
+// whose metadata size is not known (unassigned codes, TYPED_ARRAY), which makes the rest of the
+// block unreadable.
+int column_meta_size(ColumnType t) noexcept;
+
+// Reads one column's metadata from TABLE_MAP's metadata block, as the server's
+// Table_map_log_event does:
+//   FLOAT DOUBLE BLOB* GEOMETRY JSON VECTOR TIME2 DATETIME2 TIMESTAMP2  1 byte
+//   VARCHAR VAR_STRING                 2 bytes little-endian (max length in bytes)
+//   BIT                                first byte = bits % 8 (low byte), second = bytes (high)
+//   NEWDECIMAL                         first byte = precision (high byte), second = scale
+//   STRING ENUM SET                    first byte = real type (high byte), second = length (low);
+//                                      long CHARs fold length bits 8-9 into the type byte
+// Returns 0 for types without metadata (and on a failed read: the reader records the error).
+std::uint16_t read_column_meta(ColumnType t, ByteReader& r) noexcept;
+
+// STRING metadata unpacked: the real type (STRING, ENUM or SET) and, for CHAR/BINARY, the column's
+// maximum length in bytes (length bits 8-9 are stored xor'ed into bits 4-5 of the type byte); for
+// ENUM/SET the pack length (1-2 / 1-8 bytes).
+struct StringMeta {
+  ColumnType real_type;
+  std::uint16_t length;
+};
+StringMeta unpack_string_meta(std::uint16_t meta) noexcept;
+
+// Bytes a value of this column occupies in a row image (for skipping columns without decoding).
+// `r` is a copy positioned at the value: length prefixes are peeked through it, and a prefix that
+// promises more bytes than remain gives Errc::truncated at the offset of the value's data.
+Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteReader r) noexcept;
+
+// ---- rendering ---------------------------------------------------------------------------------
+
+enum class BinaryAs : std::uint8_t { base64, hex };  // hex: lowercase, no prefix
+
+struct RenderOptions {
+  BinaryAs binary_as = BinaryAs::base64;
+  std::int32_t tz_offset_seconds = 0;  // added to TIMESTAMP values (UTC by default)
+};
+
+// How a caller that knows more about a column (TABLE_MAP optional metadata, schema) wants a
+// fixed-length binary STRING rendered: MariaDB's UUID / INET4 / INET6 types travel as BINARY(16) /
+// BINARY(4) / BINARY(16).
+enum class ValueHint : std::uint8_t { none, uuid, inet4, inet6 };
+
+struct ColumnInfo {
+  ColumnType type = ColumnType::null;
+  std::uint16_t meta = 0;
+  bool is_unsigned = false;
+  std::uint16_t charset = 0;  // collation id; 63 = binary; 0 = unknown (treated as utf8mb4)
+  // ENUM/SET member names in definition order (TABLE_MAP optional metadata), in the column's
+  // charset; empty when unknown. Borrowed: must outlive the call.
+  std::span<const std::string_view> names{};
+  ValueHint hint = ValueHint::none;
+};
+
+// Decodes one (non-NULL) value at the reader's position, advances past it and appends its JSON
+// rendering to `out`:
+//   TINY SHORT INT24 LONG LONGLONG  integer, signed or unsigned per is_unsigned
+//   DECIMAL NEWDECIMAL              string with the full scale: "-0.01", "12.3400", "0"
+//   FLOAT DOUBLE                    number, shortest round-trip form of the float32/float64,
+//                                   Python-repr style (".0" added to integral values: 1.0, 1e+16);
+//                                   NaN/Inf -> null
+//   BIT                             unsigned integer (big-endian value)
+//   YEAR                            integer, 0 stays 0, else 1900 + stored byte
+//   DATE                            "YYYY-MM-DD"           (zero date "0000-00-00")
+//   DATETIME(2)                     "YYYY-MM-DD HH:MM:SS[.f]" with exactly fsp digits
+//   TIMESTAMP(2)                    same, UTC + tz_offset_seconds; 0 -> "0000-00-00 00:00:00[.0…]"
+//   TIME(2)                         "[-]HH:MM:SS[.f]", hours up to 838 (more when corrupt)
+//   text (collation != 63)          string converted to UTF-8 from the column charset
+//   binary (collation 63), GEOMETRY base64 or hex string (RenderOptions::binary_as); BINARY(n)
+//                                   values are zero-padded back to n bytes (the server strips the
+//                                   padding in the binlog; SELECT shows it)
+//   ENUM                            name when names are known, else the 1-based index (integer)
+//   SET                             comma-joined names when known, else the bitmap (integer)
+//   JSON                            MySQL binary JSON embedded as JSON (compact)
+//   VECTOR                          array of float32 numbers
+//   NULL type                       null
+// Errors: Errc::truncated (offset of the field that runs past the end), Errc::bad_value or
+// Errc::bad_length (offset of the offending field) for values the format does not allow.
+Status append_value_json(const ColumnInfo& col, ByteReader& row, std::string& out,
+                         const RenderOptions& opts = {});
+
+// ---- building blocks (also used by other modules) ----------------------------------------------
+
+// Appends `s` as a quoted JSON string. Escapes '"', '\\', control characters (\b \f \n \r \t,
+// others \u00XX). Bytes that are not part of well-formed UTF-8 (stray continuation bytes, overlong
+// forms, surrogates, code points past U+10FFFF, truncated sequences) are never dropped and never
+// produce invalid JSON: each such byte b becomes the four characters `\xHH` inside the decoded
+// string, i.e. the JSON text holds `\\xHH` (escaped backslash, 'x', two lowercase hex digits).
+// A real backslash in valid text is escaped the normal JSON way (`\\`), so the only ambiguity
+// left is valid text that itself contains backslash, 'x', two hex digits; accepted, because the
+// alternatives (U+FFFD, \u00XX) would silently turn bytes into other characters.
+// (The escaping lives in json_out.h; these names are kept for the column code.)
+inline void append_json_string(std::string& out, std::string_view s) { append_json_quoted(out, s); }
+// Same escaping without the surrounding quotes.
+inline void append_json_string_body(std::string& out, std::string_view s) { append_json_escaped(out, s); }
+
+// Text in the charset of MySQL/MariaDB collation `collation` (0 = unknown: utf8mb4), converted to
+// UTF-8 and appended as a quoted JSON string. utf8mb3/utf8mb4/ascii pass through; latin1 (MySQL's
+// latin1 is cp1252 with the 5 undefined bytes mapped to U+0081.. as the server does) is converted
+// in place; other charsets go through iconv. Bytes the charset cannot decode are escaped as
+// `\xHH` like invalid UTF-8 above. Collation 63 (binary) is treated like utf8mb4 here.
+void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation);
+
+// Charset name ("utf8mb4", "latin1", "binary", ...) of a collation id of MySQL 5.x-9.x or MariaDB
+// 10.x/11.x; "utf8mb4" for unknown ids.
+const char* collation_charset_name(std::uint16_t collation) noexcept;
+inline bool is_binary_collation(std::uint16_t collation) noexcept { return collation == 63; }
+
+// Quoted JSON string of binary data per RenderOptions::binary_as.
+void append_binary_json(std::string& out, Bytes b, BinaryAs how);
+
+// Canonical text (no quotes) of MariaDB's UUID (8-4-4-4-12 lowercase hex of the 16 bytes in binlog
+// order), INET4 (dotted quad) and INET6 (RFC 5952, as inet_ntop: longest run of >= 2 zero groups
+// compressed to "::", IPv4-mapped ::ffff:a.b.c.d). Shorter inputs (the binlog strips trailing zero
+// bytes of BINARY columns) are zero-padded; longer ones are cut to the type's size.
+void append_uuid_text(std::string& out, Bytes b);
+void append_inet4_text(std::string& out, Bytes b);
+void append_inet6_text(std::string& out, Bytes b);
+
+// JSON numbers for floating-point values: shortest round-trip digits; integral values get ".0"
+// (Python repr); NaN and infinities are written as null.
+void append_double_json(std::string& out, double v);
+void append_float_json(std::string& out, float v);
+
+// Binary DECIMAL (bin2decimal): size in bytes of DECIMAL(precision, scale), 0 when the metadata
+// is impossible (precision 1..65, scale <= precision).
+std::size_t decimal_binary_size(int precision, int scale) noexcept;
+// Decodes a binary DECIMAL(precision, scale) from `r` and appends its text without quotes
+// ("-12.340"). Errc::bad_value for impossible metadata or digit groups over 999999999.
+Status append_decimal_text(std::string& out, int precision, int scale, ByteReader& r);
+
+// MySQL binary JSON (the JSON column format, json_binary.cc) as compact JSON text. `base_offset` is
+// the absolute offset of doc[0], for error offsets. An empty document renders as null.
+Status append_json_binary(std::string& out, Bytes doc, std::uint64_t base_offset);
+
+// ---- per-type decoders (what append_value_json dispatches to) ----------------------------------
+// Each reads one value of its row format from `r` and appends the JSON value; errors as above.
+
+Status append_date_json(std::string& out, ByteReader& r);      // DATE, NEWDATE
+Status append_time_json(std::string& out, ByteReader& r);      // pre-5.6 TIME
+Status append_datetime_json(std::string& out, ByteReader& r);  // pre-5.6 DATETIME
+Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
+                             std::int32_t tz_offset_seconds);  // TIMESTAMP, TIMESTAMP2
+Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp);
+Status append_time2_json(std::string& out, ByteReader& r, unsigned fsp);
+// STRING (CHAR/BINARY/ENUM/SET), VARCHAR, VAR_STRING, BLOB family, GEOMETRY, JSON, VECTOR.
+Status append_string_family_json(const ColumnInfo& col, ByteReader& r, std::string& out,
+                                 const RenderOptions& opts);
+
+// MySQL's in-memory packed temporals (my_time.h MY_PACKED_TIME_*), as text without quotes:
+// "YYYY-MM-DD[ HH:MM:SS[.f]]" / "[-]HH:MM:SS[.f]" with fsp (0..6) fraction digits.
+void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned fsp,
+                                 bool date_only);
+void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp);
+
+}  // namespace binlogctl

@@ -1,0 +1,343 @@
+// JSON string escaping, collation ids -> charsets, and charset -> UTF-8 conversion (iconv).
+#include <binlogctl/columns.h>
+#include <binlogctl/json_out.h>
+#include <iconv.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace binlogctl {
+
+namespace {
+
+
+void append_utf8_codepoint(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// ---- collations --------------------------------------------------------------------------------
+
+enum class Cs : std::uint8_t {
+  utf8mb4,
+  utf8mb3,
+  ascii,
+  binary,
+  latin1,
+  big5,
+  latin2,
+  dec8,
+  cp850,
+  hp8,
+  koi8r,
+  swe7,
+  ujis,
+  sjis,
+  cp1251,
+  hebrew,
+  tis620,
+  euckr,
+  latin7,
+  koi8u,
+  gb2312,
+  greek,
+  cp1250,
+  gbk,
+  cp1257,
+  latin5,
+  armscii8,
+  ucs2,
+  cp866,
+  keybcs2,
+  macce,
+  macroman,
+  cp852,
+  utf16,
+  utf16le,
+  cp1256,
+  utf32,
+  geostd8,
+  cp932,
+  eucjpms,
+  gb18030,
+  filename,
+  count_
+};
+
+struct CsDef {
+  const char* name;
+  const char* iconv;  // nullptr: handled without iconv
+};
+
+constexpr CsDef kCharsets[] = {
+    {"utf8mb4", nullptr},
+    {"utf8mb3", nullptr},
+    {"ascii", nullptr},
+    {"binary", nullptr},
+    {"latin1", nullptr},
+    {"big5", "BIG5"},
+    {"latin2", "ISO-8859-2"},
+    {"dec8", "DEC-MCS"},
+    {"cp850", "CP850"},
+    {"hp8", "HP-ROMAN8"},
+    {"koi8r", "KOI8-R"},
+    {"swe7", "ISO646-SE"},
+    {"ujis", "EUC-JP"},
+    {"sjis", "SJIS"},
+    {"cp1251", "CP1251"},
+    {"hebrew", "ISO-8859-8"},
+    {"tis620", "TIS-620"},
+    {"euckr", "EUC-KR"},
+    {"latin7", "ISO-8859-13"},
+    {"koi8u", "KOI8-U"},
+    {"gb2312", "GB2312"},
+    {"greek", "ISO-8859-7"},
+    {"cp1250", "CP1250"},
+    {"gbk", "GBK"},
+    {"cp1257", "CP1257"},
+    {"latin5", "ISO-8859-9"},
+    {"armscii8", "ARMSCII-8"},
+    {"ucs2", "UCS-2BE"},
+    {"cp866", "CP866"},
+    {"keybcs2", "KEYBCS2"},
+    {"macce", "MAC-CENTRALEUROPE"},
+    {"macroman", "MACINTOSH"},
+    {"cp852", "CP852"},
+    {"utf16", "UTF-16BE"},
+    {"utf16le", "UTF-16LE"},
+    {"cp1256", "CP1256"},
+    {"utf32", "UTF-32BE"},
+    {"geostd8", "GEORGIAN-PS"},
+    {"cp932", "CP932"},
+    {"eucjpms", "EUC-JP-MS"},
+    {"gb18030", "GB18030"},
+    {"filename", nullptr},
+};
+static_assert(std::size(kCharsets) == static_cast<std::size_t>(Cs::count_));
+
+// Collation ids 0..99, identical in MySQL and MariaDB (SHOW COLLATION); Cs::count_ = unassigned.
+constexpr Cs kLow[100] = {
+    Cs::count_,   Cs::big5,     Cs::latin2,
+    Cs::dec8,     Cs::cp850,  // 0-4
+    Cs::latin1,   Cs::hp8,      Cs::koi8r,
+    Cs::latin1,   Cs::latin2,  // 5-9
+    Cs::swe7,     Cs::ascii,    Cs::ujis,
+    Cs::sjis,     Cs::cp1251,  // 10-14
+    Cs::latin1,   Cs::hebrew,   Cs::filename,
+    Cs::tis620,   Cs::euckr,  // 15-19
+    Cs::latin7,   Cs::latin2,   Cs::koi8u,
+    Cs::cp1251,   Cs::gb2312,  // 20-24
+    Cs::greek,    Cs::cp1250,   Cs::latin2,
+    Cs::gbk,      Cs::cp1257,  // 25-29
+    Cs::latin5,   Cs::latin1,   Cs::armscii8,
+    Cs::utf8mb3,  Cs::cp1250,  // 30-34
+    Cs::ucs2,     Cs::cp866,    Cs::keybcs2,
+    Cs::macce,    Cs::macroman,  // 35-39
+    Cs::cp852,    Cs::latin7,   Cs::latin7,
+    Cs::macce,    Cs::cp1250,  // 40-44
+    Cs::utf8mb4,  Cs::utf8mb4,  Cs::latin1,
+    Cs::latin1,   Cs::latin1,  // 45-49
+    Cs::cp1251,   Cs::cp1251,   Cs::cp1251,
+    Cs::macroman, Cs::utf16,  // 50-54
+    Cs::utf16,    Cs::utf16le,  Cs::cp1256,
+    Cs::cp1257,   Cs::cp1257,  // 55-59
+    Cs::utf32,    Cs::utf32,    Cs::utf16le,
+    Cs::binary,   Cs::armscii8,  // 60-64
+    Cs::ascii,    Cs::cp1250,   Cs::cp1256,
+    Cs::cp866,    Cs::dec8,  // 65-69
+    Cs::greek,    Cs::hebrew,   Cs::hp8,
+    Cs::keybcs2,  Cs::koi8r,  // 70-74
+    Cs::koi8u,    Cs::utf8mb3,  Cs::latin2,
+    Cs::latin5,   Cs::latin7,  // 75-79 (76: MySQL 8 utf8mb3_tolower_ci)
+    Cs::cp850,    Cs::cp852,    Cs::swe7,
+    Cs::utf8mb3,  Cs::big5,  // 80-84
+    Cs::euckr,    Cs::gb2312,   Cs::gbk,
+    Cs::sjis,     Cs::tis620,  // 85-89
+    Cs::ucs2,     Cs::ujis,     Cs::geostd8,
+    Cs::geostd8,  Cs::latin1,  // 90-94
+    Cs::cp932,    Cs::cp932,    Cs::eucjpms,
+    Cs::eucjpms,  Cs::cp1250,  // 95-99
+};
+
+Cs collation_charset(std::uint32_t id) noexcept {
+  if (id < 100) return kLow[id] == Cs::count_ ? Cs::utf8mb4 : kLow[id];
+  if (id >= 101 && id <= 124) return Cs::utf16;    // utf16_unicode_ci .. utf16_unicode_520_ci
+  if (id >= 128 && id <= 151) return Cs::ucs2;     // ucs2_unicode_ci ..
+  if (id == 159) return Cs::ucs2;                  // ucs2_general_mysql500_ci
+  if (id >= 160 && id <= 183) return Cs::utf32;    // utf32_unicode_ci ..
+  if (id >= 192 && id <= 215) return Cs::utf8mb3;  // utf8mb3_unicode_ci ..
+  if (id == 223) return Cs::utf8mb3;               // utf8mb3_general_mysql500_ci
+  if (id >= 224 && id <= 247) return Cs::utf8mb4;  // utf8mb4_unicode_ci ..
+  if (id >= 248 && id <= 250) return Cs::gb18030;  // MySQL gb18030_*
+  if (id >= 255 && id <= 511) return Cs::utf8mb4;  // MySQL 8 utf8mb4_0900_* (255..323)
+  // MariaDB "page 2" collations (m_ctype.h MY_PAGE2_COLLATION_ID_*).
+  if (id >= 0x240 && id < 0x260) return Cs::utf8mb3;
+  if (id >= 0x260 && id < 0x280) return Cs::utf8mb4;
+  if (id >= 0x280 && id < 0x2a0) return Cs::ucs2;
+  if (id >= 0x2a0 && id < 0x2c0) return Cs::utf16;
+  if (id >= 0x2c0 && id < 0x2e0) return Cs::utf16le;
+  if (id >= 0x2e0 && id < 0x300) return Cs::utf32;
+  // MariaDB NO PAD variants: the PAD SPACE collation's id + 1024.
+  if (id >= 1024 && id < 2048) return collation_charset(id - 1024);
+  // MariaDB 10.10+ UCA-14.0.0 collations: 1ccc tttt tPST, ccc = charset.
+  if (id >= 2048 && id <= 4095) {
+    switch ((id >> 8) & 7) {
+      case 0:
+        return Cs::utf8mb3;
+      case 1:
+        return Cs::utf8mb4;
+      case 2:
+        return Cs::ucs2;
+      case 3:
+        return Cs::utf16;
+      case 4:
+        return Cs::utf32;
+      default:
+        break;
+    }
+  }
+  return Cs::utf8mb4;
+}
+
+// MySQL's latin1 is Windows-1252, with 81 8d 8f 90 9d mapped to the C1 controls.
+constexpr std::uint16_t kCp1252High[32] = {
+    0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160,
+    0x2039, 0x0152, 0x008d, 0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022,
+    0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178};
+
+// Length of the run of ASCII bytes at s[i..n).
+std::size_t ascii_run(const unsigned char* p, std::size_t i, std::size_t n) {
+  std::size_t j = i;
+  while (j < n && p[j] < 0x80) ++j;
+  return j - i;
+}
+
+void append_latin1_body(std::string& out, std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t run = ascii_run(p, i, n);
+    append_json_escaped(out, s.substr(i, run));
+    i += run;
+    if (i == n) break;
+    const unsigned char c = p[i++];
+    append_utf8_codepoint(out, c < 0xa0 ? kCp1252High[c - 0x80] : c);
+  }
+}
+
+// ASCII passes, every non-ASCII byte is escaped (charsets iconv does not know).
+void append_ascii_only_body(std::string& out, std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t run = ascii_run(p, i, n);
+    append_json_escaped(out, s.substr(i, run));
+    i += run;
+    if (i < n) append_invalid_byte(out, p[i++]);
+  }
+}
+
+// One iconv descriptor per charset and thread, opened on first use.
+class IconvCache {
+ public:
+  IconvCache() { handles_.fill(kUnopened); }
+  ~IconvCache() {
+    for (iconv_t h : handles_)
+      if (h != kUnopened && h != kFailed) iconv_close(h);
+  }
+  IconvCache(const IconvCache&) = delete;
+  IconvCache& operator=(const IconvCache&) = delete;
+
+  // nullptr-equivalent kFailed when glibc has no converter for this charset.
+  iconv_t get(Cs cs) {
+    iconv_t& h = handles_[static_cast<std::size_t>(cs)];
+    if (h == kUnopened) {
+      h = iconv_open("UTF-8", kCharsets[static_cast<std::size_t>(cs)].iconv);
+      if (h == reinterpret_cast<iconv_t>(-1)) h = kFailed;
+    }
+    return h;
+  }
+  std::string& scratch() { return scratch_; }
+
+  static inline const iconv_t kUnopened = reinterpret_cast<iconv_t>(-2);
+  static inline const iconv_t kFailed = reinterpret_cast<iconv_t>(-1);
+
+ private:
+  std::array<iconv_t, static_cast<std::size_t>(Cs::count_)> handles_{};
+  std::string scratch_;
+};
+
+IconvCache& iconv_cache() {
+  thread_local IconvCache cache;
+  return cache;
+}
+
+void append_iconv_body(std::string& out, std::string_view s, Cs cs) {
+  IconvCache& cache = iconv_cache();
+  iconv_t cd = cache.get(cs);
+  if (cd == IconvCache::kFailed) {
+    append_ascii_only_body(out, s);
+    return;
+  }
+  iconv(cd, nullptr, nullptr, nullptr, nullptr);  // initial shift state
+  std::string& buf = cache.scratch();
+  char* src = const_cast<char*>(s.data());  // iconv's signature; the input is not written
+  std::size_t src_left = s.size();
+  while (src_left > 0) {
+    const std::size_t want = src_left * 4 + 16;  // bounded by the input actually present
+    if (buf.size() < want) buf.resize(want);
+    char* dst = buf.data();
+    std::size_t dst_left = buf.size();
+    std::size_t rc = iconv(cd, &src, &src_left, &dst, &dst_left);
+    append_json_string_body(out, std::string_view(buf.data(), buf.size() - dst_left));
+    if (rc == static_cast<std::size_t>(-1)) {
+      if (errno == E2BIG) continue;
+      // EILSEQ (not decodable) or EINVAL (truncated sequence at the end): escape one byte.
+      append_invalid_byte(out, static_cast<unsigned char>(*src));
+      ++src;
+      --src_left;
+      iconv(cd, nullptr, nullptr, nullptr, nullptr);
+    }
+  }
+}
+
+}  // namespace
+
+// ---- public ------------------------------------------------------------------------------------
+
+const char* collation_charset_name(std::uint16_t collation) noexcept {
+  return kCharsets[static_cast<std::size_t>(collation_charset(collation))].name;
+}
+
+void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation) {
+  out.push_back('"');
+  switch (Cs cs = collation_charset(collation)) {
+    case Cs::utf8mb4:
+    case Cs::utf8mb3:
+    case Cs::ascii:
+    case Cs::binary:
+    case Cs::filename:
+      append_json_string_body(out, bytes);
+      break;
+    case Cs::latin1:
+      append_latin1_body(out, bytes);
+      break;
+    default:
+      append_iconv_body(out, bytes, cs);
+      break;
+  }
+  out.push_back('"');
+}
+
+}  // namespace binlogctl

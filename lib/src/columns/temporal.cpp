@@ -1,0 +1,245 @@
+// DATE, TIME, DATETIME, TIMESTAMP, YEAR in their pre-5.6 and 5.6+ ("2") row formats.
+//
+// 5.6+ formats (my_time.cc): big-endian, sign-offset integers followed by (fsp + 1) / 2 bytes of
+// fraction. Both TIME2 and DATETIME2 decode to MySQL's in-memory "packed" int64:
+// (integer part << 24) + microseconds, with the integer part
+//   DATETIME: ((year * 13 + month) << 5 | day) << 17 | hour << 12 | minute << 6 | second
+//   TIME:     hour << 12 | minute << 6 | second          (negative values: the packed value < 0)
+#include <binlogctl/columns.h>
+
+namespace binlogctl {
+
+namespace {
+
+constexpr std::int64_t kTimefIntOfs = 0x800000;            // TIMEF_INT_OFS
+constexpr std::int64_t kTimefOfs = 0x800000000000LL;       // TIMEF_OFS
+constexpr std::int64_t kDatetimefIntOfs = 0x8000000000LL;  // DATETIMEF_INT_OFS
+constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+
+// Appends v as at least `width` decimal digits.
+void put_uint(std::string& out, std::uint64_t v, int width) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n < width) tmp[n++] = '0';
+  while (n > 0) out.push_back(tmp[--n]);
+}
+
+// ".ffffff" cut to fsp digits (nothing for fsp 0).
+void put_fraction(std::string& out, std::uint32_t usec, unsigned fsp) {
+  if (fsp == 0) return;
+  out.push_back('.');
+  put_uint(out, usec / kPow10[6 - fsp], static_cast<int>(fsp));
+}
+
+void put_date(std::string& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
+  put_uint(out, y, 4);
+  out.push_back('-');
+  put_uint(out, m, 2);
+  out.push_back('-');
+  put_uint(out, d, 2);
+}
+
+void put_hms(std::string& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
+  put_uint(out, h, 2);
+  out.push_back(':');
+  put_uint(out, mi, 2);
+  out.push_back(':');
+  put_uint(out, s, 2);
+}
+
+// Howard Hinnant's civil_from_days: days since 1970-01-01 -> proleptic Gregorian date.
+void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
+}
+
+Status bad_fsp(std::uint64_t at) {
+  return DecodeError{Errc::bad_value, at, "fractional second precision over 6"};
+}
+
+// Fraction bytes of TIMESTAMP2/DATETIME2/TIME2 (signed, big-endian), scaled to microseconds.
+std::int64_t read_fraction(ByteReader& r, unsigned fsp) {
+  switch (fsp) {
+    case 1:
+    case 2:
+      return static_cast<std::int8_t>(r.be_n(1)) * 10000LL;
+    case 3:
+    case 4:
+      return static_cast<std::int16_t>(r.be_n(2)) * 100LL;
+    case 5:
+    case 6: {
+      auto v = static_cast<std::int64_t>(r.be_n(3));
+      return v >= 0x800000 ? v - 0x1000000 : v;
+    }
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+// ---- packed (in-memory) forms, also used by binary JSON's opaque temporals --------------------
+
+void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned fsp,
+                                 bool date_only) {
+  if (packed < 0) {  // not a valid DATETIME; printed the way TIME_from_longlong_* reads it
+    out.push_back('-');
+    packed = -packed;
+  }
+  const auto v = static_cast<std::uint64_t>(packed);
+  const auto usec = static_cast<std::uint32_t>(v % (1u << 24));
+  const std::uint64_t ymdhms = v >> 24;
+  const std::uint64_t ymd = ymdhms >> 17, ym = ymd >> 5, hms = ymdhms % (1u << 17);
+  put_date(out, ym / 13, ym % 13, ymd % 32);
+  if (date_only) return;
+  out.push_back(' ');
+  put_hms(out, hms >> 12, (hms >> 6) % 64, hms % 64);
+  put_fraction(out, usec % 1000000, fsp);
+}
+
+void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp) {
+  if (packed < 0) {
+    out.push_back('-');
+    packed = -packed;
+  }
+  const auto v = static_cast<std::uint64_t>(packed);
+  const auto usec = static_cast<std::uint32_t>(v % (1u << 24));
+  const std::uint64_t hms = v >> 24;
+  put_hms(out, (hms >> 12) % (1u << 10), (hms >> 6) % 64, hms % 64);
+  put_fraction(out, usec % 1000000, fsp);
+}
+
+// ---- row formats -------------------------------------------------------------------------------
+
+// DATE / NEWDATE: 3 bytes little-endian, day 5 bits | month 4 bits | year 15 bits.
+Status append_date_json(std::string& out, ByteReader& r) {
+  auto v = static_cast<std::uint32_t>(r.le_n(3));
+  if (!r.ok()) return r.error();
+  out.push_back('"');
+  put_date(out, v >> 9, (v >> 5) & 15, v & 31);
+  out.push_back('"');
+  return {};
+}
+
+// Pre-5.6 TIME: 3 bytes little-endian signed, the decimal number [-]HHMMSS.
+Status append_time_json(std::string& out, ByteReader& r) {
+  auto u = static_cast<std::int32_t>(r.le_n(3));
+  if (!r.ok()) return r.error();
+  std::int32_t v = u >= 0x800000 ? u - 0x1000000 : u;
+  out.push_back('"');
+  if (v < 0) {
+    out.push_back('-');
+    v = -v;
+  }
+  const auto a = static_cast<std::uint32_t>(v);
+  put_hms(out, a / 10000, a / 100 % 100, a % 100);
+  out.push_back('"');
+  return {};
+}
+
+// Pre-5.6 DATETIME: 8 bytes little-endian, the decimal number YYYYMMDDhhmmss.
+Status append_datetime_json(std::string& out, ByteReader& r) {
+  std::uint64_t v = r.u64();
+  if (!r.ok()) return r.error();
+  const std::uint64_t date = v / 1000000, time = v % 1000000;
+  out.push_back('"');
+  put_date(out, date / 10000, date / 100 % 100, date % 100);
+  out.push_back(' ');
+  put_hms(out, time / 10000, time / 100 % 100, time % 100);
+  out.push_back('"');
+  return {};
+}
+
+// TIMESTAMP (4 bytes LE seconds) and TIMESTAMP2 (4 bytes BE seconds + fraction).
+Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
+                             std::int32_t tz_offset) {
+  const std::uint64_t at = r.offset();
+  if (fsp > 6) return bad_fsp(at);
+  std::uint64_t secs = v2 ? r.be_n(4) : r.le_n(4);
+  std::int64_t usec = v2 ? read_fraction(r, fsp) : 0;
+  if (!r.ok()) return r.error();
+  if (usec < 0 || usec > 999999)
+    return DecodeError{Errc::bad_value, at, "TIMESTAMP fraction out of range"};
+  out.push_back('"');
+  if (secs == 0) {
+    out.append("0000-00-00 00:00:00", 19);
+  } else {
+    const std::int64_t t = static_cast<std::int64_t>(secs) + tz_offset;
+    std::int64_t days = t / 86400, rem = t % 86400;
+    if (rem < 0) {
+      rem += 86400;
+      --days;
+    }
+    std::int64_t y = 0;
+    unsigned m = 0, d = 0;
+    civil_from_days(days, y, m, d);
+    put_date(out, static_cast<std::uint64_t>(y < 0 ? 0 : y), m, d);
+    out.push_back(' ');
+    const auto s = static_cast<std::uint64_t>(rem);
+    put_hms(out, s / 3600, s / 60 % 60, s % 60);
+  }
+  put_fraction(out, static_cast<std::uint32_t>(usec), fsp);
+  out.push_back('"');
+  return {};
+}
+
+// DATETIME2: 5 bytes BE (integer part + DATETIMEF_INT_OFS) + fraction.
+Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp) {
+  const std::uint64_t at = r.offset();
+  if (fsp > 6) return bad_fsp(at);
+  const std::int64_t intpart = static_cast<std::int64_t>(r.be_n(5)) - kDatetimefIntOfs;
+  const std::int64_t frac = read_fraction(r, fsp);
+  if (!r.ok()) return r.error();
+  const std::int64_t packed = intpart * (std::int64_t{1} << 24) + frac;
+  if (packed < 0 || frac < 0 || frac > 999999)
+    return DecodeError{Errc::bad_value, at, "DATETIME2 value out of range"};
+  out.push_back('"');
+  append_packed_datetime_text(out, packed, fsp, false);
+  out.push_back('"');
+  return {};
+}
+
+// TIME2: 3 bytes BE (integer part + TIMEF_INT_OFS) + fraction; fsp 5-6 as one 6-byte integer.
+// Negative values with a fraction store the fraction "reversed" (my_time_packed_from_binary).
+Status append_time2_json(std::string& out, ByteReader& r, unsigned fsp) {
+  const std::uint64_t at = r.offset();
+  if (fsp > 6) return bad_fsp(at);
+  std::int64_t packed = 0;
+  if (fsp >= 5) {
+    packed = static_cast<std::int64_t>(r.be_n(6)) - kTimefOfs;
+  } else {
+    std::int64_t intpart = static_cast<std::int64_t>(r.be_n(3)) - kTimefIntOfs;
+    std::int64_t frac = 0;
+    if (fsp >= 1) {
+      const std::int64_t unit = fsp <= 2 ? 0x100 : 0x10000;
+      frac = static_cast<std::int64_t>(r.be_n(fsp <= 2 ? 1 : 2));
+      if (intpart < 0 && frac != 0) {
+        ++intpart;
+        frac -= unit;
+      }
+      frac *= fsp <= 2 ? 10000 : 100;
+    }
+    packed = intpart * (std::int64_t{1} << 24) + frac;
+  }
+  if (!r.ok()) return r.error();
+  const std::int64_t mag = packed < 0 ? -packed : packed;
+  if (mag % (std::int64_t{1} << 24) > 999999)
+    return DecodeError{Errc::bad_value, at, "TIME2 fraction out of range"};
+  out.push_back('"');
+  append_packed_time_text(out, packed, fsp);
+  out.push_back('"');
+  return {};
+}
+
+}  // namespace binlogctl
