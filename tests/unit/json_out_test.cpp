@@ -33,7 +33,11 @@ TEST_SUITE("json_out") {
     for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
     std::string s;
     append_json_quoted(s, bytes);
-    CHECK_NOTHROW((void)nlohmann::json::parse(s));
+    auto parsed = nlohmann::json::parse(s);
+    REQUIRE(parsed.is_string());
+    // the 128 ASCII bytes decode to themselves, each of the 128 others to the 4 characters \xHH
+    CHECK(parsed.get<std::string>().size() == 128 + 128 * 4);
+    CHECK(parsed.get<std::string>().substr(128, 8) == "\\x80\\x81");
   }
 
   TEST_CASE("numbers, hex and base64") {
