@@ -156,21 +156,32 @@ class Dumper {
     const std::uint64_t pos = ev.is_inner() ? ev.payload_pos : ev.pos;
     std::string& b = out_.buf();
     if (opts_.format == OutputFormat::json) {
-      JsonWriter w(b);
-      w.begin_object();
-      w.key("log_name").str(log_name);
-      w.key("pos").u64(pos);
-      w.key("event_type").str(type_name);
-      w.key("server_id").u64(ev.header.server_id);
-      w.key("end_log_pos").u64(ev.header.log_pos);
-      w.key("info").str(info_);
-      w.key("timestamp").u64(ev.header.timestamp);
-      w.key("event_size").u64(ev.header.event_size);
-      w.key("flags").u64(ev.header.flags);
-      w.key("type_code").u64(ev.type_code());
+      // Keys are literals: no escaping work per event.
+      b.append(R"({"log_name":)");
+      append_json_quoted(b, log_name);
+      b.append(R"(,"pos":)");
+      append_u64(b, pos);
+      b.append(R"(,"event_type":")");
+      b.append(type_name);  // our own table: plain ASCII
+      b.append(R"(","server_id":)");
+      append_u64(b, ev.header.server_id);
+      b.append(R"(,"end_log_pos":)");
+      append_u64(b, ev.header.log_pos);
+      b.append(R"(,"info":)");
+      append_json_quoted(b, info_);
+      b.append(R"(,"timestamp":)");
+      append_u64(b, ev.header.timestamp);
+      b.append(R"(,"event_size":)");
+      append_u64(b, ev.header.event_size);
+      b.append(R"(,"flags":)");
+      append_u64(b, ev.header.flags);
+      b.append(R"(,"type_code":)");
+      append_u64(b, ev.type_code());
       if (ev.is_inner()) {
-        w.key("payload_pos").u64(ev.payload_pos);
-        w.key("inner_index").u64(static_cast<std::uint64_t>(ev.inner_index));
+        b.append(R"(,"payload_pos":)");
+        append_u64(b, ev.payload_pos);
+        b.append(R"(,"inner_index":)");
+        append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
       }
       if (opts_.decode) {
         body_.clear();
@@ -178,11 +189,15 @@ class Dumper {
         bw.begin_object();
         Status ds = describe_body(bw, ev, scratch_);
         bw.end_object();
-        if (ds) w.key("body").raw(body_);
-        else w.key("body").null();
+        b.append(R"(,"body":)");
+        b.append(ds ? std::string_view(body_) : std::string_view("null"));
       }
-      if (opts_.hexdump) w.key("hex").hex(ev.raw.data(), ev.raw.size());
-      w.end_object();
+      if (opts_.hexdump) {
+        b.append(R"(,"hex":")");
+        append_hex(b, ev.raw.data(), ev.raw.size());
+        b.push_back('"');
+      }
+      b.push_back('}');
       out_.end_line();
     } else {
       append_padded(b, log_name, name_w_, false);
