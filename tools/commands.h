@@ -7,6 +7,9 @@
 namespace binlogctl::cli {
 
 void setup_dump(CLI::App& app, int& exit_code);
+void setup_convert(CLI::App& app, int& exit_code);
+void setup_verify(CLI::App& app, int& exit_code);
+void setup_replay(CLI::App& app, int& exit_code);
 
 // Shared option helpers (common_options.cpp).
 void add_progress_option(CLI::App& sub, std::string& mode);

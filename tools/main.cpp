@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   binlogctl::cli::setup_dump(app, exit_code);
+  binlogctl::cli::setup_convert(app, exit_code);
+  binlogctl::cli::setup_verify(app, exit_code);
+  binlogctl::cli::setup_replay(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

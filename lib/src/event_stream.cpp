@@ -97,7 +97,10 @@ void EventStream::resync_from(std::uint64_t from, Check check, Severity sev, std
     std::uint64_t size = 0;
     if (!plausible_at(p, true, &size)) continue;
     if (!crc) {
-      // Without checksums, also ask the event after it to look right (or the file to end there).
+      // Without checksums, also ask the event after it to look right (or the file to end there),
+      // and the candidate to fit in the input: a header read out of damaged bytes often declares
+      // a size past the end.
+      if (src_.window(p, size).size() < size) continue;
       Bytes next = src_.window(p + size, 1);
       std::uint64_t next_size = 0;
       if (!next.empty() && !plausible_at(p + size, false, &next_size)) continue;

@@ -63,8 +63,22 @@ binlogctl_cli_test(index_order ${EXPECT} --rc 0 --stdout-contains "mariadb-bin.0
 binlogctl_cli_test(datetime_filter ${EXPECT} --rc 0 --stdout-contains "Log_name"
                    -- ${BIN} dump --start-datetime "2024-02-01 00:00:00" --stop-datetime "2030-01-01" ${FIX}/basic/binlogs)
 
+# verify: the public corpus per MANIFEST.md (skipped without ../shared).
+binlogctl_cli_test(verify_corpus bash ${CLI}/verify_corpus.sh ${BIN} ${SHARED})
+binlogctl_cli_test(verify_fixtures ${EXPECT} --rc 0 --stdout-contains "\"errors\":0"
+                   -- ${BIN} verify --format json ${FIX}/basic/binlogs/mariadb-bin.index)
+
+# replay: a real chain through each policy, invariants checked, summary keys present.
+foreach(policy doc ticdc none blocking)
+  binlogctl_cli_test(replay_${policy} ${EXPECT} --rc 0 --stdout-contains "\"ok\":true"
+                     --stdout-contains "\"trace_hash\"" --stdout-contains "\"latency_ms\""
+                     -- ${BIN} replay --format json --policy ${policy} --quota 64K
+                        --sink "shop\\..*=latency:5ms,cap:200KB/s" ${FIX}/basic/binlogs)
+endforeach()
+binlogctl_cli_test(replay_bad_sink ${EXPECT} --rc 2 -- ${BIN} replay --sink "x=warp:9" ${FIX}/basic/binlogs)
+
 # Every long option printed by --help is documented in the man page.
-foreach(cmd dump)
+foreach(cmd dump verify replay)
   binlogctl_cli_test(man_${cmd} ${Python3_EXECUTABLE} ${CLI}/help_vs_man.py ${BIN} ${cmd}
                      ${CMAKE_SOURCE_DIR}/man/binlogctl-${cmd}.1.scd)
 endforeach()

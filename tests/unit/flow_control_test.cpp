@@ -2,7 +2,6 @@
 // The first cases rewrite TiCDC's utils/dynstream memory_control_test.go and
 // memory_control_algorithm_test.go (design/flow-control.md §3) for our engine.
 #include <binlogctl/flow_control.h>
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -112,7 +111,8 @@ TEST_SUITE("flow_control") {
 
   TEST_CASE("release choice: most advanced blocked paths covering 60% (TestReleaseMemory)") {
     // Three blocking paths, last handled ts 300/200/100, sizes 400/300/300 of 1000.
-    std::vector<ReleaseCandidate> c = {{1, 400, 300, true}, {2, 300, 200, true}, {3, 300, 100, true}};
+    std::vector<ReleaseCandidate> c = {
+        {1, 400, 300, true}, {2, 300, 200, true}, {3, 300, 100, true}};
     CHECK(select_release_paths(c, 1000, 0.6, 256) == std::vector<std::uint32_t>{1, 2});
     // 300 x 3 of 900: 600 >= 540 after two.
     c = {{1, 300, 300, true}, {2, 300, 200, true}, {3, 300, 100, true}};
@@ -242,7 +242,8 @@ TEST_SUITE("flow_control") {
     FlowController fc(Policy::none, small_quota(1 << 20));
     const auto a = fc.add_area();
     const auto p = fc.add_path(a);
-    for (std::uint32_t s = 0; s < 8; ++s) CHECK(fc.on_event(0, p, 0, s, 10, s) == AppendStatus::appended);
+    for (std::uint32_t s = 0; s < 8; ++s)
+      CHECK(fc.on_event(0, p, 0, s, 10, s) == AppendStatus::appended);
     auto b1 = fc.pop_batch(1, p, 3, 1000);  // seq 0..2 to the sink
     CHECK(b1.first_seq == 0);
     CHECK(b1.count == 3);
@@ -271,7 +272,8 @@ TEST_SUITE("flow_control") {
     CHECK(fc.on_handshake(8, p, 0, 5) == AppendStatus::stale_epoch);
     CHECK(fc.on_handshake(8, p, 1, 5) == AppendStatus::appended);
     // 5..7 were forwarded before the reset: skipped, not delivered twice.
-    for (std::uint32_t s = 5; s < 8; ++s) CHECK(fc.on_event(9, p, 1, s, 10, s) == AppendStatus::filtered);
+    for (std::uint32_t s = 5; s < 8; ++s)
+      CHECK(fc.on_event(9, p, 1, s, 10, s) == AppendStatus::filtered);
     CHECK(fc.on_event(9, p, 1, 8, 10, 8) == AppendStatus::appended);
     CHECK(fc.path_counters(p).filtered == 3);
     // A gap (9 missing) breaks the stream again.

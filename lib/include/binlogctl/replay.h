@@ -1,0 +1,387 @@
+// `binlogctl replay`: a deterministic discrete-event simulator around the flow-control engine.
+//
+// An upstream (TiCDC's EventService) reads each input chain (one area) at a rate, per-path cursors
+// stopping at transaction boundaries; a data link and a control link with their own delays carry
+// events and feedback; the engine (flow_control.h) queues and accounts events; simulated sinks
+// (latency, throughput cap, periodic stalls, jitter, hang windows, barriers) acknowledge batches.
+// Virtual clock in integer microseconds, one priority queue keyed by (time, insertion order), no
+// threads; every random choice comes from a splitmix64 stream seeded by (seed, component, name), so
+// the same options and seed give the same trace hash and summary.
+//
+// Command line → ReplayOptions (the CLI front end, tools/cmd_replay.cpp, maps them 1:1):
+//   --policy doc|ticdc|none|blocking    policy                      (parse_policy)
+//   --quota BYTES (K/M/G suffixes)      thresholds.quota            (parse_bytes)
+//   --hard-limit-ratio R                thresholds.hard_limit_ratio
+//   --path-pause F / --path-resume F    thresholds.path_pause / path_resume  (fractions of Q)
+//   --area-pause F / --area-resume F    thresholds.area_pause / area_resume
+//   --path-by table|schema|hash:N       path_by, path_hash_buckets  (parse_path_by)
+//   --sink PATTERN=SPEC (repeatable)    sinks                       (parse_sink_spec)
+//   --source-rate N/s|SIZE/s|ts|max     source_rate                 (parse_source_rate)
+//   --data-delay DURATION               data_delay_us               (parse_duration_us)
+//   --control-delay DURATION            control_delay_us
+//   --seed N                            seed
+//   --clock virtual|real                clock
+//   --timeline FILE                     (CLI: a JsonlTimelineWriter passed to run_replay)
+//   --plot FILE.svg                     record_series = true, then write_plot_svg()
+//   --format text|json                  (CLI: write_summary_text / write_summary_json)
+//   --watchdog DURATION                 watchdog_us
+//   --drop-rate FRACTION                drop_rate
+// Exit status for the CLI: replay_exit_code(result): 0 invariants hold, 1 a violation.
+#pragma once
+
+#include <binlogctl/flow_control.h>
+
+#include <cstdint>
+#include <deque>
+#include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace binlogctl {
+
+// ---- input ----
+
+// One decoded event as the engine sees it. path_key is "schema.table" for row events and "" for
+// the rest (they go to the control path "(control)"); it only has to stay valid until the next
+// call of EventSource::next. size is the decoded size in bytes (what TiCDC accounts).
+struct ReplayEvent {
+  std::uint32_t file_index = 0;   // index of the binlog file in the chain
+  std::uint64_t pos = 0;          // end_log_pos of the event (or of its TRANSACTION_PAYLOAD)
+  std::uint32_t inner_index = 0;  // row index / index inside a payload
+  std::string_view path_key;
+  std::uint32_t size = 0;
+  bool txn_end = false;            // last event of its transaction
+  std::uint64_t source_ts_us = 0;  // commit time at the source
+};
+
+// A pull source. The simulator reads it once, at load time, into a compact ReplayInput, and
+// re-delivers from there after resets (the analog of TiCDC's event store), so no seek is needed.
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  virtual bool next(ReplayEvent& ev) = 0;
+};
+
+// Events held in memory (tests, small tools).
+class VectorEventSource : public EventSource {
+ public:
+  void add(std::string_view path_key, std::uint32_t size, bool txn_end, std::uint64_t source_ts_us,
+           std::uint32_t file_index = 0, std::uint64_t pos = 0, std::uint32_t inner_index = 0);
+  bool next(ReplayEvent& ev) override;
+  void rewind() noexcept { next_ = 0; }
+  std::size_t size() const noexcept { return events_.size(); }
+
+ private:
+  std::deque<std::string> keys_;
+  std::vector<ReplayEvent> events_;
+  std::size_t next_ = 0;
+};
+
+// A seeded synthetic binlog: many small transactions over `tables` tables of one schema, a few
+// large ones, positions laid out like a real file (end_log_pos grows by the event size).
+struct SyntheticSourceOptions {
+  std::uint64_t seed = 1;
+  std::string schema = "shop";
+  std::uint32_t tables = 12;
+  std::uint32_t transactions = 1000;
+  std::uint32_t min_rows = 1, max_rows = 6;  // rows (events) per small transaction
+  std::uint32_t min_row_bytes = 80, max_row_bytes = 600;
+  std::uint32_t large_txn_every = 250;  // every Nth transaction is large (0: never)
+  std::uint32_t large_txn_rows = 400;
+  std::uint32_t tables_per_txn = 2;      // distinct tables touched by a small txn
+  std::uint64_t txn_interval_us = 1000;  // commit timestamps advance by this
+  std::vector<double> table_weights;     // optional skew (index = table), default uniform
+  std::uint32_t file_size = 64u << 20;   // rotate to the next file index past this
+};
+
+class SyntheticEventSource : public EventSource {
+ public:
+  explicit SyntheticEventSource(SyntheticSourceOptions o);
+  bool next(ReplayEvent& ev) override;
+  const std::string& table_name(std::uint32_t t) const { return names_[t]; }
+
+ private:
+  void start_txn();
+  SyntheticSourceOptions o_;
+  std::vector<std::string> names_;
+  std::vector<double> cumulative_;
+  std::uint64_t rng_;
+  std::uint32_t txn_ = 0;
+  std::uint32_t rows_left_ = 0;
+  std::vector<std::uint32_t> txn_tables_;
+  std::uint32_t file_index_ = 1;
+  std::uint64_t pos_ = 4;
+  std::uint32_t inner_ = 0;
+  std::uint64_t ts_ = 0;
+};
+
+enum class PathBy : std::uint8_t { table, schema, hash };
+
+// Compact, immutable, reusable input: load once, run many times (property sweeps, benchmarks).
+struct ReplayPosition {
+  std::uint32_t file_index = 0;
+  std::uint32_t inner_index = 0;
+  std::uint64_t pos = 0;
+};
+struct ReplayInputEvent {
+  std::uint32_t path = 0;      // path index
+  std::uint32_t path_seq = 0;  // index among the events of its path
+  std::uint32_t size = 0;
+  std::uint32_t txn = 0;   // transaction ordinal within its area
+  std::uint8_t flags = 0;  // kTxnEnd | kPathTxnEnd
+};
+inline constexpr std::uint8_t kTxnEnd = 1;      // last event of its transaction
+inline constexpr std::uint8_t kPathTxnEnd = 2;  // last event of its transaction on its path
+
+struct ReplayInput {
+  struct Area {
+    std::uint32_t first_event = 0, end_event = 0;  // global event indexes [first, end)
+    std::uint32_t transactions = 0;
+    std::vector<std::uint32_t> paths;
+  };
+  std::vector<ReplayInputEvent> events;  // all areas, area by area, source order
+  std::vector<std::uint64_t> source_ts_us;
+  std::vector<ReplayPosition> positions;
+  std::vector<std::string> path_names;
+  std::vector<std::uint32_t> path_area;
+  std::vector<std::vector<std::uint32_t>> path_events;  // per path: global event indexes
+  std::vector<Area> areas;
+  std::uint32_t max_event_size = 0;
+  std::uint64_t total_bytes = 0;
+};
+
+// One area per source. path_by / buckets group events into paths (names "schema.table", "schema",
+// or "#k" for hash bucket k; events with an empty key go to "(control)").
+ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by = PathBy::table,
+                              std::uint32_t hash_buckets = 0);
+ReplayInput load_replay_input(EventSource& source, PathBy by = PathBy::table,
+                              std::uint32_t hash_buckets = 0);
+
+// ---- sinks ----
+
+struct SinkModel {
+  std::uint64_t latency_us = 0;       // latency:5ms   fixed completion latency per batch
+  std::uint64_t cap_bytes_per_s = 0;  // cap:2MB/s     throughput cap (0: none), serial per path
+  std::uint64_t stall_period_us = 0;  // stall:30s/5s  no completion in the last 5 s of every 30 s
+  std::uint64_t stall_us = 0;
+  std::uint64_t jitter_us = 0;     // jitter:2ms    uniform [0, 2ms] added per batch (seeded)
+  std::uint64_t hang_from_us = 0;  // hang:10s-70s  completions withheld in [10 s, 70 s)
+  std::uint64_t hang_to_us = 0;
+  std::uint32_t barrier_every_txns = 0;  // barrier:K     every K txns of the area, all paths meet
+};
+
+struct SinkSpec {
+  std::string pattern;  // ECMAScript regex, must match the whole path name
+  SinkModel model;
+};
+
+// "shop\..*=latency:5ms,cap:2MB/s,stall:30s/5s,jitter:2ms,hang:10s-70s,barrier:50".
+// A spec without '=' applies to every path (pattern ".*"). On error returns nullopt and sets error.
+std::optional<SinkSpec> parse_sink_spec(std::string_view text, std::string& error);
+// "250us", "5ms", "2s", "1.5m", "1h"; a bare number is milliseconds.
+std::optional<std::uint64_t> parse_duration_us(std::string_view text);
+// "1048576", "512K", "64M", "1G" (also KB/KiB/MB/MiB/GB/GiB; all binary).
+std::optional<std::uint64_t> parse_bytes(std::string_view text);
+// "table", "schema", "hash:N".
+bool parse_path_by(std::string_view text, PathBy& by, std::uint32_t& buckets);
+
+struct SourceRate {
+  enum class Kind : std::uint8_t { unlimited, events, bytes, timestamps } kind = Kind::unlimited;
+  double per_second = 0;
+};
+// "max" (as fast as credit allows), "20000/s" or "20000ev/s" (events), "2MB/s" / "512K/s"
+// (bytes), "ts" (at the source commit timestamps).
+std::optional<SourceRate> parse_source_rate(std::string_view text);
+
+// ---- options and results ----
+
+enum class ClockMode : std::uint8_t { virtual_time, real_time };
+
+struct ReplayOptions {
+  Policy policy = Policy::doc;
+  FlowThresholds thresholds;
+  PathBy path_by = PathBy::table;  // used by the loaders, not by run_replay on a loaded input
+  std::uint32_t path_hash_buckets = 0;
+  std::vector<SinkSpec> sinks;  // first match wins; unmatched paths use default_sink
+  SinkModel default_sink;       // instant sink
+  SourceRate source_rate;
+  std::uint64_t data_delay_us = 1000, data_jitter_us = 0;
+  std::uint64_t control_delay_us = 10'000, control_jitter_us = 0;
+  std::uint64_t seed = 1;
+  ClockMode clock = ClockMode::virtual_time;
+  std::uint64_t watchdog_us = 30'000'000;
+  double drop_rate = 0;  // fraction of arriving events turned into drop markers (S9)
+  // Model constants (TiCDC values where they exist).
+  std::uint64_t report_interval_us = 1'000'000;    // ticdc congestion report period
+  std::uint64_t tick_us = 100'000;                 // engine timers, watchdog, stuck-paused check
+  std::uint64_t sample_interval_us = 100'000;      // timeline / plot memory samples
+  std::uint64_t upstream_tick_us = 1000;           // upstream step period
+  std::uint64_t upstream_step_bytes = 256u << 10;  // live reading cap per step (256 MiB/s)
+  // Catch-up scans of lagging paths (after a pause, a credit stall or a reset) per step, all
+  // paths together, and per path (then up to the end of the transaction). 0 = scaled to the
+  // quota like TiCDC's defaults: Q/4096 (>= 8 KiB; 256 KiB per ms, i.e. its 256 MiB/s scan
+  // limiter, for the 1 GiB default quota) and Q/16384 (>= 2 KiB).
+  std::uint64_t scan_step_bytes = 0;
+  std::uint64_t scan_quantum_bytes = 0;
+  std::uint32_t batch_max_events = 4096;
+  std::uint64_t batch_max_bytes = 1u << 20;
+  std::uint64_t drain_timeout_us = 3'600'000'000ull;  // after the source ends
+  bool record_series = false;  // keep samples and marks in the result (for the plot)
+  bool stop_on_violation = true;
+  std::size_t trace_lines = 40;  // trace kept for a violation report
+};
+
+struct LatencySummary {
+  double p50 = 0, p95 = 0, p99 = 0, max = 0;  // milliseconds
+};
+
+struct PathStats {
+  std::string name;
+  std::uint32_t area = 0;
+  std::uint64_t source_events = 0, delivered = 0, redelivered = 0, bytes = 0;
+  PathCounters counters;
+  LatencySummary latency_ms;
+};
+
+struct AreaStats {
+  std::uint64_t source_events = 0, delivered = 0;
+  std::uint64_t peak_memory = 0;        // peak pending bytes (what the quota bounds)
+  std::uint64_t peak_resident = 0;      // pending + in flight on the data link + in sinks
+  std::uint64_t reader_blocked_us = 0;  // blocking policy: time the reader was blocked
+  std::uint64_t time_above_pause_us = 0;
+  AreaCounters counters;
+  std::uint64_t source_end_us = 0, drain_us = 0;
+};
+
+struct Violation {
+  std::string check;  // memory_bound, exactly_once, stale_epoch, protocol, deadlock,
+                      // drain_timeout, pause_alternation, stuck_paused, accounting
+  std::uint64_t time_us = 0;
+  std::string message;
+  std::vector<std::string> trace;  // the last actions before the violation
+};
+
+struct ReplayMark {
+  std::uint64_t time_us = 0;
+  ActionKind kind = ActionKind::pause_path;
+  std::uint32_t area = 0;
+  std::uint32_t path = kNoPath;
+};
+
+struct ReplaySeries {
+  std::vector<std::uint64_t> time_us;
+  std::vector<std::vector<std::uint64_t>> area_pending;  // [area][sample]
+  std::vector<std::uint32_t> top_paths;                  // by peak pending
+  std::vector<std::vector<std::uint64_t>> path_pending;  // [i of top_paths][sample]
+  std::vector<ReplayMark> marks;
+  bool truncated = false;
+};
+
+struct ReplayResult {
+  Policy policy = Policy::doc;
+  std::uint64_t seed = 0;
+  std::uint64_t source_events = 0, delivered = 0, redelivered = 0;
+  std::uint64_t source_bytes = 0;
+  std::uint64_t pauses = 0, resumes = 0, flaps = 0;  // path + area
+  std::uint64_t circuit_breaks = 0, releases = 0, drop_markers = 0, resets = 0;
+  std::uint64_t stale_discarded = 0, refiltered = 0, discarded = 0;
+  std::uint64_t peak_memory = 0, peak_resident = 0, quota = 0, hard_limit = 0;
+  LatencySummary latency_ms;
+  std::uint64_t end_time_us = 0, source_end_us = 0, drain_us = 0;
+  std::uint64_t trace_hash = 0;
+  bool ok = true;
+  std::vector<Violation> violations;
+  std::vector<PathStats> paths;
+  std::vector<AreaStats> areas;
+  ReplaySeries series;  // filled when ReplayOptions::record_series
+  std::uint64_t sim_steps = 0;
+};
+
+// ---- timeline ----
+
+struct TimelineAction {
+  std::uint64_t time_us = 0;
+  std::string_view kind;  // to_string(ActionKind), or "deadlock", "violation", "reset_applied"
+  std::uint32_t area = 0;
+  std::string_view path;  // empty for area actions
+  std::uint32_t epoch = 0;
+  std::uint64_t seq = 0, count = 0, bytes = 0;
+  std::uint64_t area_pending = 0;
+  std::string_view detail;
+};
+struct TimelinePathSample {
+  std::string_view path;
+  std::uint64_t pending = 0;
+  bool paused = false;
+};
+struct TimelineSample {
+  std::uint64_t time_us = 0;
+  std::uint32_t area = 0;
+  std::uint64_t pending = 0, resident = 0, delivered = 0;
+  bool paused = false;
+  std::span<const TimelinePathSample> paths;  // paths with pending bytes
+};
+
+class TimelineWriter {
+ public:
+  virtual ~TimelineWriter() = default;
+  virtual void action(const TimelineAction& a) = 0;
+  virtual void sample(const TimelineSample& s) = 0;
+};
+
+// JSON Lines: {"t_ms":..,"kind":"pause_path","area":0,"path":"shop.orders",...} per action and
+// {"t_ms":..,"kind":"sample","area":0,"pending":..,"resident":..,"paths":{"shop.orders":..}}.
+class JsonlTimelineWriter : public TimelineWriter {
+ public:
+  explicit JsonlTimelineWriter(std::ostream& out) : out_(out) {}
+  void action(const TimelineAction& a) override;
+  void sample(const TimelineSample& s) override;
+
+ private:
+  std::ostream& out_;
+};
+
+// ---- running ----
+
+ReplayResult run_replay(const ReplayOptions& opts, const ReplayInput& input,
+                        TimelineWriter* timeline = nullptr);
+// Loads `source` (one area) with opts.path_by, then runs.
+ReplayResult run_replay(const ReplayOptions& opts, EventSource& source,
+                        TimelineWriter* timeline = nullptr);
+ReplayResult run_replay(const ReplayOptions& opts, std::span<EventSource* const> sources,
+                        TimelineWriter* timeline = nullptr);
+
+inline int replay_exit_code(const ReplayResult& r) noexcept { return r.ok ? 0 : 1; }
+
+// Property sweep (the 1,000-seed test): for each seed in [first_seed, first_seed + seeds) run
+// `base` with that seed and, when `randomize`, seed-derived perturbations (quota, per-path sink
+// latency/cap/stall/jitter/hang, link delays; never barriers). Every run must hold all
+// invariants; every `determinism_every`-th seed is run twice and must give the same trace hash.
+struct PropertyReport {
+  std::uint32_t runs = 0, failures = 0;
+  std::uint64_t events_delivered = 0, resets = 0, pauses = 0, circuit_breaks = 0, releases = 0;
+  std::vector<std::string> messages;  // the first failures (seed, check, message)
+  bool ok() const noexcept { return failures == 0; }
+};
+PropertyReport check_replay_properties(const ReplayInput& input, const ReplayOptions& base,
+                                       std::uint64_t first_seed, std::uint32_t seeds,
+                                       bool randomize = true, std::uint32_t determinism_every = 10);
+
+// ---- output ----
+
+void write_summary_text(std::ostream& out, const ReplayResult& r);
+nlohmann::ordered_json summary_json(const ReplayResult& r);         // the object under "summary"
+void write_summary_json(std::ostream& out, const ReplayResult& r);  // {"summary": {...}}\n
+
+struct PlotOptions {
+  std::uint32_t width = 1100, height = 560;
+  std::uint32_t top_paths = 6;
+  std::string title;
+};
+void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions& o = {});
+
+}  // namespace binlogctl

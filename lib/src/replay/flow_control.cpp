@@ -1,0 +1,491 @@
+// Flow-control engine: accounting, policies, reset protocol (collector side).
+#include <binlogctl/flow_control.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace binlogctl {
+
+namespace {
+
+// ratio * quota as a byte threshold: "used >= ratio*Q" <=> "used >= ceil(ratio*Q)" for integer
+// used. Products within 1e-9 of an integer are taken as that integer (0.2 * 100 == 20).
+std::uint64_t ratio_bytes(double ratio, std::uint64_t quota) noexcept {
+  if (ratio <= 0) return 0;
+  const double x = ratio * static_cast<double>(quota);
+  const double r = std::round(x);
+  if (std::fabs(x - r) <= 1e-9 * std::max(1.0, x)) return static_cast<std::uint64_t>(r);
+  return static_cast<std::uint64_t>(std::ceil(x));
+}
+
+}  // namespace
+
+std::string_view to_string(Policy p) noexcept {
+  switch (p) {
+    case Policy::doc:
+      return "doc";
+    case Policy::ticdc:
+      return "ticdc";
+    case Policy::none:
+      return "none";
+    case Policy::blocking:
+      return "blocking";
+  }
+  return "?";
+}
+
+bool parse_policy(std::string_view text, Policy& out) noexcept {
+  for (Policy p : {Policy::doc, Policy::ticdc, Policy::none, Policy::blocking}) {
+    if (text == to_string(p)) {
+      out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view to_string(ActionKind k) noexcept {
+  switch (k) {
+    case ActionKind::pause_path:
+      return "pause_path";
+    case ActionKind::resume_path:
+      return "resume_path";
+    case ActionKind::pause_area:
+      return "pause_area";
+    case ActionKind::resume_area:
+      return "resume_area";
+    case ActionKind::release_path:
+      return "release_path";
+    case ActionKind::circuit_break:
+      return "circuit_break";
+    case ActionKind::drop_marker:
+      return "drop_marker";
+    case ActionKind::reset:
+      return "reset";
+  }
+  return "?";
+}
+
+std::uint64_t FlowThresholds::hard_limit() const noexcept {
+  return ratio_bytes(hard_limit_ratio, quota);
+}
+
+std::uint64_t FlowThresholds::path_max() const noexcept {
+  return std::max(ratio_bytes(path_credit_ratio, quota), path_credit_floor);
+}
+
+PauseChange hysteresis(bool paused, std::uint64_t used, std::uint64_t quota, double pause_ratio,
+                       double resume_ratio) noexcept {
+  if (!paused && used >= ratio_bytes(pause_ratio, quota)) return PauseChange::pause;
+  if (paused && used < ratio_bytes(resume_ratio, quota)) return PauseChange::resume;
+  return PauseChange::none;
+}
+
+PathThresholds calculate_v2_thresholds(std::size_t paths, double area_usage) noexcept {
+  if (paths <= 1) return {0.8, 0.4};
+  if (paths == 2) return {0.5, 0.25};
+  PathThresholds base;
+  if (area_usage <= 0.5) {
+    base = {0.2, 0.1};
+  } else if (area_usage <= 0.8) {
+    base = {0.1, 0.05};
+  } else if (area_usage <= 1.0) {
+    base = {0.05, 0.01};
+  } else if (area_usage <= 1.2) {
+    base = {0.01, 0.005};
+  } else if (area_usage <= 1.5) {
+    base = {0.005, 0.001};
+  } else {
+    return {0, 0};  // no tier: pauses on any byte and never resumes (the edge case to avoid)
+  }
+  const double penalty = 1.0 - 0.5 / static_cast<double>(paths);
+  return {base.pause / penalty, base.resume / penalty};
+}
+
+std::vector<std::uint32_t> select_release_paths(std::span<const ReleaseCandidate> candidates,
+                                                std::uint64_t area_pending, double ratio,
+                                                std::uint64_t min_bytes) {
+  std::vector<ReleaseCandidate> sorted(candidates.begin(), candidates.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    if (a.last_handled != b.last_handled) return a.last_handled > b.last_handled;
+    return a.path < b.path;
+  });
+  const double target = ratio * static_cast<double>(area_pending);
+  std::vector<std::uint32_t> out;
+  std::uint64_t selected = 0;
+  for (const auto& c : sorted) {
+    if (static_cast<double>(selected) >= target && !out.empty()) break;
+    if (!c.blocking || c.pending < min_bytes) continue;
+    out.push_back(c.path);
+    selected += c.pending;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+FlowController::FlowController(Policy policy, const FlowThresholds& thresholds)
+    : policy_(policy),
+      t_(thresholds),
+      hard_limit_(thresholds.hard_limit()),
+      path_pause_bytes_(ratio_bytes(thresholds.path_pause, thresholds.quota)),
+      path_resume_bytes_(ratio_bytes(thresholds.path_resume, thresholds.quota)),
+      area_pause_bytes_(ratio_bytes(thresholds.area_pause, thresholds.quota)),
+      area_resume_bytes_(ratio_bytes(thresholds.area_resume, thresholds.quota)) {}
+
+std::uint32_t FlowController::add_area() {
+  areas_.emplace_back();
+  return static_cast<std::uint32_t>(areas_.size() - 1);
+}
+
+std::uint32_t FlowController::add_path(std::uint32_t area) {
+  const auto id = static_cast<std::uint32_t>(paths_.size());
+  paths_.emplace_back();
+  paths_.back().area = area;
+  areas_[area].paths.push_back(id);
+  return id;
+}
+
+std::size_t FlowController::queued_events(std::uint32_t p) const noexcept {
+  return paths_[p].q.size() - paths_[p].qhead;
+}
+
+std::uint64_t FlowController::area_credit(std::uint32_t a) const noexcept {
+  const auto used = areas_[a].pending;
+  return used >= t_.quota ? 0 : t_.quota - used;
+}
+
+std::uint64_t FlowController::path_credit(std::uint32_t p) const noexcept {
+  const auto max = t_.path_max();
+  const auto used = paths_[p].pending;
+  return used >= max ? 0 : max - used;
+}
+
+void FlowController::emit(std::uint64_t now, ActionKind k, std::uint32_t area, std::uint32_t path,
+                          std::uint64_t bytes, std::uint32_t seq, std::uint32_t count,
+                          std::uint32_t epoch) {
+  actions_.push_back(FlowAction{now, k, area, path, epoch, seq, count, bytes});
+}
+
+bool FlowController::resume_allowed(bool had, std::uint64_t last,
+                                    std::uint64_t now) const noexcept {
+  return !had || now >= last + t_.feedback_interval_us;
+}
+
+AppendStatus FlowController::on_handshake(std::uint64_t now, std::uint32_t p, std::uint32_t epoch,
+                                          std::uint32_t start_seq) {
+  (void)now;
+  PathState& s = paths_[p];
+  if (epoch != s.epoch || !s.awaiting) {
+    ++s.c.stale;
+    return AppendStatus::stale_epoch;
+  }
+  s.awaiting = false;
+  s.expect = start_seq;
+  return AppendStatus::appended;
+}
+
+AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::uint32_t epoch,
+                                      std::uint32_t seq, std::uint32_t size, std::uint32_t order,
+                                      bool inject_drop) {
+  PathState& s = paths_[p];
+  AreaState& a = areas_[s.area];
+  if (epoch != s.epoch) {
+    ++s.c.stale;
+    return AppendStatus::stale_epoch;
+  }
+  if (s.awaiting) {
+    ++a.c.protocol_errors;
+    return AppendStatus::before_handshake;
+  }
+  if (s.broken) {
+    ++s.c.discarded;
+    return AppendStatus::discarded;
+  }
+  if (seq != s.expect) {
+    ++s.c.discarded;
+    mark_broken(now, p);
+    return AppendStatus::gap;
+  }
+  ++s.expect;
+  if (seq < s.forwarded) {
+    ++s.c.filtered;
+    return AppendStatus::filtered;
+  }
+  a.last_append = now;
+  if (policy_ == Policy::ticdc) {
+    check_deadlock(now, s.area);
+    if (a.pending >= hard_limit_) {
+      release_memory(now, s.area);
+      inject_drop = true;
+    }
+  }
+  if (inject_drop && !s.broken) {
+    ++s.c.drop_markers;
+    ++a.c.drop_markers;
+    ++s.c.discarded;
+    emit(now, ActionKind::drop_marker, s.area, p, size, seq, 1);
+    mark_broken(now, p);
+    return AppendStatus::marker;
+  }
+  if (policy_ == Policy::doc && a.pending + size > hard_limit_) {
+    circuit_breaker(now, s.area, p, size);
+  }
+  if (s.broken || s.epoch != epoch) {  // this very path was the victim: its stream restarts
+    ++s.c.discarded;
+    return AppendStatus::discarded;
+  }
+  s.q.push_back(Entry{size, order, epoch});
+  s.pending += size;
+  a.pending += size;
+  s.c.peak_pending = std::max(s.c.peak_pending, s.pending);
+  a.c.peak_pending = std::max(a.c.peak_pending, a.pending);
+  after_increase(now, p);
+  return AppendStatus::appended;
+}
+
+bool FlowController::can_pop(std::uint32_t p) const noexcept {
+  const PathState& s = paths_[p];
+  return !s.blocking && s.qhead < s.q.size();
+}
+
+std::uint32_t FlowController::front_order(std::uint32_t p) const noexcept {
+  const PathState& s = paths_[p];
+  return s.q[s.qhead].order;
+}
+
+Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_t max_events,
+                                std::uint64_t max_bytes, std::uint32_t max_order) {
+  PathState& s = paths_[p];
+  Batch b;
+  b.path = p;
+  b.epoch = s.epoch;
+  b.first_seq = s.forwarded;
+  b.first_order = s.q[s.qhead].order;
+  std::size_t i = s.qhead;
+  const std::size_t end = s.q.size();
+  std::uint32_t n = 0;
+  std::uint64_t bytes = 0;
+  bool stale = false;
+  while (i < end && n < max_events && bytes < max_bytes) {
+    const Entry& e = s.q[i];
+    if (n > 0 && e.order > max_order) break;
+    bytes += e.size;
+    stale |= e.epoch != s.epoch;
+    ++n;
+    ++i;
+  }
+  s.qhead = i;
+  if (s.qhead == s.q.size()) {
+    s.q.clear();
+    s.qhead = 0;
+  } else if (s.qhead >= 4096 && s.qhead * 2 >= s.q.size()) {
+    s.q.erase(s.q.begin(), s.q.begin() + static_cast<std::ptrdiff_t>(s.qhead));
+    s.qhead = 0;
+  }
+  b.count = n;
+  b.bytes = bytes;
+  b.stale = stale;
+  s.forwarded += n;
+  s.pending -= bytes;
+  AreaState& a = areas_[s.area];
+  a.pending -= bytes;
+  s.blocking = true;
+  s.last_handled = b.first_order;
+  a.last_decrease = now;
+  after_decrease(now, p);
+  if (s.broken && s.qhead == s.q.size()) start_reset(now, p);
+  return b;
+}
+
+void FlowController::batch_done(std::uint64_t now, const Batch& b) {
+  (void)now;
+  PathState& s = paths_[b.path];
+  s.blocking = false;
+  s.acked = std::max(s.acked, b.first_seq + b.count);
+}
+
+void FlowController::after_increase(std::uint64_t now, std::uint32_t p) {
+  if (policy_ != Policy::doc) return;
+  PathState& s = paths_[p];
+  AreaState& a = areas_[s.area];
+  if (!s.paused && s.pending >= path_pause_bytes_) {  // fast pause
+    s.paused = true;
+    s.paused_since = now;
+    s.last_feedback = now;
+    s.had_feedback = true;
+    ++s.c.pauses;
+    paused_paths_.push_back(p);
+    emit(now, ActionKind::pause_path, s.area, p, s.pending);
+  }
+  if (!a.paused && a.pending >= area_pause_bytes_) {
+    a.paused = true;
+    a.paused_since = now;
+    a.last_feedback = now;
+    a.had_feedback = true;
+    ++a.c.pauses;
+    emit(now, ActionKind::pause_area, s.area, kNoPath, a.pending);
+  }
+}
+
+void FlowController::after_decrease(std::uint64_t now, std::uint32_t p) {
+  if (policy_ != Policy::doc) return;
+  PathState& s = paths_[p];
+  AreaState& a = areas_[s.area];
+  if (s.paused && s.pending < path_resume_bytes_ &&
+      resume_allowed(s.had_feedback, s.last_feedback, now)) {
+    s.paused = false;
+    s.last_feedback = now;
+    ++s.c.resumes;
+    s.c.paused_us += now - s.paused_since;
+    if (now - s.paused_since < 2 * t_.feedback_interval_us) ++s.c.flaps;
+    auto it = std::find(paused_paths_.begin(), paused_paths_.end(), p);
+    if (it != paused_paths_.end()) {
+      *it = paused_paths_.back();
+      paused_paths_.pop_back();
+    }
+    emit(now, ActionKind::resume_path, s.area, p, s.pending);
+  }
+  if (a.paused && a.pending < area_resume_bytes_ &&
+      resume_allowed(a.had_feedback, a.last_feedback, now)) {
+    a.paused = false;
+    a.last_feedback = now;
+    ++a.c.resumes;
+    a.c.paused_us += now - a.paused_since;
+    if (now - a.paused_since < 2 * t_.feedback_interval_us) ++a.c.flaps;
+    emit(now, ActionKind::resume_area, s.area, kNoPath, a.pending);
+  }
+}
+
+void FlowController::mark_broken(std::uint64_t now, std::uint32_t p) {
+  PathState& s = paths_[p];
+  s.broken = true;
+  if (s.qhead == s.q.size()) start_reset(now, p);  // the marker is at the head already
+}
+
+void FlowController::start_reset(std::uint64_t now, std::uint32_t p) {
+  PathState& s = paths_[p];
+  s.broken = false;
+  s.awaiting = true;
+  ++s.epoch;
+  ++s.c.resets;
+  ++areas_[s.area].c.resets;
+  emit(now, ActionKind::reset, s.area, p, 0, s.acked, 0, s.epoch);
+}
+
+void FlowController::discard_queue(std::uint64_t now, std::uint32_t p, ActionKind why) {
+  PathState& s = paths_[p];
+  AreaState& a = areas_[s.area];
+  const auto count = static_cast<std::uint32_t>(s.q.size() - s.qhead);
+  const std::uint64_t bytes = s.pending;
+  emit(now, why, s.area, p, bytes, s.forwarded, count);
+  s.c.discarded += count;
+  s.q.clear();
+  s.qhead = 0;
+  a.pending -= bytes;
+  s.pending = 0;
+  a.last_decrease = now;
+  // The stream is broken: later events of this epoch are dropped until the reset.
+  s.broken = true;
+  start_reset(now, p);
+  after_decrease(now, p);
+}
+
+void FlowController::circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
+                                     std::uint32_t size) {
+  AreaState& a = areas_[area];
+  while (a.pending + size > hard_limit_) {
+    std::uint32_t victim = kNoPath;
+    std::uint64_t most = 0;
+    for (std::uint32_t p : a.paths) {  // longest path; ties keep the lower id
+      if (paths_[p].pending > most) {
+        most = paths_[p].pending;
+        victim = p;
+      }
+    }
+    if (victim == kNoPath) return;
+    ++a.c.circuit_breaks;
+    ++paths_[victim].c.circuit_breaks;
+    discard_queue(now, victim, ActionKind::circuit_break);
+    if (victim == incoming) return;
+  }
+}
+
+void FlowController::release_memory(std::uint64_t now, std::uint32_t area) {
+  AreaState& a = areas_[area];
+  if (a.released_once && now < a.last_release + t_.release_interval_us) return;
+  a.released_once = true;
+  a.last_release = now;
+  std::vector<ReleaseCandidate> cands;
+  cands.reserve(a.paths.size());
+  for (std::uint32_t p : a.paths) {
+    const PathState& s = paths_[p];
+    cands.push_back(ReleaseCandidate{p, s.pending, s.last_handled, s.blocking});
+  }
+  const auto chosen =
+      select_release_paths(cands, a.pending, t_.release_ratio, t_.release_min_bytes);
+  if (!chosen.empty()) ++a.c.release_rounds;
+  for (std::uint32_t p : chosen) {
+    ++a.c.releases;
+    ++paths_[p].c.releases;
+    discard_queue(now, p, ActionKind::release_path);
+  }
+  a.last_decrease = now;
+}
+
+void FlowController::check_deadlock(std::uint64_t now, std::uint32_t area) {
+  AreaState& a = areas_[area];
+  const bool recent_append = now < a.last_append + t_.deadlock_window_us;
+  const bool no_decrease = now > a.last_decrease + t_.deadlock_window_us;
+  const double usage = static_cast<double>(a.pending) / static_cast<double>(t_.quota);
+  if (recent_append && no_decrease && usage > t_.release_ratio) release_memory(now, area);
+}
+
+void FlowController::on_signal(std::uint64_t now, std::uint32_t area) {
+  areas_[area].last_append = now;
+  if (policy_ == Policy::ticdc) check_deadlock(now, area);
+}
+
+void FlowController::on_tick(std::uint64_t now) {
+  if (policy_ != Policy::doc) return;
+  // Lazy resumes that were suppressed by the feedback interval (without this timer a path that
+  // drained while its resume was suppressed would stay paused: the stuck-paused bug).
+  for (std::size_t i = paused_paths_.size(); i-- > 0;) {
+    if (i < paused_paths_.size()) after_decrease(now, paused_paths_[i]);
+  }
+  for (std::uint32_t a = 0; a < areas_.size(); ++a) {
+    if (areas_[a].paused && !areas_[a].paths.empty()) after_decrease(now, areas_[a].paths.front());
+  }
+}
+
+void FlowController::finish(std::uint64_t now) {
+  for (auto& s : paths_) {
+    if (s.paused) {
+      s.c.paused_us += now - s.paused_since;
+      s.paused_since = now;
+    }
+  }
+  for (auto& a : areas_) {
+    if (a.paused) {
+      a.c.paused_us += now - a.paused_since;
+      a.paused_since = now;
+    }
+  }
+}
+
+bool FlowController::accounting_consistent() const noexcept {
+  for (const auto& a : areas_) {
+    std::uint64_t sum = 0;
+    for (std::uint32_t p : a.paths) {
+      const PathState& s = paths_[p];
+      std::uint64_t q = 0;
+      for (std::size_t i = s.qhead; i < s.q.size(); ++i) q += s.q[i].size;
+      if (q != s.pending) return false;
+      sum += s.pending;
+    }
+    if (sum != a.pending) return false;
+  }
+  return true;
+}
+
+}  // namespace binlogctl

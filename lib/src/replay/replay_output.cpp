@@ -1,0 +1,559 @@
+// Replay output: summary (text, JSON), timeline (JSON Lines), SVG plot.
+#include <binlogctl/replay.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace binlogctl {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double ms(std::uint64_t us) noexcept { return static_cast<double>(us) / 1000.0; }
+
+// Milliseconds rounded to the microsecond, so JSON stays short and stable.
+double ms3(std::uint64_t us) noexcept { return std::round(static_cast<double>(us)) / 1000.0; }
+
+Json latency_json(const LatencySummary& l) {
+  Json j;
+  j["p50"] = l.p50;
+  j["p95"] = l.p95;
+  j["p99"] = l.p99;
+  j["max"] = l.max;
+  return j;
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{:.0f} B", b);
+  return fmt::format("{:.{}f} {}", b, b < 10 ? 2 : (b < 100 ? 1 : 0), units[u]);
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- summary ----
+
+Json summary_json(const ReplayResult& r) {
+  Json s;
+  s["policy"] = std::string(to_string(r.policy));
+  s["seed"] = r.seed;
+  s["source_events"] = r.source_events;
+  s["source_bytes"] = r.source_bytes;
+  s["delivered"] = r.delivered;
+  s["redelivered"] = r.redelivered;
+  s["pauses"] = r.pauses;
+  s["resumes"] = r.resumes;
+  s["flaps"] = r.flaps;
+  s["circuit_breaks"] = r.circuit_breaks;
+  s["releases"] = r.releases;
+  s["drop_markers"] = r.drop_markers;
+  s["resets"] = r.resets;
+  s["discarded"] = r.discarded;
+  s["stale_discarded"] = r.stale_discarded;
+  s["refiltered"] = r.refiltered;
+  s["peak_memory"] = r.peak_memory;
+  s["peak_resident"] = r.peak_resident;
+  s["quota"] = r.quota;
+  s["hard_limit"] = r.hard_limit;
+  s["latency_ms"] = latency_json(r.latency_ms);
+  s["source_end_ms"] = ms3(r.source_end_us);
+  s["drain_ms"] = ms3(r.drain_us);
+  s["end_ms"] = ms3(r.end_time_us);
+  s["trace_hash"] = fmt::format("{:016x}", r.trace_hash);
+  Json inv;
+  inv["ok"] = r.ok;
+  Json vs = Json::array();
+  for (const auto& v : r.violations) {
+    Json jv;
+    jv["check"] = v.check;
+    jv["time_ms"] = ms3(v.time_us);
+    jv["message"] = v.message;
+    jv["trace"] = v.trace;
+    vs.push_back(std::move(jv));
+  }
+  inv["violations"] = std::move(vs);
+  s["invariants"] = std::move(inv);
+  Json areas = Json::array();
+  for (std::size_t a = 0; a < r.areas.size(); ++a) {
+    const AreaStats& x = r.areas[a];
+    Json j;
+    j["area"] = a;
+    j["source_events"] = x.source_events;
+    j["delivered"] = x.delivered;
+    j["peak_memory"] = x.peak_memory;
+    j["peak_resident"] = x.peak_resident;
+    j["pauses"] = x.counters.pauses;
+    j["resumes"] = x.counters.resumes;
+    j["flaps"] = x.counters.flaps;
+    j["paused_ms"] = ms3(x.counters.paused_us);
+    j["time_above_pause_ms"] = ms3(x.time_above_pause_us);
+    j["reader_blocked_ms"] = ms3(x.reader_blocked_us);
+    j["circuit_breaks"] = x.counters.circuit_breaks;
+    j["releases"] = x.counters.releases;
+    j["release_rounds"] = x.counters.release_rounds;
+    j["drop_markers"] = x.counters.drop_markers;
+    j["resets"] = x.counters.resets;
+    areas.push_back(std::move(j));
+  }
+  s["areas"] = std::move(areas);
+  Json paths = Json::array();
+  for (const auto& p : r.paths) {
+    Json j;
+    j["path"] = p.name;
+    j["area"] = p.area;
+    j["source_events"] = p.source_events;
+    j["delivered"] = p.delivered;
+    j["redelivered"] = p.redelivered;
+    j["bytes"] = p.bytes;
+    j["peak_memory"] = p.counters.peak_pending;
+    j["pauses"] = p.counters.pauses;
+    j["resumes"] = p.counters.resumes;
+    j["flaps"] = p.counters.flaps;
+    j["paused_ms"] = ms3(p.counters.paused_us);
+    j["circuit_breaks"] = p.counters.circuit_breaks;
+    j["releases"] = p.counters.releases;
+    j["drop_markers"] = p.counters.drop_markers;
+    j["resets"] = p.counters.resets;
+    j["latency_ms"] = latency_json(p.latency_ms);
+    paths.push_back(std::move(j));
+  }
+  s["paths"] = std::move(paths);
+  return s;
+}
+
+void write_summary_json(std::ostream& out, const ReplayResult& r) {
+  Json j;
+  j["summary"] = summary_json(r);
+  out << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+void write_summary_text(std::ostream& out, const ReplayResult& r) {
+  auto line = [&](std::string_view k, const std::string& v) {
+    out << fmt::format("{:<16}{}\n", k, v);
+  };
+  line("policy", fmt::format("{} (seed {})", to_string(r.policy), r.seed));
+  line("events", fmt::format("{} source, {} delivered, {} redelivered after a discard",
+                             r.source_events, r.delivered, r.redelivered));
+  const double q = static_cast<double>(std::max<std::uint64_t>(r.quota, 1));
+  line("memory", fmt::format("peak {} ({:.0f}% of quota {}, hard limit {}), resident peak {}",
+                             human_bytes(static_cast<double>(r.peak_memory)),
+                             100.0 * static_cast<double>(r.peak_memory) / q,
+                             human_bytes(static_cast<double>(r.quota)),
+                             human_bytes(static_cast<double>(r.hard_limit)),
+                             human_bytes(static_cast<double>(r.peak_resident))));
+  line("flow control", fmt::format("{} pauses, {} resumes, {} flaps, {} circuit breaks, "
+                                   "{} releases, {} drop markers, {} resets",
+                                   r.pauses, r.resumes, r.flaps, r.circuit_breaks, r.releases,
+                                   r.drop_markers, r.resets));
+  line("discards", fmt::format("{} events discarded, {} stale-epoch, {} re-read and skipped",
+                               r.discarded, r.stale_discarded, r.refiltered));
+  line("latency",
+       fmt::format("p50 {:.3f} ms, p95 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms", r.latency_ms.p50,
+                   r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.max));
+  line("time",
+       fmt::format("source ended at {:.3f} s, drained {:.3f} s later, run ended at {:.3f} s",
+                   ms(r.source_end_us) / 1000, ms(r.drain_us) / 1000, ms(r.end_time_us) / 1000));
+  line("trace hash", fmt::format("{:016x}", r.trace_hash));
+  for (std::size_t a = 0; a < r.areas.size(); ++a) {
+    const AreaStats& x = r.areas[a];
+    line(fmt::format("area {}", a),
+         fmt::format("peak {}, {} pauses / {} resumes, paused {:.1f} s, above pause {:.1f} s, "
+                     "reader blocked {:.1f} s",
+                     human_bytes(static_cast<double>(x.peak_memory)), x.counters.pauses,
+                     x.counters.resumes, ms(x.counters.paused_us) / 1000,
+                     ms(x.time_above_pause_us) / 1000, ms(x.reader_blocked_us) / 1000));
+  }
+  out << fmt::format("{:<24}{:>9}{:>11}{:>7}{:>7}{:>9}{:>7}{:>7}{:>11}{:>11}\n", "path", "events",
+                     "peak", "pause", "flaps", "paused_s", "disc", "resets", "p99_ms", "max_ms");
+  std::vector<const PathStats*> order;
+  for (const auto& p : r.paths) order.push_back(&p);
+  std::stable_sort(order.begin(), order.end(), [](const PathStats* x, const PathStats* y) {
+    return x->counters.peak_pending > y->counters.peak_pending;
+  });
+  const std::size_t shown = std::min<std::size_t>(order.size(), 20);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const PathStats& p = *order[i];
+    out << fmt::format("{:<24}{:>9}{:>11}{:>7}{:>7}{:>9.1f}{:>7}{:>7}{:>11.3f}{:>11.3f}\n",
+                       p.name.size() > 23 ? p.name.substr(0, 22) + "~" : p.name, p.delivered,
+                       human_bytes(static_cast<double>(p.counters.peak_pending)), p.counters.pauses,
+                       p.counters.flaps, ms(p.counters.paused_us) / 1000,
+                       p.counters.circuit_breaks + p.counters.releases + p.counters.drop_markers,
+                       p.counters.resets, p.latency_ms.p99, p.latency_ms.max);
+  }
+  if (order.size() > shown) out << fmt::format("({} more paths)\n", order.size() - shown);
+  if (r.ok) {
+    out << "invariants      ok\n";
+  } else {
+    for (const auto& v : r.violations) {
+      out << fmt::format("VIOLATION       {} at {:.3f} ms: {}\n", v.check, ms(v.time_us),
+                         v.message);
+      for (const auto& t : v.trace) out << "  " << t << '\n';
+    }
+  }
+}
+
+// ---- timeline ----
+
+void JsonlTimelineWriter::action(const TimelineAction& a) {
+  Json j;
+  j["t_ms"] = ms3(a.time_us);
+  j["kind"] = a.kind;
+  j["area"] = a.area;
+  if (!a.path.empty()) j["path"] = a.path;
+  if (a.kind == "reset" || a.kind == "reset_applied") {
+    j["epoch"] = a.epoch;
+    j["from_seq"] = a.seq;
+  } else if (a.count != 0 || a.kind == "release_path" || a.kind == "circuit_break") {
+    j["first_seq"] = a.seq;
+    j["events"] = a.count;
+  }
+  if (a.bytes != 0) j["bytes"] = a.bytes;
+  j["area_pending"] = a.area_pending;
+  if (!a.detail.empty()) j["detail"] = a.detail;
+  out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+void JsonlTimelineWriter::sample(const TimelineSample& s) {
+  Json j;
+  j["t_ms"] = ms3(s.time_us);
+  j["kind"] = "sample";
+  j["area"] = s.area;
+  j["pending"] = s.pending;
+  j["resident"] = s.resident;
+  j["delivered"] = s.delivered;
+  j["area_paused"] = s.paused;
+  Json paths = Json::object();
+  Json paused = Json::array();
+  for (const auto& p : s.paths) {
+    if (p.pending != 0) paths[std::string(p.path)] = p.pending;
+    if (p.paused) paused.push_back(p.path);
+  }
+  j["paths"] = std::move(paths);
+  if (!paused.empty()) j["paused_paths"] = std::move(paused);
+  out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+// ---- plot ----
+
+namespace {
+
+double nice_step(double range, int target) {
+  const double raw = range / std::max(target, 1);
+  const double mag = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-12))));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (raw <= m * mag) return m * mag;
+  }
+  return 10 * mag;
+}
+
+// Max-preserving downsample to at most `cap` points.
+std::vector<std::pair<double, double>> downsample(const std::vector<std::uint64_t>& t,
+                                                  const std::vector<std::uint64_t>& v,
+                                                  std::size_t cap) {
+  std::vector<std::pair<double, double>> out;
+  const std::size_t n = std::min(t.size(), v.size());
+  const std::size_t stride =
+      std::max<std::size_t>(1, (n + cap - 1) / std::max<std::size_t>(cap, 1));
+  for (std::size_t i = 0; i < n; i += stride) {
+    std::uint64_t m = 0;
+    for (std::size_t k = i; k < std::min(n, i + stride); ++k) m = std::max(m, v[k]);
+    out.emplace_back(static_cast<double>(t[i]), static_cast<double>(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions& o) {
+  const ReplaySeries& s = r.series;
+  const double W = o.width, H = o.height;
+  const double x0 = 128, x1 = W - 200, y0 = 56;
+  const double strip_row = 15, strip_rows = 5;
+  const double y1 = H - 48 - strip_row * strip_rows - 12;
+  const double strip_top = y1 + 34;
+  const double tmax = std::max<double>(
+      1000.0,
+      static_cast<double>(std::max(r.end_time_us, s.time_us.empty() ? 0 : s.time_us.back())));
+  double vmax = static_cast<double>(std::max(r.hard_limit, r.quota));
+  for (const auto& a : s.area_pending) {
+    for (auto v : a) vmax = std::max(vmax, static_cast<double>(v));
+  }
+  vmax *= 1.08;
+  if (vmax <= 0) vmax = 1;
+  auto X = [&](double t_us) { return x0 + (x1 - x0) * t_us / tmax; };
+  auto Y = [&](double v) { return y1 - (y1 - y0) * v / vmax; };
+  // Byte unit for the y axis.
+  double unit = 1;
+  const char* uname = "B";
+  if (vmax >= 3.0 * 1024 * 1024 * 1024) {
+    unit = 1024.0 * 1024 * 1024, uname = "GiB";
+  } else if (vmax >= 3.0 * 1024 * 1024) {
+    unit = 1024.0 * 1024, uname = "MiB";
+  } else if (vmax >= 3.0 * 1024) {
+    unit = 1024.0, uname = "KiB";
+  }
+  static constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                             "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                             "#bcbd22", "#7f7f7f", "#393b79", "#637939"};
+  out << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+      W, H);
+  out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  std::string title =
+      o.title.empty()
+          ? fmt::format("binlogctl replay: policy {}, quota {}, seed {}", to_string(r.policy),
+                        human_bytes(static_cast<double>(r.quota)), r.seed)
+          : o.title;
+  out << fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
+                     x0, xml_escape(title));
+  out << fmt::format(
+      "<text x=\"{}\" y=\"37\" fill=\"#444\">pending memory over time ({} events, {} delivered, "
+      "{} pauses, {} resets{})</text>\n",
+      x0, r.source_events, r.delivered, r.pauses, r.resets,
+      r.ok ? "" : ", INVARIANT VIOLATED: " + xml_escape(r.violations.front().check));
+  // Area paused intervals as shaded bands.
+  {
+    std::vector<std::pair<std::uint64_t, bool>> ev;
+    for (const auto& m : s.marks) {
+      if (m.kind == ActionKind::pause_area) ev.emplace_back(m.time_us, true);
+      if (m.kind == ActionKind::resume_area) ev.emplace_back(m.time_us, false);
+    }
+    std::optional<std::uint64_t> since;
+    auto band = [&](std::uint64_t a, std::uint64_t b) {
+      out << fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#fde9d0\"/>\n",
+          X(static_cast<double>(a)), y0,
+          std::max(0.5, X(static_cast<double>(b)) - X(static_cast<double>(a))), y1 - y0);
+    };
+    for (const auto& [t, pause] : ev) {
+      if (pause && !since) since = t;
+      if (!pause && since) {
+        band(*since, t);
+        since.reset();
+      }
+    }
+    if (since) band(*since, static_cast<std::uint64_t>(tmax));
+  }
+  // Grid and axes.
+  const double xstep = nice_step(tmax / 1e6, 10);
+  for (double t = 0; t <= tmax / 1e6 + 1e-9; t += xstep) {
+    const double x = X(t * 1e6);
+    out << fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>\n", x, y0, y1);
+    out << fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", x,
+                       y1 + 14, t);
+  }
+  const double ystep = nice_step(vmax / unit, 6);
+  for (double v = 0; v <= vmax / unit + 1e-9; v += ystep) {
+    const double y = Y(v * unit);
+    out << fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#eee\"/>\n",
+                       x0, y, x1, y);
+    out << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", x0 - 6,
+                       y + 4, v);
+  }
+  out << fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\"/>\n", x0,
+                     y0, y1);
+  out << fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\"/>\n", x0,
+                     x1, y1);
+  out << fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (s)</text>\n",
+                     (x0 + x1) / 2, y1 + 28);
+  out << fmt::format(
+      "<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">pending "
+      "({})</text>\n",
+      (y0 + y1) / 2, uname);
+  // Quota and hard limit.
+  auto hline = [&](std::uint64_t v, const char* color, const std::string& label) {
+    if (v == 0) return;
+    const double y = Y(static_cast<double>(v));
+    out << fmt::format(
+        "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
+        "stroke-dasharray=\"6,4\"/>\n",
+        x0, y, x1, y, color);
+    out << fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x1 + 4, y + 4, color,
+                       xml_escape(label));
+  };
+  hline(r.quota, "#555", "quota " + human_bytes(static_cast<double>(r.quota)));
+  if (r.hard_limit != r.quota) {
+    hline(r.hard_limit, "#c00", "hard limit " + human_bytes(static_cast<double>(r.hard_limit)));
+  }
+  // Lines, each with a direct label in the right margin at the height of its peak, joined to
+  // the peak by a dotted leader in the line's colour (lines often end at zero after the drain).
+  struct Label {
+    double y, px, py;
+    std::string text;
+    std::string color;
+  };
+  std::vector<Label> labels;
+  auto polyline = [&](const std::vector<std::uint64_t>& v, const std::string& color, double width,
+                      const std::string& label) {
+    const auto pts = downsample(s.time_us, v, 1500);
+    if (pts.empty()) return;
+    std::string d;
+    for (const auto& [t, val] : pts) d += fmt::format("{:.1f},{:.1f} ", X(t), Y(val));
+    out << fmt::format(
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\" "
+        "points=\"{}\"><title>{}</title></polyline>\n",
+        color, width, d, xml_escape(label));
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < v.size() && i < s.time_us.size(); ++i) {
+      if (v[i] > v[at]) at = i;
+    }
+    const double peak = static_cast<double>(v[at]);
+    labels.push_back(Label{Y(peak), X(static_cast<double>(s.time_us[at])), Y(peak),
+                           fmt::format("{} (peak {})", label, human_bytes(peak)), color});
+  };
+  const std::size_t top = std::min<std::size_t>(o.top_paths, s.top_paths.size());
+  std::vector<std::size_t> draw;
+  if (top > 0) {  // skip paths too small to see next to the largest one (as sampled)
+    auto sampled = [&](std::size_t i) {
+      const auto& v = s.path_pending[i];
+      return v.empty() ? std::uint64_t{0} : *std::max_element(v.begin(), v.end());
+    };
+    std::uint64_t biggest = 0;
+    for (std::size_t i = 0; i < top; ++i) biggest = std::max(biggest, sampled(i));
+    for (std::size_t i = 0; i < top; ++i) {
+      if (sampled(i) > 0 && sampled(i) * 50 >= biggest) draw.push_back(i);
+    }
+  }
+  for (std::size_t k = draw.size(); k-- > 0;) {
+    const std::size_t i = draw[k];
+    polyline(s.path_pending[i], kPalette[k % 12], 1.3, r.paths[s.top_paths[i]].name);
+  }
+  for (std::size_t a = 0; a < s.area_pending.size(); ++a) {
+    polyline(s.area_pending[a], "#111", 2.4,
+             s.area_pending.size() == 1 ? "area" : fmt::format("area {}", a));
+  }
+  std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.y < b.y; });
+  double last = -1e9;
+  for (auto& l : labels) {
+    l.y = std::max(l.y, last + 13);
+    last = l.y;
+  }
+  if (!labels.empty() && labels.back().y > y1) {  // push the stack back up into the plot
+    double shift = labels.back().y - y1;
+    for (auto it = labels.rbegin(); it != labels.rend(); ++it) {
+      it->y -= shift;
+      auto next = it + 1;
+      if (next != labels.rend() && next->y > it->y - 13) {
+        shift = next->y - (it->y - 13);
+      } else {
+        break;
+      }
+    }
+  }
+  for (const auto& l : labels) {
+    out << fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+        "stroke-width=\"0.7\" stroke-dasharray=\"1,3\"/>\n",
+        l.px, l.py, x1 + 2, l.y, l.color);
+    out << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.2\" fill=\"{}\"/>\n", l.px, l.py,
+                       l.color);
+    out << fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x1 + 4, l.y + 4,
+                       l.color, xml_escape(l.text));
+  }
+  // Mark strip: one labelled row per kind (the labels are the legend).
+  struct Row {
+    const char* name;
+    const char* color;
+  };
+  const Row rows[] = {{"pause", "#e6850e"},
+                      {"resume", "#2ca02c"},
+                      {"release", "#9467bd"},
+                      {"drop/break", "#d62728"},
+                      {"reset", "#1f77b4"}};
+  auto row_of = [](ActionKind k) {
+    switch (k) {
+      case ActionKind::pause_path:
+      case ActionKind::pause_area:
+        return 0;
+      case ActionKind::resume_path:
+      case ActionKind::resume_area:
+        return 1;
+      case ActionKind::release_path:
+        return 2;
+      case ActionKind::circuit_break:
+      case ActionKind::drop_marker:
+        return 3;
+      case ActionKind::reset:
+        return 4;
+    }
+    return 4;
+  };
+  std::size_t counts[5] = {0, 0, 0, 0, 0};
+  for (const auto& m : s.marks) ++counts[row_of(m.kind)];
+  for (int i = 0; i < 5; ++i) {
+    const double y = strip_top + i * strip_row;
+    out << fmt::format(
+        "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"{}\">{} ({})</text>\n", x0 - 6,
+        y + 10, rows[i].color, rows[i].name, counts[i]);
+    out << fmt::format(
+        "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#f2f2f2\"/>\n", x0, y + 6,
+        x1, y + 6);
+  }
+  std::size_t drawn = 0;
+  for (const auto& m : s.marks) {
+    if (drawn++ > 20000) break;
+    const int row = row_of(m.kind);
+    const double y = strip_top + row * strip_row;
+    const double x = X(static_cast<double>(m.time_us));
+    const bool area = m.path == kNoPath;
+    out << fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" "
+        "stroke-width=\"{4}\"/>\n",
+        x, y + 1, y + 12, rows[row].color, area ? 2.5 : 1);
+  }
+  // Legend (small): line styles and the shaded band.
+  const double ly = H - 14;
+  out << fmt::format(
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#111\" stroke-width=\"2.4\"/>"
+      "<text x=\"{3}\" y=\"{4}\">area pending</text>\n",
+      x0, ly - 4, x0 + 24, x0 + 30, ly);
+  out << fmt::format(
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#1f77b4\" stroke-width=\"1.3\"/>"
+      "<text x=\"{3}\" y=\"{4}\">top paths by peak</text>\n",
+      x0 + 120, ly - 4, x0 + 144, x0 + 150, ly);
+  out << fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"20\" height=\"9\" fill=\"#fde9d0\"/>"
+      "<text x=\"{}\" y=\"{}\">area paused</text>\n",
+      x0 + 270, ly - 9, x0 + 296, ly);
+  out << fmt::format(
+      "<text x=\"{}\" y=\"{}\" fill=\"#444\">thick marks: area actions; thin: path "
+      "actions{}</text>\n",
+      x0 + 380, ly, s.truncated ? " (path samples truncated)" : "");
+  out << "</svg>\n";
+}
+
+}  // namespace binlogctl

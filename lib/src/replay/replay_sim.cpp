@@ -1,0 +1,1237 @@
+// The discrete-event simulator: upstream (per-path cursors, txn-boundary stops, credits, resets),
+// data and control links, sinks, online invariants, statistics.
+#include <binlogctl/replay.h>
+
+// libstdc++ 12's <regex> trips -Wmaybe-uninitialized inside std::function at -O1/-O2 with
+// sanitizers (a known false positive, GCC PR 105562); keep it from failing -Werror builds.
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <regex>
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <queue>
+#include <thread>
+
+namespace binlogctl {
+
+namespace {
+
+constexpr std::uint64_t kInf = ~std::uint64_t{0};
+constexpr std::uint32_t kHandshakeBit = 0x80000000u;
+
+std::uint64_t fnv1a(std::string_view s) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::uint64_t mix64(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// splitmix64 stream; one per component so adding a sink does not perturb the others.
+struct Rng {
+  std::uint64_t s = 0;
+  Rng() = default;
+  Rng(std::uint64_t seed, std::string_view component, std::uint64_t id = 0)
+      : s(mix64(seed ^ fnv1a(component) ^ mix64(id + 0x632be59bd9b4e019ull))) {}
+  std::uint64_t next() noexcept {
+    s += 0x9e3779b97f4a7c15ull;
+    return mix64(s);
+  }
+  std::uint64_t below(std::uint64_t n) noexcept { return n == 0 ? 0 : next() % n; }
+  double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
+
+// Log-linear histogram of microseconds: exact below 2^sub_bits, then 2^sub_bits buckets per
+// octave (relative error <= 2^-sub_bits).
+class Histogram {
+ public:
+  explicit Histogram(unsigned sub_bits = 5) : sub_bits_(sub_bits) {}
+  void add(std::uint64_t v) {
+    if (counts_.empty()) counts_.assign(bucket(kInf) + 1, 0);
+    ++counts_[bucket(v)];
+    ++n_;
+    max_ = std::max(max_, v);
+  }
+  std::uint64_t count() const noexcept { return n_; }
+  std::uint64_t max() const noexcept { return max_; }
+  std::uint64_t percentile(double q) const {
+    if (n_ == 0) return 0;
+    const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n_)));
+    std::uint64_t seen = 0;
+    for (std::size_t b = 0; b < counts_.size(); ++b) {
+      seen += counts_[b];
+      if (seen >= std::max<std::uint64_t>(rank, 1)) return std::min(value(b), max_);
+    }
+    return max_;
+  }
+
+ private:
+  std::size_t bucket(std::uint64_t v) const noexcept {
+    const std::uint64_t lin = std::uint64_t{1} << (sub_bits_ + 1);
+    if (v < lin) return static_cast<std::size_t>(v);
+    const unsigned msb = 63u - static_cast<unsigned>(std::countl_zero(v));
+    const std::uint64_t sub = (v >> (msb - sub_bits_)) & ((std::uint64_t{1} << sub_bits_) - 1);
+    return static_cast<std::size_t>(lin + (msb - sub_bits_ - 1) * (std::uint64_t{1} << sub_bits_) +
+                                    sub);
+  }
+  std::uint64_t value(std::size_t b) const noexcept {  // upper bound of the bucket
+    const std::uint64_t lin = std::uint64_t{1} << (sub_bits_ + 1);
+    if (b < lin) return b;
+    const std::uint64_t k = b - lin;
+    const unsigned msb = static_cast<unsigned>(k >> sub_bits_) + sub_bits_ + 1;
+    const std::uint64_t sub = k & ((std::uint64_t{1} << sub_bits_) - 1);
+    const unsigned shift = msb - sub_bits_;
+    return ((std::uint64_t{1} << sub_bits_ | sub) << shift) + ((std::uint64_t{1} << shift) - 1);
+  }
+  unsigned sub_bits_;
+  std::vector<std::uint32_t> counts_;
+  std::uint64_t n_ = 0, max_ = 0;
+};
+
+double ms(std::uint64_t us) noexcept { return static_cast<double>(us) / 1000.0; }
+
+LatencySummary summarize(const Histogram& h) {
+  LatencySummary s;
+  s.p50 = static_cast<double>(h.percentile(0.50)) / 1000.0;
+  s.p95 = static_cast<double>(h.percentile(0.95)) / 1000.0;
+  s.p99 = static_cast<double>(h.percentile(0.99)) / 1000.0;
+  s.max = static_cast<double>(h.max()) / 1000.0;
+  return s;
+}
+
+enum class EvKind : std::uint8_t {
+  upstream_step,
+  data_arrival,
+  control_arrival,
+  sink_done,
+  tick,
+  report,
+  sample
+};
+
+struct HeapItem {
+  std::uint64_t t;
+  std::uint64_t seq;
+  std::uint32_t arg;
+  EvKind kind;
+  bool operator>(const HeapItem& o) const noexcept { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct Msg {
+  std::uint32_t idx;  // global event index, or kHandshakeBit | path
+  std::uint32_t epoch;
+  std::uint32_t seq;  // handshake: start sequence
+};
+
+enum class Ctl : std::uint8_t { pause_path, resume_path, pause_area, resume_area, reset, credit };
+
+struct ControlMsg {
+  Ctl kind = Ctl::credit;
+  std::uint32_t path = kNoPath;
+  std::uint32_t epoch = 0;
+  std::uint32_t seq = 0;
+  std::uint64_t area_credit = 0;
+  std::vector<std::uint64_t> path_credit;  // credit: indexed like the area's path list
+};
+
+ControlMsg make_ctl(Ctl kind, std::uint32_t path = kNoPath) {
+  ControlMsg m;
+  m.kind = kind;
+  m.path = path;
+  return m;
+}
+
+struct UpPath {
+  std::uint32_t cursor = 0;  // next path seq to send
+  std::uint32_t epoch = 0;
+  std::uint64_t credit = kInf;
+  bool paused = false;
+  bool in_txn = false;
+  bool lagging = false;
+  bool need_handshake = false;
+};
+
+struct UpArea {
+  std::uint32_t first = 0, end = 0, head = 0;
+  std::vector<std::uint32_t> lagging;
+  bool paused = false;
+  std::int64_t credit = 0;
+  std::uint64_t outstanding = 0;  // sent, not yet popped nor dropped (blocking budget)
+  bool blocked = false;
+  std::uint64_t blocked_since = 0, blocked_us = 0;
+  std::uint64_t next_step = kInf;
+  // data link
+  std::vector<Msg> link;
+  std::size_t link_head = 0;
+  std::deque<std::uint32_t> link_batches;
+  std::uint64_t link_last = 0, link_bytes = 0;
+  // control link
+  std::deque<ControlMsg> ctl;
+  std::uint64_t ctl_last = 0;
+  std::uint64_t in_sink = 0;
+  std::uint64_t peak_resident = 0;
+  std::uint64_t delivered = 0;
+  std::uint64_t above_pause_us = 0;
+  std::vector<std::uint32_t> txn_last;  // per txn ordinal: global index of its last event
+  Rng data_rng, ctl_rng, drop_rng;
+};
+
+struct SinkPath {
+  SinkModel m;
+  Rng rng;
+  std::uint64_t cap_free = 0;
+  Batch batch;
+  bool busy = false;
+  bool held = false;
+  std::uint32_t seen = 0;  // events handed to the sink (exactly-once: next must be this seq)
+  std::uint64_t delivered = 0, redelivered = 0, bytes = 0;
+  Histogram latency{3};
+};
+
+struct TraceRec {
+  std::uint64_t t;
+  char what;  // 'a' action, 'd' delivery, 'h' hand-off, 'c' control applied upstream
+  std::uint8_t kind;
+  std::uint32_t path;
+  std::uint32_t a, b;
+};
+
+class Simulator {
+ public:
+  Simulator(const ReplayOptions& o, const ReplayInput& in, TimelineWriter* tl)
+      : o_(o), in_(in), tl_(tl), fc_(o.policy, o.thresholds) {}
+  ReplayResult run();
+
+ private:
+  // setup
+  void setup();
+  // scheduling
+  void push(std::uint64_t t, EvKind k, std::uint32_t arg) {
+    heap_.push(HeapItem{t, seq_++, arg, k});
+  }
+  void schedule_step(std::uint32_t a, std::uint64_t t) {
+    UpArea& A = up_[a];
+    if (t < A.next_step) {
+      A.next_step = t;
+      push(t, EvKind::upstream_step, a);
+    }
+  }
+  // upstream
+  enum class Gate : std::uint8_t { ok, path_blocked, area_blocked };
+  Gate gate(const UpArea& A, const UpPath& P, std::uint32_t size) const;
+  void send(UpArea& A, std::uint32_t g, std::uint64_t& budget);
+  void send_handshake(UpArea& A, std::uint32_t p);
+  void upstream_step(std::uint32_t a);
+  bool lagging_can_progress(const UpArea& A) const;
+  void block_reader(UpArea& A);
+  void wake(std::uint32_t a);
+  void send_control(std::uint32_t a, ControlMsg m);
+  void on_control(std::uint32_t a);
+  // collector
+  void on_data(std::uint32_t a);
+  void try_dispatch(std::uint32_t p);
+  void on_sink_done(std::uint32_t p);
+  bool barrier_ok(std::uint32_t p) const;
+  void complete(std::uint32_t p);
+  void check_barriers(std::uint32_t a);
+  void process_actions();
+  // periodic
+  void on_tick();
+  void on_report();
+  void on_sample();
+  // invariants
+  void violate(std::string check, std::string msg);
+  std::string where(std::uint32_t p, std::uint32_t seq) const;
+  bool done() const noexcept { return delivered_ == total_ && inflight_ == 0 && sink_busy_ == 0; }
+  bool upstream_has_work(const UpArea& A) const;
+  void trace(char what, std::uint8_t kind, std::uint32_t p, std::uint32_t a, std::uint32_t b) {
+    trace_[trace_pos_++ % trace_.size()] = TraceRec{now_, what, kind, p, a, b};
+  }
+  void hash(std::uint64_t x) noexcept { hash_ = mix64(hash_ ^ (x + 0x9e3779b97f4a7c15ull)); }
+  void finish(ReplayResult& r);
+
+  const ReplayOptions& o_;
+  const ReplayInput& in_;
+  TimelineWriter* tl_;
+  FlowController fc_;
+  std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<>> heap_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t now_ = 0;
+  std::uint64_t steps_ = 0;
+  std::vector<UpArea> up_;
+  std::vector<UpPath> upp_;
+  std::vector<SinkPath> sink_;
+  std::vector<std::uint64_t> avail_;
+  std::vector<std::uint8_t> discarded_;
+  std::vector<std::uint32_t> touched_;
+  std::vector<std::uint8_t> touched_mark_;
+  std::vector<std::uint32_t> held_;
+  std::vector<std::uint8_t> ctl_paused_;  // pause/resume alternation, per path (+ areas at end)
+  std::uint64_t total_ = 0, delivered_ = 0, redelivered_ = 0;
+  std::uint64_t inflight_ = 0;   // data batches + control messages on the links
+  std::uint64_t sink_busy_ = 0;  // batches in sinks (including held ones)
+  std::uint64_t last_progress_ = 0;
+  std::uint64_t source_end_ = 0, last_ack_ = 0;
+  std::uint64_t mem_limit_ = kInf;
+  std::uint64_t scan_step_ = 0, scan_quantum_ = 0;
+  bool stop_ = false;
+  bool has_barriers_ = false;
+  std::uint64_t hash_ = 0x243f6a8885a308d3ull;
+  Histogram latency_{5};
+  std::vector<TraceRec> trace_;
+  std::size_t trace_pos_ = 0;
+  std::vector<Violation> violations_;
+  ReplaySeries series_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> path_samples_;  // sparse
+  std::size_t sparse_entries_ = 0;
+  std::vector<TimelinePathSample> sample_buf_;
+  std::uint64_t filtered_ = 0, stale_ = 0;
+};
+
+void Simulator::setup() {
+  const std::size_t n = in_.events.size();
+  total_ = n;
+  trace_.resize(std::max<std::size_t>(o_.trace_lines, 1));
+  discarded_.assign(n, 0);
+  avail_.assign(n, 0);
+  // Source availability: when each event can be read (and its commit time for latency).
+  for (const auto& area : in_.areas) {
+    double acc = 0;
+    std::uint64_t ts0 = area.first_event < area.end_event ? in_.source_ts_us[area.first_event] : 0;
+    std::uint64_t prev = 0;
+    for (std::uint32_t g = area.first_event; g < area.end_event; ++g) {
+      std::uint64_t t = 0;
+      switch (o_.source_rate.kind) {
+        case SourceRate::Kind::unlimited:
+          t = 0;
+          break;
+        case SourceRate::Kind::events:
+          t = static_cast<std::uint64_t>(static_cast<double>(g - area.first_event) * 1e6 /
+                                         o_.source_rate.per_second);
+          break;
+        case SourceRate::Kind::bytes:
+          t = static_cast<std::uint64_t>(acc * 1e6 / o_.source_rate.per_second);
+          acc += in_.events[g].size;
+          break;
+        case SourceRate::Kind::timestamps:
+          t = in_.source_ts_us[g] > ts0 ? in_.source_ts_us[g] - ts0 : 0;
+          break;
+      }
+      t = std::max(t, prev);
+      prev = t;
+      avail_[g] = t;
+    }
+    source_end_ = std::max(source_end_, prev);
+  }
+  // Engine areas/paths mirror the input (path ids are the input's).
+  up_.resize(in_.areas.size());
+  for (std::uint32_t a = 0; a < in_.areas.size(); ++a) fc_.add_area();
+  for (std::uint32_t p = 0; p < in_.path_names.size(); ++p) fc_.add_path(in_.path_area[p]);
+  upp_.resize(in_.path_names.size());
+  sink_.resize(in_.path_names.size());
+  touched_mark_.assign(in_.path_names.size(), 0);
+  ctl_paused_.assign(in_.path_names.size() + in_.areas.size(), 0);
+  for (std::uint32_t a = 0; a < in_.areas.size(); ++a) {
+    UpArea& A = up_[a];
+    const auto& area = in_.areas[a];
+    A.first = A.head = area.first_event;
+    A.end = area.end_event;
+    A.credit = static_cast<std::int64_t>(o_.thresholds.quota);
+    A.data_rng = Rng(o_.seed, "data-link", a);
+    A.ctl_rng = Rng(o_.seed, "control-link", a);
+    A.drop_rng = Rng(o_.seed, "drop", a);
+  }
+  // Sinks: first matching spec wins.
+  std::vector<std::regex> res;
+  for (const auto& s : o_.sinks) res.emplace_back(s.pattern, std::regex::ECMAScript);
+  for (std::uint32_t p = 0; p < sink_.size(); ++p) {
+    SinkPath& S = sink_[p];
+    S.m = o_.default_sink;
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      if (std::regex_match(in_.path_names[p], res[i])) {
+        S.m = o_.sinks[i].model;
+        break;
+      }
+    }
+    S.rng = Rng(o_.seed, "sink:" + in_.path_names[p], p);
+    if (o_.policy == Policy::ticdc) upp_[p].credit = o_.thresholds.path_max();
+    if (S.m.barrier_every_txns != 0) has_barriers_ = true;
+  }
+  if (has_barriers_) {
+    for (std::uint32_t a = 0; a < in_.areas.size(); ++a) {
+      UpArea& A = up_[a];
+      A.txn_last.assign(in_.areas[a].transactions, 0);
+      for (std::uint32_t g = A.first; g < A.end; ++g) A.txn_last[in_.events[g].txn] = g;
+    }
+  }
+  const std::uint64_t q = o_.thresholds.quota;
+  scan_step_ =
+      o_.scan_step_bytes != 0 ? o_.scan_step_bytes : std::max<std::uint64_t>(q / 4096, 8192);
+  scan_quantum_ =
+      o_.scan_quantum_bytes != 0 ? o_.scan_quantum_bytes : std::max<std::uint64_t>(q / 16384, 2048);
+  if (o_.policy == Policy::doc || o_.policy == Policy::ticdc) {
+    mem_limit_ = fc_.hard_limit_bytes() + in_.max_event_size;
+  } else if (o_.policy == Policy::blocking) {
+    mem_limit_ = o_.thresholds.quota + in_.max_event_size;
+  }
+  if (o_.record_series) {
+    series_.area_pending.resize(in_.areas.size());
+    path_samples_.clear();
+  }
+}
+
+// ---- upstream ----
+
+Simulator::Gate Simulator::gate(const UpArea& A, const UpPath& P, std::uint32_t size) const {
+  switch (o_.policy) {
+    case Policy::none:
+      return Gate::ok;
+    case Policy::blocking:
+      if (A.outstanding > 0 && A.outstanding + size > o_.thresholds.quota)
+        return Gate::area_blocked;
+      return Gate::ok;
+    case Policy::doc:
+      if (P.in_txn) return Gate::ok;  // a scan stops only at a transaction boundary
+      if (A.paused) return Gate::area_blocked;
+      if (P.paused) return Gate::path_blocked;
+      return Gate::ok;
+    case Policy::ticdc:
+      if (P.in_txn) return Gate::ok;
+      if (A.credit <= 0) return Gate::area_blocked;
+      if (P.credit == 0) return Gate::path_blocked;
+      return Gate::ok;
+  }
+  return Gate::ok;
+}
+
+void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
+  const ReplayInputEvent& e = in_.events[g];
+  UpPath& P = upp_[e.path];
+  A.link.push_back(Msg{g, P.epoch, e.path_seq});
+  ++P.cursor;
+  P.in_txn = (e.flags & kPathTxnEnd) == 0;
+  A.outstanding += e.size;
+  A.credit -= static_cast<std::int64_t>(e.size);
+  A.link_bytes += e.size;
+  budget = budget > e.size ? budget - e.size : 0;
+  last_progress_ = now_;
+}
+
+void Simulator::send_handshake(UpArea& A, std::uint32_t p) {
+  UpPath& P = upp_[p];
+  A.link.push_back(Msg{kHandshakeBit | p, P.epoch, P.cursor});
+  P.need_handshake = false;
+}
+
+void Simulator::block_reader(UpArea& A) {
+  if (!A.blocked) {
+    A.blocked = true;
+    A.blocked_since = now_;
+  }
+}
+
+bool Simulator::lagging_can_progress(const UpArea& A) const {
+  for (std::uint32_t p : A.lagging) {
+    const UpPath& P = upp_[p];
+    if (P.need_handshake) return true;
+    const auto& list = in_.path_events[p];
+    if (P.cursor >= list.size() || list[P.cursor] >= A.head) return true;  // caught up
+    if (gate(A, P, in_.events[list[P.cursor]].size) == Gate::ok) return true;
+  }
+  return false;
+}
+
+bool Simulator::upstream_has_work(const UpArea& A) const {
+  return !A.lagging.empty() || (A.head < A.end && avail_[A.head] <= now_);
+}
+
+void Simulator::upstream_step(std::uint32_t a) {
+  UpArea& A = up_[a];
+  if (A.next_step != now_) return;  // superseded by an earlier step
+  A.next_step = kInf;
+  std::uint64_t budget = scan_step_;
+  const std::size_t start = A.link.size();
+  if (A.blocked) {
+    A.blocked = false;
+    A.blocked_us += now_ - A.blocked_since;
+  }
+  // 1. Catch-up scans of lagging paths (paused earlier, out of credit, or reset), round robin,
+  //    scan_quantum bytes each, ending at a transaction boundary.
+  if (!A.lagging.empty()) {
+    std::vector<std::uint32_t> keep, later;
+    std::size_t i = 0;
+    for (; i < A.lagging.size() && budget > 0; ++i) {
+      const std::uint32_t p = A.lagging[i];
+      UpPath& P = upp_[p];
+      if (P.need_handshake) send_handshake(A, p);
+      const auto& list = in_.path_events[p];
+      std::uint64_t sent = 0;
+      bool blocked = false;
+      while (P.cursor < list.size()) {
+        const std::uint32_t g = list[P.cursor];
+        if (g >= A.head) break;
+        if (budget == 0 || (sent >= scan_quantum_ && !P.in_txn)) break;
+        const Gate gt = gate(A, P, in_.events[g].size);
+        if (gt != Gate::ok) {
+          if (gt == Gate::area_blocked && o_.policy == Policy::blocking) blocked = true;
+          break;
+        }
+        sent += in_.events[g].size;
+        send(A, g, budget);
+      }
+      if (P.cursor >= list.size() || list[P.cursor] >= A.head) {
+        P.lagging = false;
+      } else {
+        later.push_back(p);
+      }
+      if (blocked) {
+        block_reader(A);
+        ++i;
+        break;
+      }
+    }
+    for (; i < A.lagging.size(); ++i) keep.push_back(A.lagging[i]);
+    keep.insert(keep.end(), later.begin(), later.end());
+    A.lagging.swap(keep);
+  }
+  // 2. Live reading at the source rate.
+  budget = o_.upstream_step_bytes;
+  const bool hol = o_.policy == Policy::blocking;
+  while (!A.blocked && A.head < A.end && avail_[A.head] <= now_ && budget > 0) {
+    const std::uint32_t g = A.head;
+    const ReplayInputEvent& e = in_.events[g];
+    UpPath& P = upp_[e.path];
+    if (P.lagging) {
+      ++A.head;
+      continue;
+    }
+    const Gate gt = gate(A, P, e.size);
+    if (gt == Gate::ok) {
+      send(A, g, budget);
+      ++A.head;
+      continue;
+    }
+    if (hol) {  // the reader blocks: head-of-line
+      block_reader(A);
+      break;
+    }
+    P.lagging = true;
+    A.lagging.push_back(e.path);
+    ++A.head;
+  }
+  // 3. Ship what was sent as one link batch.
+  if (A.link.size() > start) {
+    std::uint64_t t = now_ + o_.data_delay_us;
+    if (o_.data_jitter_us != 0) t += A.data_rng.below(o_.data_jitter_us + 1);
+    t = std::max(t, A.link_last);
+    A.link_last = t;
+    A.link_batches.push_back(static_cast<std::uint32_t>(A.link.size() - start));
+    ++inflight_;
+    push(t, EvKind::data_arrival, a);
+    const std::uint64_t resident = A.link_bytes + fc_.area_pending(a) + A.in_sink;
+    A.peak_resident = std::max(A.peak_resident, resident);
+  }
+  // 4. Next step: now + tick while there is work; at the next availability otherwise; nothing
+  //    when blocked (a resume, credit report, reset or pop wakes the upstream).
+  std::uint64_t next = kInf;
+  if (!A.blocked && lagging_can_progress(A)) next = now_ + o_.upstream_tick_us;
+  if (!A.blocked && A.head < A.end) {
+    next = std::min(next, std::max(now_ + o_.upstream_tick_us, avail_[A.head]));
+  }
+  if (next != kInf) {
+    schedule_step(a, next);
+  } else if (o_.policy == Policy::blocking && upstream_has_work(A)) {
+    block_reader(A);  // full queue: the next pop wakes the reader
+  }
+}
+
+void Simulator::wake(std::uint32_t a) { schedule_step(a, now_); }
+
+void Simulator::send_control(std::uint32_t a, ControlMsg m) {
+  UpArea& A = up_[a];
+  std::uint64_t t = now_ + o_.control_delay_us;
+  if (o_.control_jitter_us != 0) t += A.ctl_rng.below(o_.control_jitter_us + 1);
+  t = std::max(t, A.ctl_last);
+  A.ctl_last = t;
+  if (m.kind != Ctl::credit) ++inflight_;  // periodic credit reports never keep a run alive
+  A.ctl.push_back(std::move(m));
+  push(t, EvKind::control_arrival, a);
+}
+
+void Simulator::on_control(std::uint32_t a) {
+  UpArea& A = up_[a];
+  ControlMsg m = std::move(A.ctl.front());
+  A.ctl.pop_front();
+  if (m.kind != Ctl::credit) --inflight_;
+  bool wake_up = false;
+  switch (m.kind) {
+    case Ctl::pause_path:
+      upp_[m.path].paused = true;
+      break;
+    case Ctl::resume_path:
+      upp_[m.path].paused = false;
+      wake_up = true;
+      break;
+    case Ctl::pause_area:
+      A.paused = true;
+      break;
+    case Ctl::resume_area:
+      A.paused = false;
+      wake_up = true;
+      break;
+    case Ctl::reset: {
+      UpPath& P = upp_[m.path];
+      if (m.epoch <= P.epoch) break;  // stale reset
+      P.epoch = m.epoch;
+      P.cursor = m.seq;
+      P.in_txn = false;
+      P.need_handshake = true;
+      if (!P.lagging) {
+        P.lagging = true;
+        A.lagging.push_back(m.path);
+      }
+      trace('c', 0, m.path, m.epoch, m.seq);
+      if (tl_ != nullptr) {
+        TimelineAction ta;
+        ta.time_us = now_;
+        ta.kind = "reset_applied";
+        ta.area = a;
+        ta.path = in_.path_names[m.path];
+        ta.epoch = m.epoch;
+        ta.seq = m.seq;
+        ta.area_pending = fc_.area_pending(a);
+        tl_->action(ta);
+      }
+      wake_up = true;
+      break;
+    }
+    case Ctl::credit: {
+      A.credit = static_cast<std::int64_t>(m.area_credit);
+      const auto& paths = in_.areas[a].paths;
+      for (std::size_t i = 0; i < paths.size() && i < m.path_credit.size(); ++i) {
+        upp_[paths[i]].credit = m.path_credit[i];
+      }
+      wake_up = true;
+      break;
+    }
+  }
+  if (wake_up) wake(a);
+}
+
+// ---- collector and sinks ----
+
+void Simulator::on_data(std::uint32_t a) {
+  UpArea& A = up_[a];
+  const std::uint32_t count = A.link_batches.front();
+  A.link_batches.pop_front();
+  --inflight_;
+  const bool inject = o_.drop_rate > 0;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const Msg m = A.link[A.link_head++];
+    if ((m.idx & kHandshakeBit) != 0) {
+      fc_.on_handshake(now_, m.idx & ~kHandshakeBit, m.epoch, m.seq);
+      continue;
+    }
+    const ReplayInputEvent& e = in_.events[m.idx];
+    A.link_bytes -= e.size;
+    const bool drop = inject && A.drop_rng.uniform() < o_.drop_rate;
+    const AppendStatus st = fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop);
+    if (st == AppendStatus::appended) {
+      if (fc_.area_pending(a) > mem_limit_) {
+        violate("memory_bound",
+                fmt::format("area {} pending {} bytes > hard limit {} + one event {} after "
+                            "appending {}",
+                            a, fc_.area_pending(a), fc_.hard_limit_bytes(), in_.max_event_size,
+                            where(e.path, e.path_seq)));
+      }
+      if (!touched_mark_[e.path]) {
+        touched_mark_[e.path] = 1;
+        touched_.push_back(e.path);
+      }
+    } else {
+      A.outstanding -= e.size;
+      switch (st) {
+        case AppendStatus::filtered:
+          ++filtered_;
+          break;
+        case AppendStatus::stale_epoch:
+          ++stale_;
+          [[fallthrough]];
+        case AppendStatus::discarded:
+        case AppendStatus::marker:
+        case AppendStatus::gap:
+          discarded_[m.idx] = 1;
+          break;
+        case AppendStatus::before_handshake:
+          violate("protocol", fmt::format("data before the handshake of epoch {}: {}", m.epoch,
+                                          where(e.path, e.path_seq)));
+          break;
+        case AppendStatus::appended:
+          break;
+      }
+    }
+    if (!fc_.actions().empty()) process_actions();
+    if (stop_) return;
+  }
+  if (A.link_head == A.link.size()) {
+    A.link.clear();
+    A.link_head = 0;
+  } else if (A.link_head > 65536 && A.link_head * 2 > A.link.size()) {
+    A.link.erase(A.link.begin(), A.link.begin() + static_cast<std::ptrdiff_t>(A.link_head));
+    A.link_head = 0;
+  }
+  for (std::uint32_t p : touched_) {
+    touched_mark_[p] = 0;
+    try_dispatch(p);
+  }
+  touched_.clear();
+  if (o_.policy == Policy::blocking && A.blocked) wake(a);
+}
+
+void Simulator::try_dispatch(std::uint32_t p) {
+  if (stop_ || !fc_.can_pop(p)) return;
+  SinkPath& S = sink_[p];
+  const std::uint32_t a = in_.path_area[p];
+  UpArea& A = up_[a];
+  std::uint32_t max_order = 0xffffffffu;
+  if (S.m.barrier_every_txns != 0) {  // a batch never spans a barrier
+    const std::uint32_t k = S.m.barrier_every_txns;
+    const std::uint32_t txn = in_.events[fc_.front_order(p)].txn;
+    const std::uint64_t last_txn = (static_cast<std::uint64_t>(txn / k) + 1) * k - 1;
+    if (last_txn < A.txn_last.size()) max_order = A.txn_last[last_txn];
+  }
+  const std::uint32_t epoch = fc_.path_epoch(p);  // a reset may follow the pop (marker at head)
+  const Batch b = fc_.pop_batch(now_, p, o_.batch_max_events, o_.batch_max_bytes, max_order);
+  A.outstanding -= b.bytes;
+  A.in_sink += b.bytes;
+  trace('h', 0, p, b.first_seq, b.count);
+  if (b.first_seq != S.seen) {
+    violate("exactly_once",
+            fmt::format("path {}: the sink got seq {} ({}) but expected seq {} ({}): {}",
+                        in_.path_names[p], b.first_seq, where(p, b.first_seq), S.seen,
+                        where(p, S.seen), b.first_seq < S.seen ? "duplicate" : "gap"));
+  }
+  if (b.stale || b.epoch != epoch) {
+    violate("stale_epoch", fmt::format("path {}: a batch of epoch {} reached the sink in epoch {}",
+                                       in_.path_names[p], b.epoch, epoch));
+  }
+  S.seen = b.first_seq + b.count;
+  S.batch = b;
+  S.busy = true;
+  ++sink_busy_;
+  // Completion time: throughput cap (serial), latency, jitter, stall windows, hang window.
+  std::uint64_t t = now_;
+  if (S.m.cap_bytes_per_s != 0) {
+    const std::uint64_t start = std::max(now_, S.cap_free);
+    t = start + (b.bytes * 1'000'000 + S.m.cap_bytes_per_s - 1) / S.m.cap_bytes_per_s;
+    S.cap_free = t;
+  }
+  t += S.m.latency_us;
+  if (S.m.jitter_us != 0) t += S.rng.below(S.m.jitter_us + 1);
+  if (S.m.stall_period_us != 0 && S.m.stall_us != 0) {
+    const std::uint64_t phase = t % S.m.stall_period_us;
+    if (phase >= S.m.stall_period_us - S.m.stall_us) t += S.m.stall_period_us - phase;
+  }
+  if (S.m.hang_to_us > S.m.hang_from_us && t >= S.m.hang_from_us && now_ < S.m.hang_to_us) {
+    t = std::max(t, S.m.hang_to_us);
+  }
+  push(t, EvKind::sink_done, p);
+  if (!fc_.actions().empty()) process_actions();
+  if (o_.policy == Policy::blocking && A.blocked) wake(a);
+}
+
+bool Simulator::barrier_ok(std::uint32_t p) const {
+  const std::uint32_t k = sink_[p].m.barrier_every_txns;
+  if (k == 0) return true;
+  const std::uint32_t first = in_.path_events[p][sink_[p].batch.first_seq];
+  const std::uint64_t need = static_cast<std::uint64_t>(in_.events[first].txn / k) * k;
+  if (need == 0) return true;
+  // Every path of the area must have acknowledged all its events of transactions < need.
+  for (std::uint32_t q : in_.areas[in_.path_area[p]].paths) {
+    if (q == p) continue;
+    const auto& list = in_.path_events[q];
+    const std::uint32_t acked = fc_.acked_seq(q);
+    if (acked < list.size() && in_.events[list[acked]].txn < need) return false;
+  }
+  return true;
+}
+
+void Simulator::on_sink_done(std::uint32_t p) {
+  if (has_barriers_ && !barrier_ok(p)) {
+    sink_[p].held = true;
+    held_.push_back(p);
+    return;
+  }
+  complete(p);
+}
+
+void Simulator::complete(std::uint32_t p) {
+  SinkPath& S = sink_[p];
+  const Batch b = S.batch;
+  const std::uint32_t a = in_.path_area[p];
+  UpArea& A = up_[a];
+  fc_.batch_done(now_, b);
+  S.busy = false;
+  S.held = false;
+  --sink_busy_;
+  A.in_sink -= b.bytes;
+  const auto& list = in_.path_events[p];
+  for (std::uint32_t k = 0; k < b.count; ++k) {
+    const std::uint32_t g = list[b.first_seq + k];
+    const std::uint64_t lat = now_ - avail_[g];
+    latency_.add(lat);
+    S.latency.add(lat);
+    if (discarded_[g]) {
+      ++S.redelivered;
+      ++redelivered_;
+    }
+  }
+  S.delivered += b.count;
+  S.bytes += b.bytes;
+  delivered_ += b.count;
+  A.delivered += b.count;
+  last_progress_ = now_;
+  last_ack_ = now_;
+  hash(now_);
+  hash((static_cast<std::uint64_t>(p) << 32) | b.first_seq);
+  hash(b.count);
+  trace('d', 0, p, b.first_seq, b.count);
+  if (!held_.empty()) check_barriers(a);
+  try_dispatch(p);
+}
+
+void Simulator::check_barriers(std::uint32_t a) {
+  bool again = true;
+  while (again && !held_.empty()) {
+    again = false;
+    for (std::size_t i = 0; i < held_.size(); ++i) {
+      const std::uint32_t p = held_[i];
+      if (in_.path_area[p] != a || !barrier_ok(p)) continue;
+      held_[i] = held_.back();
+      held_.pop_back();
+      complete(p);
+      again = true;
+      break;
+    }
+  }
+}
+
+void Simulator::process_actions() {
+  // Copy: handling may call back into the engine.
+  std::vector<FlowAction> acts = fc_.actions();
+  fc_.clear_actions();
+  for (const FlowAction& x : acts) {
+    hash((x.time_us << 8) ^ static_cast<std::uint64_t>(x.kind));
+    hash((static_cast<std::uint64_t>(x.path) << 32) ^ x.epoch ^ (std::uint64_t{x.seq} << 16));
+    trace('a', static_cast<std::uint8_t>(x.kind), x.path, x.seq, x.count);
+    if (o_.record_series && series_.marks.size() < 200'000) {
+      series_.marks.push_back(ReplayMark{x.time_us, x.kind, x.area, x.path});
+    }
+    if (tl_ != nullptr) {
+      TimelineAction ta;
+      ta.time_us = x.time_us;
+      ta.kind = to_string(x.kind);
+      ta.area = x.area;
+      if (x.path != kNoPath) ta.path = in_.path_names[x.path];
+      ta.epoch = x.epoch;
+      ta.seq = x.seq;
+      ta.count = x.count;
+      ta.bytes = x.bytes;
+      ta.area_pending = fc_.area_pending(x.area);
+      tl_->action(ta);
+    }
+    UpArea& A = up_[x.area];
+    switch (x.kind) {
+      case ActionKind::pause_path:
+      case ActionKind::resume_path: {
+        const bool pause = x.kind == ActionKind::pause_path;
+        if (ctl_paused_[x.path] == static_cast<std::uint8_t>(pause)) {
+          violate("pause_alternation",
+                  fmt::format("path {}: two {} in a row", in_.path_names[x.path],
+                              pause ? "pauses" : "resumes"));
+        }
+        ctl_paused_[x.path] = pause ? 1 : 0;
+        send_control(x.area, make_ctl(pause ? Ctl::pause_path : Ctl::resume_path, x.path));
+        break;
+      }
+      case ActionKind::pause_area:
+      case ActionKind::resume_area: {
+        const bool pause = x.kind == ActionKind::pause_area;
+        auto& st = ctl_paused_[in_.path_names.size() + x.area];
+        if (st == static_cast<std::uint8_t>(pause)) {
+          violate("pause_alternation",
+                  fmt::format("area {}: two {} in a row", x.area, pause ? "pauses" : "resumes"));
+        }
+        st = pause ? 1 : 0;
+        send_control(x.area, make_ctl(pause ? Ctl::pause_area : Ctl::resume_area));
+        break;
+      }
+      case ActionKind::reset: {
+        ControlMsg m = make_ctl(Ctl::reset, x.path);
+        m.epoch = x.epoch;
+        m.seq = x.seq;
+        send_control(x.area, std::move(m));
+        break;
+      }
+      case ActionKind::release_path:
+      case ActionKind::circuit_break: {
+        const auto& list = in_.path_events[x.path];
+        for (std::uint32_t k = 0; k < x.count; ++k) discarded_[list[x.seq + k]] = 1;
+        A.outstanding -= x.bytes;
+        break;
+      }
+      case ActionKind::drop_marker:
+        break;  // the event itself is flagged by on_data
+    }
+    if (stop_) return;
+  }
+}
+
+// ---- periodic ----
+
+void Simulator::on_tick() {
+  fc_.on_tick(now_);
+  if (!fc_.actions().empty()) process_actions();
+  const std::uint64_t grace = o_.thresholds.feedback_interval_us + 2 * o_.tick_us;
+  for (std::uint32_t p : fc_.paused_paths()) {  // stuck-paused detector (#1542, #2214)
+    if (fc_.path_pending(p) < fc_.path_resume_bytes() &&
+        now_ >= fc_.path_last_feedback(p) + grace) {
+      violate("stuck_paused",
+              fmt::format("path {} paused with {} bytes pending (< resume {}) "
+                          "since {} ms",
+                          in_.path_names[p], fc_.path_pending(p), fc_.path_resume_bytes(),
+                          fc_.path_last_feedback(p) / 1000));
+    }
+  }
+  bool work = false;
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    UpArea& A = up_[a];
+    if (fc_.area_paused(a) && fc_.area_pending(a) < fc_.area_resume_bytes() &&
+        now_ >= fc_.area_last_feedback(a) + grace) {
+      violate("stuck_paused", fmt::format("area {} paused below its resume threshold", a));
+    }
+    if (fc_.area_pending(a) >= fc_.area_pause_bytes()) A.above_pause_us += o_.tick_us;
+    work |= upstream_has_work(A) || fc_.area_pending(a) > 0;
+  }
+  // Watchdog: pending work, nothing delivered or sent for W, nothing scheduled to complete.
+  const bool sink_active = sink_busy_ > held_.size();
+  if (!done() && !stop_ && now_ >= last_progress_ + o_.watchdog_us && !sink_active &&
+      inflight_ == 0 && (work || !held_.empty())) {
+    std::uint64_t pending = 0;
+    for (std::uint32_t a = 0; a < up_.size(); ++a) pending += fc_.area_pending(a);
+    violate("deadlock",
+            fmt::format("watchdog: no progress for {} ms with {} bytes pending, {} of {} events "
+                        "delivered, {} batches held at a barrier, {} paths paused{}",
+                        (now_ - last_progress_) / 1000, pending, delivered_, total_, held_.size(),
+                        fc_.paused_paths().size(),
+                        up_.size() == 1 && fc_.area_paused(0) ? ", area paused" : ""));
+  }
+  if (!stop_ && now_ > source_end_ + o_.drain_timeout_us) {
+    violate("drain_timeout", fmt::format("{} of {} events delivered {} ms after the source ended",
+                                         delivered_, total_, (now_ - source_end_) / 1000));
+  }
+  if (!done() && !stop_) push(now_ + o_.tick_us, EvKind::tick, 0);
+}
+
+void Simulator::on_report() {
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    ControlMsg m = make_ctl(Ctl::credit);
+    m.area_credit = fc_.area_credit(a);
+    const auto& paths = in_.areas[a].paths;
+    m.path_credit.resize(paths.size());
+    for (std::size_t i = 0; i < paths.size(); ++i) m.path_credit[i] = fc_.path_credit(paths[i]);
+    send_control(a, std::move(m));
+    // Resolved-ts signals keep flowing while data waits upstream: the detector's heartbeat.
+    if (upstream_has_work(up_[a]) || up_[a].head < up_[a].end) fc_.on_signal(now_, a);
+  }
+  if (!fc_.actions().empty()) process_actions();
+  if (!done() && !stop_) push(now_ + o_.report_interval_us, EvKind::report, 0);
+}
+
+void Simulator::on_sample() {
+  const bool rec = o_.record_series;
+  if (rec) {
+    series_.time_us.push_back(now_);
+    path_samples_.emplace_back();
+  }
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    const UpArea& A = up_[a];
+    sample_buf_.clear();
+    for (std::uint32_t p : in_.areas[a].paths) {
+      const std::uint64_t pend = fc_.path_pending(p);
+      if (pend == 0 && !fc_.path_paused(p)) continue;
+      if (tl_ != nullptr) sample_buf_.push_back({in_.path_names[p], pend, fc_.path_paused(p)});
+      if (rec && pend != 0 && sparse_entries_ < 4'000'000) {
+        path_samples_.back().emplace_back(p, pend);
+        ++sparse_entries_;
+      } else if (rec && pend != 0) {
+        series_.truncated = true;
+      }
+    }
+    if (rec) series_.area_pending[a].push_back(fc_.area_pending(a));
+    if (tl_ != nullptr) {
+      TimelineSample s;
+      s.time_us = now_;
+      s.area = a;
+      s.pending = fc_.area_pending(a);
+      s.resident = A.link_bytes + fc_.area_pending(a) + A.in_sink;
+      s.delivered = A.delivered;
+      s.paused = fc_.area_paused(a);
+      s.paths = sample_buf_;
+      tl_->sample(s);
+    }
+  }
+  if (!done() && !stop_) push(now_ + o_.sample_interval_us, EvKind::sample, 0);
+}
+
+// ---- invariants ----
+
+std::string Simulator::where(std::uint32_t p, std::uint32_t seq) const {
+  const auto& list = in_.path_events[p];
+  if (seq >= list.size()) return fmt::format("{} seq {} (past the end)", in_.path_names[p], seq);
+  const ReplayPosition& pos = in_.positions[list[seq]];
+  return fmt::format("{} seq {} at file {} pos {} row {}", in_.path_names[p], seq, pos.file_index,
+                     pos.pos, pos.inner_index);
+}
+
+void Simulator::violate(std::string check, std::string msg) {
+  Violation v;
+  v.check = std::move(check);
+  v.time_us = now_;
+  v.message = std::move(msg);
+  const std::size_t n = std::min(trace_pos_, trace_.size());
+  for (std::size_t i = trace_pos_ - n; i < trace_pos_; ++i) {
+    const TraceRec& r = trace_[i % trace_.size()];
+    const std::string path = r.path == kNoPath ? std::string("-") : in_.path_names[r.path];
+    switch (r.what) {
+      case 'a':
+        v.trace.push_back(fmt::format("{:.3f} ms action {} {} seq {} count {}", ms(r.t),
+                                      to_string(static_cast<ActionKind>(r.kind)), path, r.a, r.b));
+        break;
+      case 'd':
+        v.trace.push_back(
+            fmt::format("{:.3f} ms ack {} seq {}..{}", ms(r.t), path, r.a, r.a + r.b - 1));
+        break;
+      case 'h':
+        v.trace.push_back(
+            fmt::format("{:.3f} ms sink {} seq {}..{}", ms(r.t), path, r.a, r.a + r.b - 1));
+        break;
+      case 'c':
+        v.trace.push_back(fmt::format("{:.3f} ms upstream reset {} epoch {} from seq {}", ms(r.t),
+                                      path, r.a, r.b));
+        break;
+      default:
+        break;
+    }
+  }
+  if (tl_ != nullptr) {
+    TimelineAction ta;
+    ta.time_us = now_;
+    ta.kind = v.check == "deadlock" ? "deadlock" : "violation";
+    ta.detail = v.message;
+    tl_->action(ta);
+  }
+  hash(fnv1a(v.check));
+  violations_.push_back(std::move(v));
+  if (o_.stop_on_violation) stop_ = true;
+}
+
+// ---- run ----
+
+ReplayResult Simulator::run() {
+  setup();
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    if (up_[a].first < up_[a].end) schedule_step(a, avail_[up_[a].first]);
+  }
+  push(o_.tick_us, EvKind::tick, 0);
+  if (o_.policy == Policy::ticdc) push(o_.report_interval_us, EvKind::report, 0);
+  if (tl_ != nullptr || o_.record_series) push(0, EvKind::sample, 0);
+  const auto wall0 = std::chrono::steady_clock::now();
+  while (!heap_.empty() && !stop_ && !done()) {
+    const HeapItem it = heap_.top();
+    heap_.pop();
+    if (o_.clock == ClockMode::real_time) {
+      std::this_thread::sleep_until(wall0 + std::chrono::microseconds(it.t));
+    }
+    now_ = it.t;
+    ++steps_;
+    switch (it.kind) {
+      case EvKind::upstream_step:
+        upstream_step(it.arg);
+        break;
+      case EvKind::data_arrival:
+        on_data(it.arg);
+        break;
+      case EvKind::control_arrival:
+        on_control(it.arg);
+        break;
+      case EvKind::sink_done:
+        on_sink_done(it.arg);
+        break;
+      case EvKind::tick:
+        on_tick();
+        break;
+      case EvKind::report:
+        on_report();
+        break;
+      case EvKind::sample:
+        on_sample();
+        break;
+    }
+  }
+  ReplayResult r;
+  finish(r);
+  return r;
+}
+
+void Simulator::finish(ReplayResult& r) {
+  fc_.finish(now_);
+  if (!stop_ && !done()) {
+    violate("deadlock", fmt::format("nothing left to simulate with {} of {} events delivered",
+                                    delivered_, total_));
+  }
+  if (!stop_ && done()) {
+    // Delivered = source, per path; all accounting back to zero.
+    for (std::uint32_t p = 0; p < sink_.size() && !stop_; ++p) {
+      if (sink_[p].delivered != in_.path_events[p].size() || fc_.path_pending(p) != 0 ||
+          fc_.queued_events(p) != 0 || fc_.path_blocking(p)) {
+        violate("accounting",
+                fmt::format("path {}: delivered {} of {}, {} bytes / {} events "
+                            "still queued",
+                            in_.path_names[p], sink_[p].delivered, in_.path_events[p].size(),
+                            fc_.path_pending(p), fc_.queued_events(p)));
+      }
+    }
+    for (std::uint32_t a = 0; a < up_.size() && !stop_; ++a) {
+      const UpArea& A = up_[a];
+      if (fc_.area_pending(a) != 0 || A.in_sink != 0 || A.link_bytes != 0 || A.outstanding != 0) {
+        violate("accounting",
+                fmt::format("area {}: pending {}, in sinks {}, on the link {}, "
+                            "outstanding {} bytes after the drain",
+                            a, fc_.area_pending(a), A.in_sink, A.link_bytes, A.outstanding));
+      }
+    }
+    if (!stop_ && !fc_.accounting_consistent()) {
+      violate("accounting", "area totals differ from the sum of their paths");
+    }
+  }
+  r.policy = o_.policy;
+  r.seed = o_.seed;
+  r.source_events = total_;
+  r.source_bytes = in_.total_bytes;
+  r.delivered = delivered_;
+  r.redelivered = redelivered_;
+  r.quota = o_.thresholds.quota;
+  r.hard_limit = o_.policy == Policy::blocking ? o_.thresholds.quota : fc_.hard_limit_bytes();
+  r.refiltered = filtered_;
+  r.stale_discarded = stale_;
+  r.latency_ms = summarize(latency_);
+  r.end_time_us = now_;
+  r.source_end_us = source_end_;
+  r.drain_us = last_ack_ > source_end_ ? last_ack_ - source_end_ : 0;
+  r.sim_steps = steps_;
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    const AreaCounters& c = fc_.area_counters(a);
+    AreaStats s;
+    s.source_events = in_.areas[a].end_event - in_.areas[a].first_event;
+    s.delivered = up_[a].delivered;
+    s.peak_memory = c.peak_pending;
+    s.peak_resident = up_[a].peak_resident;
+    s.reader_blocked_us = up_[a].blocked_us + (up_[a].blocked ? now_ - up_[a].blocked_since : 0);
+    s.time_above_pause_us = up_[a].above_pause_us;
+    s.counters = c;
+    s.source_end_us =
+        avail_.empty() || s.source_events == 0 ? 0 : avail_[in_.areas[a].end_event - 1];
+    s.drain_us = r.drain_us;
+    r.pauses += c.pauses;
+    r.resumes += c.resumes;
+    r.flaps += c.flaps;
+    r.circuit_breaks += c.circuit_breaks;
+    r.releases += c.releases;
+    r.drop_markers += c.drop_markers;
+    r.resets += c.resets;
+    r.peak_memory = std::max(r.peak_memory, c.peak_pending);
+    r.peak_resident = std::max(r.peak_resident, s.peak_resident);
+    r.areas.push_back(std::move(s));
+  }
+  for (std::uint32_t p = 0; p < sink_.size(); ++p) {
+    PathStats s;
+    s.name = in_.path_names[p];
+    s.area = in_.path_area[p];
+    s.source_events = in_.path_events[p].size();
+    s.delivered = sink_[p].delivered;
+    s.redelivered = sink_[p].redelivered;
+    s.bytes = sink_[p].bytes;
+    s.counters = fc_.path_counters(p);
+    s.latency_ms = summarize(sink_[p].latency);
+    r.pauses += s.counters.pauses;
+    r.resumes += s.counters.resumes;
+    r.flaps += s.counters.flaps;
+    r.discarded += s.counters.discarded;
+    r.paths.push_back(std::move(s));
+  }
+  if (o_.record_series) {
+    // Densify the top paths by peak pending.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> peaks;
+    for (std::uint32_t p = 0; p < sink_.size(); ++p) {
+      const auto pk = fc_.path_counters(p).peak_pending;
+      if (pk > 0) peaks.emplace_back(pk, p);
+    }
+    std::sort(peaks.begin(), peaks.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
+    if (peaks.size() > 12) peaks.resize(12);
+    for (const auto& [pk, p] : peaks) {
+      series_.top_paths.push_back(p);
+      std::vector<std::uint64_t> v(series_.time_us.size(), 0);
+      for (std::size_t i = 0; i < path_samples_.size(); ++i) {
+        for (const auto& [q, bytes] : path_samples_[i]) {
+          if (q == p) v[i] = bytes;
+        }
+      }
+      series_.path_pending.push_back(std::move(v));
+    }
+    r.series = std::move(series_);
+  }
+  r.trace_hash = hash_;
+  r.violations = std::move(violations_);
+  r.ok = r.violations.empty();
+}
+
+}  // namespace
+
+ReplayResult run_replay(const ReplayOptions& opts, const ReplayInput& input,
+                        TimelineWriter* timeline) {
+  Simulator sim(opts, input, timeline);
+  return sim.run();
+}
+
+ReplayResult run_replay(const ReplayOptions& opts, EventSource& source, TimelineWriter* timeline) {
+  const ReplayInput in = load_replay_input(source, opts.path_by, opts.path_hash_buckets);
+  return run_replay(opts, in, timeline);
+}
+
+ReplayResult run_replay(const ReplayOptions& opts, std::span<EventSource* const> sources,
+                        TimelineWriter* timeline) {
+  const ReplayInput in = load_replay_input(sources, opts.path_by, opts.path_hash_buckets);
+  return run_replay(opts, in, timeline);
+}
+
+}  // namespace binlogctl

@@ -1,0 +1,189 @@
+// binlogctl verify drivers: inputs -> sources -> EventStream -> ChainVerifier, and the output.
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/json_out.h>
+#include <binlogctl/output.h>
+#include <binlogctl/source.h>
+#include <binlogctl/verify.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <system_error>
+
+namespace binlogctl {
+
+namespace {
+
+// Prints every finding as it comes: compiler-style text or one JSON object per line.
+class PrintSink final : public DiagnosticSink {
+ public:
+  PrintSink(LineOutput& out, OutputFormat f) : out_(out), format_(f) {}
+  void report(const Diagnostic& d) override {
+    std::string& b = out_.buf();
+    if (format_ == OutputFormat::json) {
+      JsonWriter w(b);
+      w.begin_object();
+      w.key("check").str(check_name(d.check));
+      w.key("severity").str(severity_name(d.severity));
+      w.key("log_name").str(d.log_name);
+      w.key("pos").u64(d.pos);
+      w.key("message").str(d.message);
+      w.end_object();
+    } else {
+      b.append(format_diagnostic(d));
+    }
+    out_.end_line();
+  }
+
+ private:
+  LineOutput& out_;
+  OutputFormat format_;
+};
+
+std::string mysql_text(const GtidSet& s) { return s.to_string(","); }
+
+}  // namespace
+
+VerifyRun verify_inputs(const std::vector<std::string>& args, const VerifyConfig& cfg, DiagnosticSink& out,
+                        ProgressMode progress_mode) {
+  VerifyRun run;
+  InputList inputs = expand_inputs(args);
+  for (const std::string& e : inputs.errors) {
+    run.problems.push_back(e);
+    run.unreadable = true;
+  }
+  std::uint64_t total = 0;
+  for (const InputFile& f : inputs.files) {
+    if (f.path == "-" || f.missing) continue;
+    std::error_code ec;
+    const auto sz = std::filesystem::file_size(f.path, ec);
+    if (!ec) total += sz;
+  }
+  ChainVerifier v(out, cfg);
+  v.plan(inputs.files);
+  Progress progress(progress_mode, total);
+  std::uint64_t done_before = 0;
+  for (const InputFile& f : inputs.files) {
+    if (f.missing && f.origin.empty()) {
+      // Given on the command line and absent: a usage problem, not a gap in the data.
+      run.problems.push_back(fmt::format("{}: offset 0: file not found", f.path));
+      run.unreadable = true;
+      v.file_unavailable(f);
+      continue;
+    }
+    std::unique_ptr<Source> src;
+    if (!f.missing) {
+      try {
+        src = open_source(f.path);
+      } catch (const std::system_error& e) {
+        run.problems.push_back(fmt::format("{}: offset 0: cannot open: {}", f.path, e.code().message()));
+        run.unreadable = true;
+        v.file_unavailable(f);
+        continue;
+      }
+    }
+    if (!v.begin_file(f) || !src) continue;
+    StreamOptions so;
+    so.verify_checksums = true;
+    so.resync = true;
+    EventStream stream(*src, f.log_name, v, so);
+    Event ev;
+    while (stream.next(ev)) {
+      progress.update(done_before + src->raw_position());
+      v.event(ev);
+      if (ev.type() != EventType::transaction_payload || !ev.checksum_ok) continue;
+      auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
+      if (!p) {
+        const Check c = p.error().code == Errc::truncated || p.error().code == Errc::bad_length
+                            ? Check::bad_event_size
+                            : Check::undecodable_event;
+        v.report(Diagnostic{c, Severity::error, f.log_name, ev.pos,
+                            fmt::format("TRANSACTION_PAYLOAD body does not decode: {} (at offset {})",
+                                        p.error().what, p.error().offset)});
+        continue;
+      }
+      PayloadExpander inner(ev, *p, f.log_name, v);
+      Event iev;
+      while (inner.next(iev)) v.event(iev);
+    }
+    v.end_file(stream.offset(), stream.skipped_bytes(), stream.aborted());
+    done_before += src->raw_size();
+  }
+  v.finish();
+  progress.finish(done_before);
+  run.summary = v.summary();
+  return run;
+}
+
+std::string summary_json(const VerifySummary& s) {
+  std::string b;
+  JsonWriter w(b);
+  w.begin_object();
+  w.key("files").u64(s.files);
+  w.key("missing_files").u64(s.missing_files);
+  w.key("events").u64(s.events);
+  w.key("inner_events").u64(s.inner_events);
+  w.key("transactions").u64(s.transactions);
+  w.key("first_transaction_id");
+  if (s.transactions > 0) w.u64(s.first_transaction_id);
+  else w.null();
+  w.key("last_transaction_id");
+  if (s.transactions > 0) w.u64(s.last_transaction_id);
+  else w.null();
+  w.key("errors").u64(s.errors);
+  w.key("warnings").u64(s.warnings);
+  w.key("skipped_bytes").u64(s.skipped_bytes);
+  w.key("checks").begin_object();
+  for (std::size_t i = 0; i < kCheckCount; ++i) {
+    if (s.per_check[i] != 0) w.key(check_name(static_cast<Check>(i))).u64(s.per_check[i]);
+  }
+  w.end_object();
+  w.key("gtid_executed").str(mysql_text(s.gtid_executed));
+  w.key("gtid_state").str(mysql_text(s.gtid_state));
+  w.key("mariadb_gtid_executed").str(s.mariadb_gtid_executed.to_string());
+  w.key("mariadb_gtid_state").str(s.mariadb_gtid_state.to_string());
+  w.end_object();
+  return b;
+}
+
+int run_verify(const VerifyOptions& opts, std::FILE* outf, std::FILE* errf) {
+  LineOutput out(outf);
+  PrintSink sink(out, opts.format);
+  VerifyRun run = verify_inputs(opts.inputs, opts.config, sink, opts.progress);
+  for (const std::string& p : run.problems) fmt::print(errf, "binlogctl: {}\n", p);
+  const VerifySummary& s = run.summary;
+  if (opts.format == OutputFormat::json) {
+    std::string& b = out.buf();
+    b.append("{\"summary\":");
+    b.append(summary_json(s));
+    b.push_back('}');
+    out.end_line();
+  } else {
+    std::string& b = out.buf();
+    b.append(fmt::format("summary: {} file{}, {} events", s.files, s.files == 1 ? "" : "s", s.events));
+    if (s.inner_events > 0) b.append(fmt::format(" (+{} inside transaction payloads)", s.inner_events));
+    b.append(fmt::format(", {} transaction{}", s.transactions, s.transactions == 1 ? "" : "s"));
+    if (s.transactions > 0) b.append(fmt::format(" (ids {}-{})", s.first_transaction_id, s.last_transaction_id));
+    b.append(fmt::format(": {} error{}, {} warning{}", s.errors, s.errors == 1 ? "" : "s", s.warnings,
+                         s.warnings == 1 ? "" : "s"));
+    if (s.missing_files > 0) b.append(fmt::format(", {} missing file{}", s.missing_files, s.missing_files == 1 ? "" : "s"));
+    if (s.skipped_bytes > 0) b.append(fmt::format(", {} bytes skipped", s.skipped_bytes));
+    out.end_line();
+    auto line = [&](std::string_view key, const std::string& v) {
+      if (v.empty()) return;
+      out.buf().append(fmt::format("summary: {}: {}", key, v));
+      out.end_line();
+    };
+    line("gtid_executed", mysql_text(s.gtid_executed));
+    line("gtid_state", mysql_text(s.gtid_state));
+    line("mariadb_gtid_executed", s.mariadb_gtid_executed.to_string());
+    line("mariadb_gtid_state", s.mariadb_gtid_state.to_string());
+  }
+  out.flush();
+  if (run.unreadable) return 2;
+  return s.errors > 0 ? 1 : 0;
+}
+
+}  // namespace binlogctl
