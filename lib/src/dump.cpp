@@ -11,6 +11,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <thread>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -20,7 +24,9 @@ namespace binlogctl {
 void StderrDiagnostics::report(const Diagnostic& d) {
   if (d.severity == Severity::error) ++errors_;
   else ++warnings_;
-  fmt::print(f_, "binlogctl: {}\n", format_diagnostic(d));
+  const std::string line = fmt::format("binlogctl: {}\n", format_diagnostic(d));
+  std::lock_guard<std::mutex> lock(m_);
+  std::fputs(line.c_str(), f_);
   std::fflush(f_);
 }
 
@@ -120,6 +126,72 @@ void append_hexdump_lines(LineOutput& o, Bytes raw, std::uint64_t base) {
     o.end_line();
   }
 }
+
+enum class Select { print, skip, stop, stop_all };
+
+// Batches of events handed from the reading thread to the formatting one, with a fixed pool
+// of batches (bounded memory, no allocation once warm).
+class EventPipe {
+ public:
+  static constexpr std::size_t kBatch = 1024;
+  static constexpr std::size_t kBatches = 8;
+  EventPipe() {
+    for (auto& b : pool_) {
+      b.reserve(kBatch);
+      free_.push_back(&b);
+    }
+  }
+  std::vector<Event>* take_free() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !free_.empty() || abandoned_; });
+    if (abandoned_) return nullptr;  // the formatter is gone: stop reading
+    auto* b = free_.back();
+    free_.pop_back();
+    b->clear();
+    return b;
+  }
+  void put_full(std::vector<Event>* b) {
+    std::lock_guard<std::mutex> l(m_);
+    if (!abandoned_) full_.push_back(b);
+    cv_.notify_all();
+  }
+  std::vector<Event>* take_full() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !full_.empty() || done_; });
+    if (full_.empty()) return nullptr;
+    auto* b = full_.front();
+    full_.pop_front();
+    return b;
+  }
+  void put_free(std::vector<Event>* b) {
+    std::lock_guard<std::mutex> l(m_);
+    free_.push_back(b);
+    cv_.notify_all();
+  }
+  void finish(bool stop_all) {
+    std::lock_guard<std::mutex> l(m_);
+    done_ = true;
+    stop_all_ = stop_all;
+    cv_.notify_all();
+  }
+  void abandon() {
+    std::lock_guard<std::mutex> l(m_);
+    abandoned_ = true;
+    cv_.notify_all();
+  }
+  bool stopped_all() {
+    std::lock_guard<std::mutex> l(m_);
+    return stop_all_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::array<std::vector<Event>, kBatches> pool_;
+  std::vector<std::vector<Event>*> free_;
+  std::deque<std::vector<Event>*> full_;
+  bool done_ = false, stop_all_ = false, abandoned_ = false;
+};
 
 class Dumper {
  public:
@@ -275,18 +347,18 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     StreamOptions so;
     so.verify_checksums = opts.verify_checksums;
     if (first && opts.start_position) so.start_position = *opts.start_position;
-    EventStream stream(*src, f.log_name, diag, so);
-    Event ev;
-    while (stream.next(ev)) {
-      progress.update(done_before + src->raw_position());
-      if (first && opts.start_position && ev.pos < *opts.start_position) continue;
-      if (last && opts.stop_position && ev.pos >= *opts.stop_position) break;
+    // Which events to print, decided where events are read (so that nothing past a stop
+    // point is even framed).
+    auto select = [&](const Event& ev) -> Select {
+      if (first && opts.start_position && ev.pos < *opts.start_position) return Select::skip;
+      if (last && opts.stop_position && ev.pos >= *opts.stop_position) return Select::stop;
       const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
-      if (opts.stop_datetime && ts >= *opts.stop_datetime && ev.type() != EventType::format_description) {
-        stop = true;
-        break;
-      }
-      if (opts.start_datetime && ts < *opts.start_datetime) continue;
+      if (opts.stop_datetime && ts >= *opts.stop_datetime && ev.type() != EventType::format_description)
+        return Select::stop_all;
+      if (opts.start_datetime && ts < *opts.start_datetime) return Select::skip;
+      return Select::print;
+    };
+    auto print = [&](const Event& ev) {
       dumper.event(ev, f.log_name);
       if (opts.expand_payloads && ev.type() == EventType::transaction_payload) {
         auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
@@ -294,11 +366,68 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
           diag.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
                                  fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", p.error().what,
                                              p.error().offset)});
-          continue;
+          return;
         }
         PayloadExpander inner(ev, *p, f.log_name, diag);
         Event iev;
         while (inner.next(iev)) dumper.event(iev, f.log_name);
+      }
+    };
+    const bool threaded = opts.threads > 1 && src->size().has_value();
+    so.release_behind = !threaded;
+    EventStream stream(*src, f.log_name, diag, so);
+    if (threaded) {
+      // A second thread frames and checksums; this one formats. Mapped bytes stay valid, so
+      // events travel as views; the formatter releases pages once it is done with them.
+      EventPipe pipe;
+      std::thread reader([&] {
+        std::vector<Event>* batch = nullptr;
+        Event ev;
+        bool stop_all = false;
+        while (stream.next(ev)) {
+          const Select sel = select(ev);
+          if (sel == Select::skip) continue;
+          if (sel != Select::print) {
+            stop_all = sel == Select::stop_all;
+            break;
+          }
+          if (batch == nullptr && (batch = pipe.take_free()) == nullptr) break;
+          batch->push_back(ev);
+          if (batch->size() == EventPipe::kBatch) {
+            pipe.put_full(batch);
+            batch = nullptr;
+          }
+        }
+        if (batch != nullptr) pipe.put_full(batch);
+        pipe.finish(stop_all);
+      });
+      try {
+        while (std::vector<Event>* batch = pipe.take_full()) {
+          for (const Event& ev : *batch) {
+            print(ev);
+            progress.update(done_before + ev.pos);
+          }
+          src->release(batch->back().pos);
+          pipe.put_free(batch);
+        }
+      } catch (...) {
+        pipe.abandon();
+        reader.join();
+        throw;
+      }
+      reader.join();
+      stop = pipe.stopped_all();
+    } else {
+      Event ev;
+      while (stream.next(ev)) {
+        progress.update(done_before + src->raw_position());
+        const Select sel = select(ev);
+        if (sel == Select::skip) continue;
+        if (sel != Select::print) {
+          stop = sel == Select::stop_all;
+          break;
+        }
+        print(ev);
       }
     }
     done_before += src->raw_size();

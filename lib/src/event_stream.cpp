@@ -28,6 +28,7 @@ EventStream::EventStream(Source& src, std::string log_name, DiagnosticSink& diag
   } else {
     fde_ = default_fde();
   }
+  fde_history_.push_back(fde_);
   auto sz = src_.size();
   resync_crc_budget_ = 4 * (sz ? *sz : 0) + (64u << 20);
 }
@@ -131,7 +132,7 @@ bool EventStream::next(Event& ev) {
       jumped_ = true;
       off_ = opts_.start_position;
     }
-    src_.release(off_);
+    if (opts_.release_behind) src_.release(off_);
     Bytes w = src_.window(off_, kCommonHeaderLen);
     if (w.size() < kCommonHeaderLen) {
       if (src_.read_error().code != Errc::ok) {
@@ -182,11 +183,17 @@ bool EventStream::next(Event& ev) {
       return false;
     }
 
-    ev = Event{};
+    // Field by field: a whole-struct reset costs a memset per event on the hot path.
     ev.pos = pos;
     ev.header = h;
     ev.raw = raw;
-    if (opts_.payload_pos >= 0) ev.payload_pos = static_cast<std::uint64_t>(opts_.payload_pos);
+    ev.body = {};
+    ev.has_checksum = false;
+    ev.checksum_ok = true;
+    ev.stored_crc = ev.computed_crc = 0;
+    ev.inner_index = -1;
+    ev.payload_pos = opts_.payload_pos >= 0 ? static_cast<std::uint64_t>(opts_.payload_pos) : 0;
+    ev.fde = nullptr;
 
     if (is_fde) {
       auto f = decode_fde(raw, pos);
@@ -203,6 +210,7 @@ bool EventStream::next(Event& ev) {
       } else {
         fde_ = std::move(f.value());
         seen_fde_ = true;
+        fde_history_.push_back(fde_);
       }
       ev.has_checksum = fde_.has_checksum_field && fde_.crc32();
     } else if (seen_fde_) {
@@ -225,7 +233,7 @@ bool EventStream::next(Event& ev) {
       continue;
     }
     ev.body = raw.subspan(chl, raw.size() - chl - tail);
-    ev.fde = &fde_;
+    ev.fde = &fde_history_.back();
     off_ = pos + h.event_size;
     ++events_;
 

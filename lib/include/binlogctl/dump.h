@@ -4,7 +4,9 @@
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/progress.h>
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -26,20 +28,24 @@ struct DumpOptions {
   std::optional<std::int64_t> start_datetime;   // unix seconds
   std::optional<std::int64_t> stop_datetime;
   ProgressMode progress = ProgressMode::auto_;
+  // Mapped files are read (framing, checksums) on a second thread while this one formats;
+  // 1 keeps everything on one thread.
+  unsigned threads = 2;
 };
 
 // Prints diagnostics as "binlogctl: FILE:POS: severity: check: message" and counts them.
+// Thread-safe: reader and formatter threads may both report.
 class StderrDiagnostics : public DiagnosticSink {
  public:
   explicit StderrDiagnostics(std::FILE* f) : f_(f) {}
   void report(const Diagnostic& d) override;
-  std::uint64_t errors() const { return errors_; }
-  std::uint64_t warnings() const { return warnings_; }
-  void note_error() { ++errors_; }
+  std::uint64_t errors() const { return errors_.load(); }
+  std::uint64_t warnings() const { return warnings_.load(); }
 
  private:
   std::FILE* f_;
-  std::uint64_t errors_ = 0, warnings_ = 0;
+  std::mutex m_;
+  std::atomic<std::uint64_t> errors_{0}, warnings_{0};
 };
 
 // Runs the dump; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable

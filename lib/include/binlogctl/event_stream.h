@@ -18,6 +18,7 @@
 #include <binlogctl/source.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -50,7 +51,8 @@ struct Event {
   std::uint32_t computed_crc = 0;
   std::int32_t inner_index = -1;  // >= 0 for events inside a TRANSACTION_PAYLOAD
   std::uint64_t payload_pos = 0;  // pos of that payload event
-  const Fde* fde = nullptr;       // the format description in force (never null from next())
+  const Fde* fde = nullptr;       // the format description in force (never null from next());
+                                  // stays valid for the stream's life, even after later FDEs
 
   std::uint8_t type_code() const noexcept { return header.type_code; }
   EventType type() const noexcept { return static_cast<EventType>(header.type_code); }
@@ -67,6 +69,9 @@ struct StreamOptions {
   // For inner streams: the FDE of the enclosing file and the payload event's position.
   const Fde* parent_fde = nullptr;
   std::int64_t payload_pos = -1;
+  // Let the source drop what is behind the current event (flat RSS). Off when another thread
+  // still reads earlier events' bytes and releases them itself.
+  bool release_behind = true;
 };
 
 class EventStream {
@@ -96,7 +101,8 @@ class EventStream {
   std::string log_name_;
   DiagnosticSink& diag_;
   StreamOptions opts_;
-  Fde fde_;
+  Fde fde_;                      // the one in force
+  std::deque<Fde> fde_history_;  // every FDE met, so that events keep a valid pointer to theirs
   bool seen_fde_ = false;
   bool started_ = false;
   bool done_ = false;
