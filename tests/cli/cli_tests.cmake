@@ -77,8 +77,21 @@ foreach(policy doc ticdc none blocking)
 endforeach()
 binlogctl_cli_test(replay_bad_sink ${EXPECT} --rc 2 -- ${BIN} replay --sink "x=warp:9" ${FIX}/basic/binlogs)
 
+# convert: the server-replay proof (row changes replayed into tables == the server's final
+# contents), on the project's own fixtures and on the shared corpus; public asserted values.
+foreach(set basic nochecksum compressed)
+  binlogctl_cli_test(convert_replay.${set} ${Python3_EXECUTABLE} ${CLI}/convert_replay.py ${BIN}
+                     ${FIX}/${set}/binlogs ${FIX}/${set}/expected)
+endforeach()
+foreach(set types txn)
+  binlogctl_cli_test(convert_replay.shared_${set} ${Python3_EXECUTABLE} ${CLI}/convert_replay.py ${BIN}
+                     ${SHARED}/corpus/mariadb/${set}/binlogs ${SHARED}/corpus/mariadb/${set}/expected)
+endforeach()
+binlogctl_cli_test(convert_public ${Python3_EXECUTABLE} ${CLI}/convert_public.py ${BIN} ${SHARED}/corpus/public)
+binlogctl_cli_test(convert_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert --format canal-json ${FIX}/basic/binlogs)
+
 # Every long option printed by --help is documented in the man page.
-foreach(cmd dump verify replay)
+foreach(cmd dump verify replay convert)
   binlogctl_cli_test(man_${cmd} ${Python3_EXECUTABLE} ${CLI}/help_vs_man.py ${BIN} ${cmd}
                      ${CMAKE_SOURCE_DIR}/man/binlogctl-${cmd}.1.scd)
 endforeach()

@@ -1,0 +1,137 @@
+// Row images of WRITE/UPDATE/DELETE rows events, rendered as JSON objects, and the JSON diffs of
+// PARTIAL_UPDATE_ROWS.
+//
+// Layout of the rows part of a rows event (after the header decode_rows_header reads), for every
+// version (pre-GA 20-22, v1 23-25, v2 30-32, PARTIAL_UPDATE_ROWS 39, MariaDB compressed 166-171
+// once inflated):
+//   repeated until the end of the event:
+//     before image (UPDATE, DELETE) using the columns_before bitmap, or the only image (WRITE)
+//     after image (UPDATE only) using columns_after
+//   an image:
+//     [PARTIAL_UPDATE_ROWS after image only: packed value_options; when bit 0
+//      (PARTIAL_JSON_UPDATES) is set, a bitmap with one bit per JSON column of the table,
+//      present in the image or not]
+//     null bitmap: one bit per column *present* in the image's bitmap, (n + 7) / 8 bytes
+//     the values of the present, non-NULL columns in column order (format: columns.h)
+// Bitmaps in rows events are least-significant-bit first. A column whose bit is clear in the
+// image's bitmap (binlog_row_image=MINIMAL/NOBLOB, NDB partial images) is absent from the JSON
+// object, not null.
+//
+// A partial JSON column value (sql/json_diff.cc, Json_diff_vector::write_binary): 4-byte length
+// (the column's length-prefix size from the metadata), then diffs until that length:
+//   1 operation (0 REPLACE, 1 INSERT, 2 REMOVE) | packed path length | path (MySQL JSON path
+//   text, e.g. `$.a[1]."b c"`) | REPLACE/INSERT: packed value length | binary JSON value (type
+//   byte + data, as a JSON column stores it)
+#pragma once
+
+#include <binlogctl/bytes.h>
+#include <binlogctl/columns.h>
+#include <binlogctl/result.h>
+#include <binlogctl/table_map.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace binlogctl {
+
+enum class RowsKind : std::uint8_t { insert, update, delete_ };
+
+struct RowsEventKind {
+  RowsKind kind = RowsKind::insert;
+  std::uint8_t version = 1;  // 0 pre-GA (20-22), 1 (23-25, MariaDB 166-168), 2 (30-32, 39, 169-171)
+  bool partial_json = false;  // PARTIAL_UPDATE_ROWS (39)
+  bool compressed = false;    // MariaDB 166-171: rows part is zlib-compressed (decompress_mariadb)
+};
+
+// The rows-event family of a type code, or nullopt for other events.
+std::optional<RowsEventKind> classify_rows_event(std::uint8_t type_code) noexcept;
+
+// "INSERT", "UPDATE", "DELETE"
+const char* rows_kind_name(RowsKind k) noexcept;
+
+// v2 extra row info (rows_event.h, Rows_event::Extra_row_info): TLV entries
+//   0 NDB_INFO:  1 length (of the whole entry, from the length byte on), 1 format, data
+//   1 PART_INFO: 2 partition id; UPDATE / PARTIAL_UPDATE also 2 source partition id
+struct RowsExtraInfo {
+  bool has_ndb = false;
+  std::uint8_t ndb_format = 0;
+  Bytes ndb_data;
+  bool has_partition = false;
+  std::uint16_t partition_id = 0;
+  bool has_source_partition = false;
+  std::uint16_t source_partition_id = 0;
+};
+// Errors: Errc::truncated inside an entry; Errc::bad_length for an NDB length below 2. Unknown
+// tags end the parse (their length is not known) and leave what was decoded.
+Result<RowsExtraInfo> decode_rows_extra(Bytes extra, std::uint64_t offset, RowsKind kind);
+
+enum class JsonDiffOp : std::uint8_t { replace = 0, insert = 1, remove = 2 };
+const char* json_diff_op_name(JsonDiffOp op) noexcept;  // "replace", "insert", "remove"
+
+struct JsonDiff {
+  JsonDiffOp op = JsonDiffOp::replace;
+  std::string_view path;
+  Bytes value;  // binary JSON (type byte + data); empty for remove
+  std::uint64_t value_offset = 0;
+};
+
+// Walks the diffs of one partial JSON value (the bytes after the 4-byte length).
+class JsonDiffReader {
+ public:
+  JsonDiffReader(Bytes diffs, std::uint64_t offset) : r_(diffs, offset) {}
+  // The next diff; false at the end or on an error (then error() is set).
+  bool next(JsonDiff& d);
+  bool ok() const noexcept { return err_.code == Errc::ok; }
+  const DecodeError& error() const noexcept { return err_; }
+
+ private:
+  ByteReader r_;
+  DecodeError err_{};
+};
+
+// Appends the diffs as a JSON array: [{"op":"replace","path":"$.a","value":1},...].
+Status append_json_diffs_json(std::string& out, Bytes diffs, std::uint64_t offset);
+
+// Applies the diffs to `doc` (JSON text, e.g. the before image's rendering of the column) as the
+// server does (Json_diff_vector apply: REPLACE an existing value, INSERT an object member or an
+// array element at the index (appended past the end), REMOVE), and appends the resulting
+// document as compact JSON; object members are kept in the order MySQL's binary JSON stores them
+// (by key length, then bytes). Errors: Errc::bad_value for a path that does not parse or does not
+// lead to a value the operation can use (offset = the diff).
+Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, std::string& out);
+
+enum class ImageRole : std::uint8_t { before, after };
+
+// Decodes row images into JSON objects. Keeps the spans of the last before image's values so
+// that a partial JSON after image can be applied to them. Reuses its buffers: no allocation per
+// row once warm (partial JSON application excepted).
+class RowImageDecoder {
+ public:
+  // Decodes one image of `width` columns at `r` and appends {"col":value,...} to `out`.
+  // `present` is the image's column bitmap. `partial` selects the PARTIAL_UPDATE_ROWS after-image
+  // layout (value_options first). Errors carry the offset of the failing field; `out` is left
+  // with a partial object on error (the caller drops the whole record).
+  Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
+                ByteReader& r, std::string& out, const RenderOptions& opts);
+
+  // After a partial after image: {"col":[diffs...],...} for its partial JSON columns, or empty.
+  const std::string& json_diffs() const noexcept { return diffs_; }
+
+ private:
+  static constexpr std::size_t kNoSpan = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
+  std::string diffs_;
+  std::string doc_;
+};
+
+// Number of set bits among the first `n` bits of an LSB-first bitmap.
+std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept;
+inline bool bit_is_set(Bytes bitmap, std::size_t i) noexcept {
+  return i / 8 < bitmap.size() && ((bitmap[i / 8] >> (i % 8)) & 1) != 0;
+}
+
+}  // namespace binlogctl

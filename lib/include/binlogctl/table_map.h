@@ -1,0 +1,151 @@
+// TABLE_MAP in full: the per-column types and metadata of the fixed part, and the optional
+// metadata block (binlog_row_metadata=MINIMAL|FULL, MySQL 8.0.1+ / MariaDB 10.5+), turned into
+// one ColumnDef per column that row decoding and rendering use. Plus the bounded cache of table
+// maps by table id that a reader keeps while walking a binlog.
+//
+// Optional metadata (libs/mysql/binlog/event/rows_event.h, Table_map_event::Optional_metadata_
+// field_type; MariaDB uses the same numbers 1..11). A sequence of TLV fields until the end of the
+// event: 1 byte type, packed length, value. Integers inside are length-encoded (packed) integers.
+//   1  SIGNEDNESS            bitmap, one bit per numeric column (TINY SHORT INT24 LONG LONGLONG
+//                            NEWDECIMAL FLOAT DOUBLE), most significant bit first; 1 = UNSIGNED
+//   2  DEFAULT_CHARSET       packed default collation, then (packed index among the character
+//                            columns, packed collation) pairs for the columns that differ
+//   3  COLUMN_CHARSET        packed collation per character column
+//   4  COLUMN_NAME           per column: packed length + name
+//   5  SET_STR_VALUE         per SET column: packed count, then count x (packed length + value)
+//   6  ENUM_STR_VALUE        per ENUM column: the same
+//   7  GEOMETRY_TYPE         packed geometry type per GEOMETRY column (0 GEOMETRY, 1 POINT, ...)
+//   8  SIMPLE_PRIMARY_KEY    packed column index per key part
+//   9  PRIMARY_KEY_WITH_PREFIX  (packed column index, packed prefix length; 0 = whole column)
+//  10  ENUM_AND_SET_DEFAULT_CHARSET  as 2, over the ENUM and SET columns
+//  11  ENUM_AND_SET_COLUMN_CHARSET   as 3, over the ENUM and SET columns
+//  12  COLUMN_VISIBILITY     bitmap over all columns, most significant bit first; 1 = visible
+//                            (MySQL 8.0.23+; invisible columns are still in every row image)
+//  13  VECTOR_DIMENSIONALITY packed dimension per VECTOR column (MySQL 9.0+)
+// "Character columns" are STRING (real type not ENUM/SET), VAR_STRING, VARCHAR and the BLOB family
+// (MariaDB's JSON is a LONGTEXT and counts), and VECTOR (MySQL 9.0 writes a charset entry for
+// it, as vector.binlog shows); "ENUM and SET columns" are STRING columns whose real
+// type is ENUM or SET (and the ENUM/SET type codes themselves). Unknown field types are skipped
+// by their length, so tables from newer servers still decode.
+#pragma once
+
+#include <binlogctl/bytes.h>
+#include <binlogctl/columns.h>
+#include <binlogctl/events.h>
+#include <binlogctl/result.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace binlogctl {
+
+struct ColumnDef {
+  ColumnType type = ColumnType::null;  // as TABLE_MAP gives it (STRING for CHAR/ENUM/SET)
+  ColumnType real_type = ColumnType::null;  // STRING resolved to ENUM/SET when the meta says so
+  std::uint16_t meta = 0;
+  bool nullable = true;
+  bool is_unsigned = false;
+  std::uint16_t charset = 0;  // collation id, 0 = not given
+  std::string name;           // from COLUMN_NAME, else "@N" (1-based, as mysqlbinlog prints)
+  std::vector<std::string> values;  // ENUM/SET member names, definition order
+  bool has_geometry_type = false;
+  std::uint32_t geometry_type = 0;
+  bool visible = true;
+  bool has_vector_dimension = false;
+  std::uint32_t vector_dimension = 0;
+  bool in_primary_key = false;
+  std::uint32_t key_prefix = 0;  // 0 = the whole column
+};
+
+// Which optional metadata fields the event carried.
+enum OptionalField : std::uint32_t {
+  kOptSignedness = 1u << 1,
+  kOptDefaultCharset = 1u << 2,
+  kOptColumnCharset = 1u << 3,
+  kOptColumnName = 1u << 4,
+  kOptSetValues = 1u << 5,
+  kOptEnumValues = 1u << 6,
+  kOptGeometryType = 1u << 7,
+  kOptSimplePrimaryKey = 1u << 8,
+  kOptPrimaryKeyWithPrefix = 1u << 9,
+  kOptEnumSetDefaultCharset = 1u << 10,
+  kOptEnumSetColumnCharset = 1u << 11,
+  kOptColumnVisibility = 1u << 12,
+  kOptVectorDimensionality = 1u << 13,
+};
+
+// A decoded TABLE_MAP. Not copyable or movable once finalized: `infos` holds views into the
+// ENUM/SET names of `columns`. Create it with parse_table_map (which returns a unique_ptr).
+struct TableMap {
+  std::uint64_t table_id = 0;
+  std::uint16_t flags = 0;
+  std::string db, table;
+  std::vector<ColumnDef> columns;
+  std::vector<std::uint32_t> primary_key;  // column indexes in key order
+  std::uint32_t optional_fields = 0;       // OptionalField bits
+  std::uint32_t json_columns = 0;          // number of JSON columns (PARTIAL_UPDATE_ROWS bitmap)
+
+  // Rendering view of each column (built by finalize()).
+  std::vector<ColumnInfo> infos;
+  std::vector<std::vector<std::string_view>> value_views;
+  std::vector<std::string> keys;  // per column: the quoted JSON key and ':' ("name":)
+
+  bool has_names() const noexcept { return (optional_fields & kOptColumnName) != 0; }
+  // True when `ev` maps the same table with byte-identical column data (the common case of a
+  // table mapped again by every transaction): the cached map can be reused as is.
+  bool same_as(const TableMapEvent& ev) const noexcept;
+  std::string signature;  // db NUL table NUL types metadata null_bitmap optional_metadata
+  // Free for the consumer (convert caches its --filter decision here): -1 = not decided.
+  std::int8_t selected = -1;
+  // Builds infos/value_views; call once the TableMap is at its final address.
+  void finalize();
+
+  TableMap() = default;
+  TableMap(const TableMap&) = delete;
+  TableMap& operator=(const TableMap&) = delete;
+};
+
+// ENUM or SET when the column is one (type code or STRING real type), else the type itself.
+ColumnType real_column_type(ColumnType t, std::uint16_t meta) noexcept;
+bool is_character_column(ColumnType t, std::uint16_t meta) noexcept;
+bool is_numeric_column(ColumnType t) noexcept;
+
+// Decodes the fixed part's metadata block and null bitmap and the optional metadata of `ev`.
+// `metadata_offset` / `optional_offset` are the absolute offsets of ev.metadata /
+// ev.optional_metadata (for error offsets). Errors: Errc::bad_value for a column type whose
+// metadata size is unknown, Errc::truncated / Errc::bad_length inside a TLV field (at the field),
+// Errc::bad_value for a primary key index past the column count.
+Result<std::unique_ptr<TableMap>> parse_table_map(const TableMapEvent& ev,
+                                                  std::uint64_t metadata_offset,
+                                                  std::uint64_t optional_offset);
+
+// Just the optional metadata block, applied to `tm` (whose columns are already set up).
+Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm);
+
+// Table maps by table id. Bounded: table ids are reused by the server, and a long binlog can
+// map many tables; past `capacity` entries the oldest mapping is dropped (a rows event for it
+// then reports a missing table map). Cleared on FORMAT_DESCRIPTION and ROTATE, as servers
+// start numbering again.
+class TableMapCache {
+ public:
+  explicit TableMapCache(std::size_t capacity = 4096) : capacity_(capacity) {}
+  // Replaces any mapping of the same id. Returns the stored map.
+  TableMap& put(std::unique_ptr<TableMap> tm);
+  const TableMap* find(std::uint64_t table_id) const;
+  TableMap* find(std::uint64_t table_id);
+  void clear();
+  std::size_t size() const noexcept { return map_.size(); }
+
+ private:
+  std::size_t capacity_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<TableMap>> map_;
+  std::deque<std::uint64_t> order_;  // insertion order, for eviction
+};
+
+}  // namespace binlogctl

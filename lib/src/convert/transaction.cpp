@@ -1,0 +1,322 @@
+// Transaction assembly (transaction.h).
+#include <binlogctl/transaction.h>
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace binlogctl {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Skips whitespace and comments. MySQL-specific comments (/*! ... */) hold code: their content
+// is read as statement text.
+std::size_t skip_noise(std::string_view s, std::size_t i) {
+  for (;;) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    if (s.substr(i, 3) == "/*!" || s.substr(i, 3) == "/*M") {
+      i += 3;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;  // version number
+      continue;
+    }
+    if (s.substr(i, 2) == "/*") {
+      const std::size_t e = s.find("*/", i + 2);
+      i = e == std::string_view::npos ? s.size() : e + 2;
+      continue;
+    }
+    if (s.substr(i, 3) == "-- " || (i < s.size() && s[i] == '#')) {
+      const std::size_t e = s.find('\n', i);
+      i = e == std::string_view::npos ? s.size() : e + 1;
+      continue;
+    }
+    return i;
+  }
+}
+
+// The next word (letters, digits, '_') upper-cased into buf; returns its end.
+std::size_t next_word(std::string_view s, std::size_t i, char (&buf)[16], std::size_t& len) {
+  i = skip_noise(s, i);
+  len = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!word) break;
+    if (len < sizeof buf) buf[len++] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c;
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace
+
+StatementKind classify_statement(std::string_view sql) noexcept {
+  char w1b[16], w2b[16];
+  std::size_t n1 = 0, n2 = 0;
+  const std::size_t i = next_word(sql, 0, w1b, n1);
+  next_word(sql, i, w2b, n2);
+  const std::string_view w1(w1b, n1), w2(w2b, n2);
+  if (w1 == "BEGIN") return StatementKind::begin;
+  if (w1 == "START" && w2 == "TRANSACTION") return StatementKind::begin;
+  if (w1 == "COMMIT") return StatementKind::commit;
+  if (w1 == "ROLLBACK") return w2 == "TO" ? StatementKind::savepoint : StatementKind::rollback;
+  if (w1 == "SAVEPOINT" || (w1 == "RELEASE" && w2 == "SAVEPOINT")) return StatementKind::savepoint;
+  if (w1 == "XA") {
+    if (w2 == "START" || w2 == "BEGIN") return StatementKind::xa_start;
+    if (w2 == "END") return StatementKind::xa_end;
+    if (w2 == "PREPARE") return StatementKind::xa_prepare;
+    if (w2 == "COMMIT" || w2 == "ROLLBACK") return StatementKind::xa_finish;
+    return StatementKind::other;
+  }
+  if (w1 == "CREATE" || w1 == "ALTER" || w1 == "DROP" || w1 == "RENAME" || w1 == "TRUNCATE" ||
+      w1 == "GRANT" || w1 == "REVOKE")
+    return StatementKind::ddl;
+  return StatementKind::other;
+}
+
+std::string_view xa_statement_xid(std::string_view sql) noexcept {
+  char w[16];
+  std::size_t n = 0;
+  std::size_t i = next_word(sql, 0, w, n);  // XA
+  i = next_word(sql, i, w, n);              // START / END / PREPARE / COMMIT / ROLLBACK
+  i = skip_noise(sql, i);
+  std::string_view rest = sql.substr(i < sql.size() ? i : sql.size());
+  while (!rest.empty() && (is_space(rest.back()) || rest.back() == ';')) rest.remove_suffix(1);
+  // Trailing keywords after the xid (ONE PHASE, SUSPEND [FOR MIGRATE], JOIN, RESUME).
+  for (std::string_view suffix : {" ONE PHASE", " FOR MIGRATE", " SUSPEND", " JOIN", " RESUME"}) {
+    if (rest.size() >= suffix.size()) {
+      std::string_view tail = rest.substr(rest.size() - suffix.size());
+      bool eq = true;
+      for (std::size_t k = 0; k < tail.size(); ++k) {
+        char c = tail[k];
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+        if (c != suffix[k]) eq = false;
+      }
+      if (eq) {
+        rest.remove_suffix(suffix.size());
+        while (!rest.empty() && is_space(rest.back())) rest.remove_suffix(1);
+      }
+    }
+  }
+  return rest;
+}
+
+bool xa_statement_is_rollback(std::string_view sql) noexcept {
+  char w[16];
+  std::size_t n = 0;
+  const std::size_t i = next_word(sql, 0, w, n);
+  next_word(sql, i, w, n);
+  return std::string_view(w, n) == "ROLLBACK";
+}
+
+bool xa_statement_one_phase(std::string_view sql) noexcept {
+  std::string_view x = xa_statement_xid(sql);
+  const std::size_t end = static_cast<std::size_t>(x.data() - sql.data()) + x.size();
+  char w1[16], w2[16];
+  std::size_t n1 = 0, n2 = 0;
+  const std::size_t i = next_word(sql, end, w1, n1);
+  next_word(sql, i, w2, n2);
+  return std::string_view(w1, n1) == "ONE" && std::string_view(w2, n2) == "PHASE";
+}
+
+const char* statement_kind_name(StatementKind k) noexcept {
+  switch (k) {
+    case StatementKind::begin: return "begin";
+    case StatementKind::commit: return "commit";
+    case StatementKind::rollback: return "rollback";
+    case StatementKind::savepoint: return "savepoint";
+    case StatementKind::xa_start: return "xa_start";
+    case StatementKind::xa_end: return "xa_end";
+    case StatementKind::xa_prepare: return "xa_prepare";
+    case StatementKind::xa_finish: return "xa_finish";
+    case StatementKind::ddl: return "ddl";
+    case StatementKind::other: return "other";
+  }
+  return "other";
+}
+
+void TransactionTracker::start(std::int64_t ts) {
+  ++st_.txn_id;
+  st_.open = true;
+  st_.begun = false;
+  st_.has_gtid = false;
+  st_.mysql_gtid = false;
+  st_.tag.clear();
+  st_.gno = 0;
+  st_.gtid_text.clear();
+  st_.xid.clear();
+  st_.timestamp = ts;
+  implicit_ = false;
+}
+
+void TransactionTracker::reset() {
+  st_.open = false;
+  close_after_ = false;
+  implicit_ = false;
+}
+
+bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
+  close_after_ = false;
+  open_at_gtid_ = false;
+  const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
+  bool ok = true;
+  switch (ev.type()) {
+    case EventType::gtid:
+    case EventType::anonymous_gtid:
+    case EventType::gtid_tagged_log: {
+      open_at_gtid_ = st_.open;
+      start(ts);
+      ByteReader r = ev.body_reader();
+      Result<GtidLog> g = ev.type() == EventType::gtid_tagged_log ? decode_gtid_tagged_log(r) : decode_gtid_log(r);
+      if (!g) {
+        ok = false;
+        break;
+      }
+      if (g->has_timestamps && g->original_commit_timestamp != 0)
+        st_.timestamp = static_cast<std::int64_t>(g->original_commit_timestamp / 1000000u);
+      if (ev.type() != EventType::anonymous_gtid && g->gno != 0) {
+        st_.has_gtid = true;
+        st_.mysql_gtid = true;
+        st_.uuid = g->uuid;
+        st_.tag.assign(g->tag);
+        st_.gno = g->gno;
+        static constexpr char kHex[] = "0123456789abcdef";
+        for (std::size_t i = 0; i < 16; ++i) {
+          if (i == 4 || i == 6 || i == 8 || i == 10) st_.gtid_text.push_back('-');
+          st_.gtid_text.push_back(kHex[g->uuid.bytes[i] >> 4]);
+          st_.gtid_text.push_back(kHex[g->uuid.bytes[i] & 0xf]);
+        }
+        st_.gtid_text.push_back(':');
+        if (!st_.tag.empty()) {
+          st_.gtid_text.append(st_.tag);
+          st_.gtid_text.push_back(':');
+        }
+        fmt::format_to(std::back_inserter(st_.gtid_text), "{}", g->gno);
+      }
+      break;
+    }
+    case EventType::mariadb_gtid: {
+      open_at_gtid_ = st_.open;
+      start(ts);
+      ByteReader r = ev.body_reader();
+      Result<MariaGtidEvent> g = decode_mariadb_gtid(r, ev.header.server_id);
+      if (!g) {
+        ok = false;
+        break;
+      }
+      st_.has_gtid = true;
+      st_.mariadb_gtid = g->gtid(ev.header.server_id);
+      fmt::format_to(std::back_inserter(st_.gtid_text), "{}-{}-{}", g->domain, ev.header.server_id, g->seq);
+      st_.begun = !g->standalone();
+      if ((g->flags2 & MariaGtidEvent::kFlPreparedXa) != 0) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        auto hex = [this](std::string_view b) {
+          st_.xid.append("X'");
+          for (unsigned char c : b) {
+            st_.xid.push_back(kHex[c >> 4]);
+            st_.xid.push_back(kHex[c & 0xf]);
+          }
+          st_.xid.push_back('\'');
+        };
+        hex(g->xa_gtrid);
+        st_.xid.push_back(',');
+        hex(g->xa_bqual);
+        fmt::format_to(std::back_inserter(st_.xid), ",{}", g->xa_format_id);
+      }
+      break;
+    }
+    case EventType::query:
+    case EventType::mariadb_query_compressed: {
+      const StatementKind k = classify_statement(sql);
+      switch (k) {
+        case StatementKind::begin:
+        case StatementKind::xa_start:
+          if (!st_.open) start(ts);
+          st_.begun = true;
+          if (k == StatementKind::xa_start) st_.xid.assign(xa_statement_xid(sql));
+          break;
+        case StatementKind::commit:
+        case StatementKind::rollback:
+          close_after_ = st_.open;
+          break;
+        case StatementKind::savepoint:
+        case StatementKind::xa_end:
+          if (!st_.open) {
+            start(ts);
+            close_after_ = true;
+          }
+          break;
+        case StatementKind::xa_prepare:
+        case StatementKind::xa_finish:
+        case StatementKind::ddl:
+        case StatementKind::other:
+          if (!st_.open) {
+            start(ts);
+            close_after_ = true;
+          } else if (!st_.begun) {
+            close_after_ = true;
+          }
+          break;
+      }
+      break;
+    }
+    case EventType::xid:
+    case EventType::xa_prepare:
+      close_after_ = st_.open;
+      break;
+    default: {
+      const std::uint8_t t = ev.type_code();
+      const bool rows = (t >= 20 && t <= 25) || (t >= 30 && t <= 32) || t == 39 || (t >= 166 && t <= 171);
+      if (t == 19 || rows) {
+        if (!st_.open) {
+          start(ts);
+          implicit_ = true;
+        }
+        if (rows && implicit_ && !st_.begun) {
+          ByteReader r = ev.body_reader();
+          // flags follow the table id (6 bytes, or 4 in 5.1 pre-GA post-headers of 6 bytes)
+          const std::uint8_t ph = ev.fde->post_header(t);
+          r.skip(ph == 6 ? 4 : 6);
+          const std::uint16_t flags = r.u16();
+          if (r.ok() && (flags & 1u) != 0) close_after_ = true;  // STMT_END_F
+        }
+      }
+      break;
+    }
+  }
+  return ok;
+}
+
+void TransactionTracker::end_event() {
+  if (close_after_) {
+    st_.open = false;
+    st_.begun = false;
+    implicit_ = false;
+  }
+  close_after_ = false;
+}
+
+void append_utc_datetime(std::string& out, std::int64_t s) {
+  std::int64_t days = s / 86400;
+  std::int64_t rem = s % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  // civil_from_days (proleptic Gregorian)
+  const std::int64_t z = days + 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t y0 = static_cast<std::int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  const std::int64_t y = y0 + (m <= 2 ? 1 : 0);
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, rem / 3600,
+                 (rem / 60) % 60, rem % 60);
+}
+
+}  // namespace binlogctl

@@ -1,0 +1,161 @@
+// Row images -> JSON objects; rows event classification and v2 extra row info.
+#include <binlogctl/rows.h>
+
+#include <bit>
+
+namespace binlogctl {
+
+std::optional<RowsEventKind> classify_rows_event(std::uint8_t t) noexcept {
+  switch (t) {
+    case 20: return RowsEventKind{RowsKind::insert, 0, false, false};
+    case 21: return RowsEventKind{RowsKind::update, 0, false, false};
+    case 22: return RowsEventKind{RowsKind::delete_, 0, false, false};
+    case 23: return RowsEventKind{RowsKind::insert, 1, false, false};
+    case 24: return RowsEventKind{RowsKind::update, 1, false, false};
+    case 25: return RowsEventKind{RowsKind::delete_, 1, false, false};
+    case 30: return RowsEventKind{RowsKind::insert, 2, false, false};
+    case 31: return RowsEventKind{RowsKind::update, 2, false, false};
+    case 32: return RowsEventKind{RowsKind::delete_, 2, false, false};
+    case 39: return RowsEventKind{RowsKind::update, 2, true, false};
+    case 166: return RowsEventKind{RowsKind::insert, 1, false, true};
+    case 167: return RowsEventKind{RowsKind::update, 1, false, true};
+    case 168: return RowsEventKind{RowsKind::delete_, 1, false, true};
+    case 169: return RowsEventKind{RowsKind::insert, 2, false, true};
+    case 170: return RowsEventKind{RowsKind::update, 2, false, true};
+    case 171: return RowsEventKind{RowsKind::delete_, 2, false, true};
+    default: return std::nullopt;
+  }
+}
+
+const char* rows_kind_name(RowsKind k) noexcept {
+  switch (k) {
+    case RowsKind::insert: return "INSERT";
+    case RowsKind::update: return "UPDATE";
+    case RowsKind::delete_: return "DELETE";
+  }
+  return "UNKNOWN";
+}
+
+Result<RowsExtraInfo> decode_rows_extra(Bytes extra, std::uint64_t offset, RowsKind kind) {
+  RowsExtraInfo x;
+  ByteReader r(extra, offset);
+  while (r.ok() && !r.empty()) {
+    const std::uint8_t tag = r.u8();
+    if (tag == 0) {  // NDB
+      const std::uint64_t at = r.offset();
+      const std::uint8_t len = r.u8();
+      if (r.ok() && len < 2) return DecodeError{Errc::bad_length, at, "NDB extra row info length below 2"};
+      const std::uint8_t format = r.u8();
+      Bytes data = r.bytes(len - 2u);
+      if (!r.ok()) break;
+      if (!x.has_ndb) {  // the server uses the first entry of a type
+        x.has_ndb = true;
+        x.ndb_format = format;
+        x.ndb_data = data;
+      }
+    } else if (tag == 1) {  // partition info
+      x.has_partition = true;
+      x.partition_id = r.u16();
+      if (kind == RowsKind::update) {
+        x.has_source_partition = true;
+        x.source_partition_id = r.u16();
+      }
+    } else {
+      break;  // unknown tag: its size is not known
+    }
+  }
+  if (!r.ok()) return r.error();
+  return x;
+}
+
+std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
+  std::size_t c = 0;
+  const std::size_t full = static_cast<std::size_t>(n / 8);
+  for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += static_cast<std::size_t>(std::popcount(bitmap[i]));
+  if (n % 8 != 0 && full < bitmap.size()) {
+    const auto mask = static_cast<std::uint8_t>((1u << (n % 8)) - 1u);
+    c += static_cast<std::size_t>(std::popcount(static_cast<std::uint8_t>(bitmap[full] & mask)));
+  }
+  return c;
+}
+
+Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role,
+                               bool partial, ByteReader& r, std::string& out, const RenderOptions& opts) {
+  const std::uint64_t image_at = r.offset();
+  if (width > tm.columns.size())
+    return DecodeError{Errc::bad_value, image_at, "rows event has more columns than its TABLE_MAP"};
+  const auto n = static_cast<std::size_t>(width);
+  Bytes partial_bits;
+  bool partial_updates = false;
+  if (partial && role == ImageRole::after) {
+    const std::uint64_t value_options = r.packed_int();
+    partial_updates = (value_options & 1u) != 0;  // PARTIAL_JSON_UPDATES
+    if (partial_updates) partial_bits = r.bytes((tm.json_columns + 7u) / 8u);
+    diffs_.clear();
+  }
+  const std::size_t n_present = count_bits(present, width);
+  const Bytes nulls = r.bytes((n_present + 7) / 8);
+  if (!r.ok()) return r.error();
+  if (role == ImageRole::before) {
+    span_begin_.assign(n, kNoSpan);
+    span_end_.assign(n, kNoSpan);
+  }
+  out.push_back('{');
+  bool first = true;
+  std::size_t null_index = 0, json_index = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ColumnInfo& ci = tm.infos[i];
+    // The partial bitmap has a bit for every JSON column, present in the image or not.
+    const bool is_partial = partial_updates && ci.type == ColumnType::json && bit_is_set(partial_bits, json_index);
+    if (ci.type == ColumnType::json) ++json_index;
+    if (!bit_is_set(present, i)) continue;  // absent, not null
+    const bool is_null = bit_is_set(nulls, null_index++);
+    if (is_partial && !is_null) {
+      // 4-byte (meta) length, then the diffs.
+      const std::uint64_t at = r.offset();
+      const std::uint64_t len = r.le_n(ci.meta >= 1 && ci.meta <= 4 ? ci.meta : 4);
+      if (!r.ok()) return r.error();
+      if (len > r.remaining()) return DecodeError{Errc::truncated, at, "partial JSON value runs past the end of the row"};
+      const std::uint64_t diffs_at = r.offset();
+      const Bytes diffs = r.bytes(static_cast<std::size_t>(len));
+      diffs_.push_back(diffs_.empty() ? '{' : ',');
+      append_json_string(diffs_, tm.columns[i].name);
+      diffs_.push_back(':');
+      Status st = append_json_diffs_json(diffs_, diffs, diffs_at);
+      if (!st.ok()) return st;
+      const bool have_before = i < span_begin_.size() && span_begin_[i] != kNoSpan;
+      if (have_before) {
+        const std::string_view before(out.data() + span_begin_[i], span_end_[i] - span_begin_[i]);
+        if (before != "null") {
+          doc_.clear();
+          st = apply_json_diffs(before, diffs, diffs_at, doc_);
+          if (!st.ok()) return st;
+          if (!first) out.push_back(',');
+          first = false;
+          out.append(tm.keys[i]);
+          out.append(doc_);
+        }
+      }
+      continue;  // without a before image the new document is not known: absent
+    }
+    if (!first) out.push_back(',');
+    first = false;
+    out.append(tm.keys[i]);
+    const std::size_t begin = out.size();
+    if (is_null) {
+      out.append("null", 4);
+    } else {
+      Status st = append_value_json(ci, r, out, opts);
+      if (!st.ok()) return st;
+    }
+    if (role == ImageRole::before) {
+      span_begin_[i] = begin;
+      span_end_[i] = out.size();
+    }
+  }
+  out.push_back('}');
+  if (partial && role == ImageRole::after && !diffs_.empty()) diffs_.push_back('}');
+  return {};
+}
+
+}  // namespace binlogctl

@@ -1,0 +1,343 @@
+// Table-map metadata, row images (bitmaps, partial images), partial JSON and transaction
+// structure, on hand-built bytes.
+#include <binlogctl/convert.h>
+#include <binlogctl/rows.h>
+#include <binlogctl/table_map.h>
+#include <binlogctl/transaction.h>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace binlogctl;
+
+namespace {
+
+using Buf = std::vector<std::uint8_t>;
+
+Bytes B(const Buf& b) { return Bytes(b.data(), b.size()); }
+
+void put_str(Buf& b, std::string_view s) {
+  b.push_back(static_cast<std::uint8_t>(s.size()));
+  b.insert(b.end(), s.begin(), s.end());
+}
+
+// A TABLE_MAP view over `types`/`meta`/`opt` (the fields decode_table_map would give).
+struct TmBytes {
+  Buf types, meta, nulls, opt;
+  TableMapEvent ev() const {
+    TableMapEvent e;
+    e.table_id = 42;
+    e.db = "shop";
+    e.table = "orders";
+    e.column_count = types.size();
+    e.column_types = B(types);
+    e.metadata = B(meta);
+    e.null_bitmap = B(nulls);
+    e.optional_metadata = B(opt);
+    return e;
+  }
+};
+
+// id INT UNSIGNED, name VARCHAR(20) utf8mb4, tier ENUM('free','pro'), doc JSON, raw BLOB binary
+TmBytes orders_map() {
+  TmBytes t;
+  t.types = {3, 15, 254, 245, 252};
+  t.meta = {80, 0, /*enum: real type, pack length*/ 247, 1, /*json*/ 4, /*blob*/ 2};
+  t.nulls = {0x1e};
+  Buf& o = t.opt;
+  o.insert(o.end(), {1, 1, 0x80});              // SIGNEDNESS: the one numeric column is unsigned
+  o.insert(o.end(), {2, 3, 45, 1, 63});         // DEFAULT_CHARSET 45, char column #1 (raw) -> 63
+  Buf names;
+  for (const char* n : {"id", "name", "tier", "doc", "raw"}) put_str(names, n);
+  o.push_back(4);
+  o.push_back(static_cast<std::uint8_t>(names.size()));
+  o.insert(o.end(), names.begin(), names.end());
+  Buf ev;
+  ev.push_back(2);
+  put_str(ev, "free");
+  put_str(ev, "pro");
+  o.push_back(6);
+  o.push_back(static_cast<std::uint8_t>(ev.size()));
+  o.insert(o.end(), ev.begin(), ev.end());
+  o.insert(o.end(), {8, 1, 0});                 // SIMPLE_PRIMARY_KEY: column 0
+  o.insert(o.end(), {12, 1, 0xe8});             // VISIBILITY: 11101 -> column 3 invisible
+  o.insert(o.end(), {99, 2, 0xaa, 0xbb});       // unknown field from a newer server: skipped
+  return t;
+}
+
+std::unique_ptr<TableMap> parse(const TmBytes& t) {
+  auto r = parse_table_map(t.ev(), 1000, 2000);
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
+}  // namespace
+
+TEST_SUITE("rows") {
+  TEST_CASE("table map: FULL optional metadata") {
+    TmBytes t = orders_map();
+    auto tm = parse(t);
+    REQUIRE(tm->columns.size() == 5);
+    CHECK(tm->has_names());
+    CHECK(tm->columns[0].name == "id");
+    CHECK(tm->columns[0].is_unsigned);
+    CHECK_FALSE(tm->columns[0].nullable);
+    CHECK(tm->columns[1].charset == 45);
+    CHECK(tm->columns[4].charset == 63);
+    CHECK(tm->columns[2].real_type == ColumnType::enum_);
+    CHECK(tm->columns[2].values == std::vector<std::string>{"free", "pro"});
+    CHECK(tm->primary_key == std::vector<std::uint32_t>{0});
+    CHECK(tm->columns[0].in_primary_key);
+    CHECK_FALSE(tm->columns[3].visible);
+    CHECK(tm->columns[4].visible);
+    CHECK(tm->json_columns == 1);
+    CHECK(tm->keys[1] == "\"name\":");
+    CHECK(tm->same_as(t.ev()));
+    TmBytes other = t;
+    other.meta[0] = 81;
+    CHECK_FALSE(tm->same_as(other.ev()));
+  }
+
+  TEST_CASE("table map: no optional metadata names columns @N") {
+    TmBytes t = orders_map();
+    t.opt.clear();
+    auto tm = parse(t);
+    CHECK_FALSE(tm->has_names());
+    CHECK(tm->columns[0].name == "@1");
+    CHECK(tm->columns[4].name == "@5");
+    CHECK(tm->primary_key.empty());
+    CHECK(tm->columns[1].charset == 0);
+  }
+
+  TEST_CASE("table map: primary key with prefix, enum/set charsets, geometry, vector") {
+    TmBytes t;
+    t.types = {252, 248, 255, 242};  // BLOB, SET, GEOMETRY, VECTOR
+    t.meta = {2, 248, 1, 4, 4};
+    t.nulls = {0};
+    t.opt = {9, 4, 0, 10, 1, 0,      // PK: col 0 prefix 10, col 1 whole
+             11, 1, 8,               // ENUM_AND_SET_COLUMN_CHARSET: the SET column -> 8
+             7, 1, 1,                // GEOMETRY_TYPE: POINT
+             13, 1, 3};              // VECTOR_DIMENSIONALITY 3
+    auto tm = parse(t);
+    CHECK(tm->primary_key == std::vector<std::uint32_t>{0, 1});
+    CHECK(tm->columns[0].key_prefix == 10);
+    CHECK(tm->columns[1].key_prefix == 0);
+    CHECK(tm->columns[1].charset == 8);
+    CHECK(tm->columns[2].has_geometry_type);
+    CHECK(tm->columns[2].geometry_type == 1);
+    CHECK(tm->columns[3].vector_dimension == 3);
+  }
+
+  TEST_CASE("table map: errors carry the offset") {
+    TmBytes t = orders_map();
+    t.opt = {8, 1, 9};  // PK names column 9 of 5
+    auto r = parse_table_map(t.ev(), 1000, 2000);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Errc::bad_value);
+    CHECK(r.error().offset == 2002);
+    t.opt = {4, 9, 2, 'i', 'd'};  // field length past the end
+    r = parse_table_map(t.ev(), 1000, 2000);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Errc::truncated);
+    CHECK(r.error().offset == 2002);  // after the length that runs past the end
+    t.opt.clear();
+    t.types[0] = 20;  // TYPED_ARRAY: metadata size unknown
+    r = parse_table_map(t.ev(), 1000, 2000);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Errc::bad_value);
+  }
+
+  TEST_CASE("row image: null bitmap counts present columns; absent columns are absent") {
+    TmBytes t = orders_map();
+    auto tm = parse(t);
+    // present: id, name, raw (bits 0, 1, 4); name is NULL (null bit 1 of the present columns)
+    Buf present = {0x13};
+    Buf row = {0x02, /*id*/ 0xff, 0xff, 0xff, 0xff, /*raw*/ 2, 0, 0x00, 0xff};
+    ByteReader r(B(row), 500);
+    std::string out;
+    RowImageDecoder dec;
+    RenderOptions ro;
+    ro.binary_as = BinaryAs::hex;
+    REQUIRE(dec.decode(*tm, 5, B(present), ImageRole::after, false, r, out, ro).ok());
+    CHECK(out == R"({"id":4294967295,"name":null,"raw":"00ff"})");
+    CHECK(r.empty());
+  }
+
+  TEST_CASE("row image: truncated value reports its offset") {
+    TmBytes t = orders_map();
+    auto tm = parse(t);
+    Buf present = {0x03};
+    Buf row = {0x00, 1, 0, 0, 0, /*varchar len 5, only 2 bytes*/ 5, 'a', 'b'};
+    ByteReader r(B(row), 500);
+    std::string out;
+    RowImageDecoder dec;
+    Status st = dec.decode(*tm, 5, B(present), ImageRole::after, false, r, out, {});
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::truncated);
+    CHECK(st.error().offset == 506);
+  }
+
+  TEST_CASE("row image: more columns than the table map") {
+    TmBytes t = orders_map();
+    auto tm = parse(t);
+    Buf present = {0xff};
+    Buf row = {0};
+    ByteReader r(B(row), 7);
+    std::string out;
+    RowImageDecoder dec;
+    Status st = dec.decode(*tm, 6, B(present), ImageRole::before, false, r, out, {});
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::bad_value);
+    CHECK(st.error().offset == 7);
+  }
+
+  TEST_CASE("partial JSON: diffs shown, applied to the before image") {
+    TmBytes t = orders_map();
+    auto tm = parse(t);
+    // before image: id=1, doc={"a":1} (binary JSON small object: type 0, count 1, size, key entry,
+    // value entry inlined int16)
+    Buf doc = {0x00, 0x01, 0x00, 0x0c, 0x00, 0x0b, 0x00, 0x01, 0x00, 0x05, 0x01, 0x00, 'a'};
+    Buf before = {0x00, 1, 0, 0, 0, static_cast<std::uint8_t>(doc.size()), 0, 0, 0};
+    before.insert(before.end(), doc.begin(), doc.end());
+    // after image: value_options=1, partial bits (1 JSON column) = 1, null bitmap, id, doc diffs
+    Buf diffs = {0, 3, '$', '.', 'a', 3, 0x05, 0x07, 0x00,   // REPLACE $.a = 7 (int16)
+                 1, 3, '$', '.', 'b', 3, 0x05, 0x02, 0x00,   // INSERT $.b = 2
+                 2, 3, '$', '.', 'a'};                       // REMOVE $.a
+    Buf after = {0x01, 0x01, 0x00, 1, 0, 0, 0, static_cast<std::uint8_t>(diffs.size()), 0, 0, 0};
+    after.insert(after.end(), diffs.begin(), diffs.end());
+    Buf present = {0x09};  // id, doc
+    Buf all = before;
+    all.insert(all.end(), after.begin(), after.end());
+    ByteReader r(B(all), 0);
+    std::string out;
+    RowImageDecoder dec;
+    REQUIRE(dec.decode(*tm, 5, B(present), ImageRole::before, true, r, out, {}).ok());
+    CHECK(out == R"({"id":1,"doc":{"a":1}})");
+    out.push_back('|');
+    REQUIRE(dec.decode(*tm, 5, B(present), ImageRole::after, true, r, out, {}).ok());
+    CHECK(out == R"({"id":1,"doc":{"a":1}}|{"id":1,"doc":{"b":2}})");
+    CHECK(dec.json_diffs() ==
+          R"({"doc":[{"op":"replace","path":"$.a","value":7},{"op":"insert","path":"$.b","value":2},{"op":"remove","path":"$.a"}]})");
+    CHECK(r.empty());
+
+    // Without a before document the after image leaves the column out.
+    ByteReader r2(B(after), 0);
+    std::string out2;
+    RowImageDecoder dec2;
+    REQUIRE(dec2.decode(*tm, 5, B(present), ImageRole::after, true, r2, out2, {}).ok());
+    CHECK(out2 == R"({"id":1})");
+  }
+
+  TEST_CASE("apply_json_diffs: arrays, nested paths, quoted keys, key order, errors") {
+    auto apply = [](std::string_view doc, const Buf& diffs, std::string& out) {
+      out.clear();
+      return apply_json_diffs(doc, B(diffs), 100, out);
+    };
+    std::string out;
+    // INSERT $.l[1] = 9 ; REPLACE $."k y".z = true (literal true: type 4, value 1)
+    Buf d = {1, 6, '$', '.', 'l', '[', '1', ']', 3, 0x05, 0x09, 0x00,
+             0, 9, '$', '.', '"', 'k', ' ', 'y', '"', '.', 'z', 2, 0x04, 0x01};
+    Status st0 = apply(R"({"l":[1,2],"k y":{"z":false}})", d, out);
+    INFO(std::string(st0.error().what));
+    REQUIRE(st0.ok());
+    CHECK(out == R"({"l":[1,9,2],"k y":{"z":true}})");
+    // INSERT a short key goes before a longer one (binary JSON key order)
+    Buf d2 = {1, 3, '$', '.', 'a', 3, 0x05, 0x01, 0x00};
+    REQUIRE(apply(R"({"bb":1})", d2, out).ok());
+    CHECK(out == R"({"a":1,"bb":1})");
+    // REPLACE of a missing member
+    Buf d3 = {0, 3, '$', '.', 'q', 3, 0x05, 0x01, 0x00};
+    Status st = apply(R"({"a":1})", d3, out);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::bad_value);
+    // unknown operation
+    Buf d4 = {7, 1, '$'};
+    st = apply(R"({})", d4, out);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().offset == 100);
+  }
+
+  TEST_CASE("rows extra info: partition and NDB") {
+    Buf x = {1, 0x05, 0x00, 0x07, 0x00};
+    auto r = decode_rows_extra(B(x), 10, RowsKind::update);
+    REQUIRE(r.ok());
+    CHECK(r->partition_id == 5);
+    CHECK(r->source_partition_id == 7);
+    Buf n = {0, 4, 0x01, 0xaa, 0xbb};
+    r = decode_rows_extra(B(n), 10, RowsKind::insert);
+    REQUIRE(r.ok());
+    CHECK(r->has_ndb);
+    CHECK(r->ndb_format == 1);
+    CHECK(r->ndb_data.size() == 2);
+    Buf bad = {0, 1};
+    r = decode_rows_extra(B(bad), 10, RowsKind::insert);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Errc::bad_length);
+    CHECK(r.error().offset == 11);
+  }
+
+  TEST_CASE("bitmaps") {
+    Buf b = {0xff, 0x01};
+    CHECK(count_bits(B(b), 9) == 9);
+    CHECK(count_bits(B(b), 8) == 8);
+    CHECK(count_bits(B(b), 3) == 3);
+    CHECK(bit_is_set(B(b), 8));
+    CHECK_FALSE(bit_is_set(B(b), 9));
+    CHECK_FALSE(bit_is_set(B(b), 99));
+    CHECK(classify_rows_event(39)->partial_json);
+    CHECK(classify_rows_event(170)->compressed);
+    CHECK(classify_rows_event(20)->version == 0);
+    CHECK_FALSE(classify_rows_event(19).has_value());
+  }
+
+  TEST_CASE("statements and XA") {
+    CHECK(classify_statement("BEGIN") == StatementKind::begin);
+    CHECK(classify_statement("/* c */ commit") == StatementKind::commit);
+    CHECK(classify_statement("ROLLBACK TO SAVEPOINT a") == StatementKind::savepoint);
+    CHECK(classify_statement("ROLLBACK") == StatementKind::rollback);
+    CHECK(classify_statement("XA START X'61',X'',1") == StatementKind::xa_start);
+    CHECK(classify_statement("XA COMMIT X'61',X'',1 ONE PHASE") == StatementKind::xa_finish);
+    CHECK(classify_statement("  create table t (a int)") == StatementKind::ddl);
+    CHECK(classify_statement("INSERT INTO t VALUES (1)") == StatementKind::other);
+    CHECK(xa_statement_xid("XA COMMIT X'61',X'',1 ONE PHASE") == "X'61',X'',1");
+    CHECK(xa_statement_one_phase("XA COMMIT X'61',X'',1 ONE PHASE"));
+    CHECK(xa_statement_is_rollback("XA ROLLBACK X'61',X'',1"));
+    CHECK_FALSE(xa_statement_is_rollback("XA COMMIT X'61',X'',1"));
+    std::string s;
+    append_utc_datetime(s, 1704067200);
+    CHECK(s == "2024-01-01 00:00:00");
+  }
+
+  TEST_CASE("filters and GTID selections") {
+    auto f = TableFilter::parse("shop\\..*, crm.users");
+    REQUIRE(f.ok());
+    CHECK(f->size() == 2);
+    CHECK(f->matches("shop", "orders"));
+    CHECK(f->matches("SHOP", "Orders"));
+    CHECK(f->matches("crm", "users"));
+    CHECK_FALSE(f->matches("crm", "users2"));  // whole-text match
+    CHECK_FALSE(f->matches("shopx", "orders"));
+    auto bad = TableFilter::parse("a,(b");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().offset == 2);
+    CHECK(TableFilter::parse("")->matches("any", "thing"));
+
+    TransactionState t;
+    t.has_gtid = true;
+    t.mariadb_gtid = MariaGtid{0, 1, 50};
+    auto g = GtidSelection::parse("0-1-100");
+    REQUIRE(g.ok());
+    CHECK(g->contains(t));
+    t.mariadb_gtid.seq = 101;
+    CHECK_FALSE(g->contains(t));
+    auto m = GtidSelection::parse("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5");
+    REQUIRE(m.ok());
+    CHECK(m->is_mysql());
+    CHECK_FALSE(m->contains(t));  // a MariaDB GTID is never in a MySQL set
+    TransactionState none;
+    CHECK_FALSE(m->contains(none));
+  }
+}

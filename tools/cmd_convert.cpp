@@ -1,0 +1,91 @@
+// binlogctl convert: options -> binlogctl::run_convert.
+#include <binlogctl/convert.h>
+#include <binlogctl/dump.h>
+
+#include <cstdio>
+#include <memory>
+#include <system_error>
+
+#include "commands.h"
+
+namespace binlogctl::cli {
+
+namespace {
+struct ConvertArgs {
+  ConvertOptions opts;
+  std::string format = "json";
+  std::string binary_as = "base64";
+  std::string output;
+  std::string progress = "auto";
+  std::string start_datetime, stop_datetime;
+  std::string include_gtids, exclude_gtids, filter;
+  std::uint64_t start_position = 0, stop_position = 0;
+  bool no_checksum = false;
+};
+
+std::optional<GtidSelection> gtid_option(const std::string& text, const char* name) {
+  if (text.empty()) return std::nullopt;
+  auto s = GtidSelection::parse(text);
+  if (!s)
+    throw CLI::ValidationError(name, fmt::format("{} at character {}: {}", text, s.error().offset, s.error().what));
+  return std::move(*s);
+}
+
+int run(ConvertArgs& a) {
+  ConvertOptions& o = a.opts;
+  o.render.binary_as = a.binary_as == "hex" ? BinaryAs::hex : BinaryAs::base64;
+  o.progress = a.progress == "always" ? ProgressMode::always
+               : a.progress == "never" ? ProgressMode::never
+                                       : ProgressMode::auto_;
+  o.verify_checksums = !a.no_checksum;
+  if (a.start_position != 0) o.start_position = a.start_position;
+  if (a.stop_position != 0) o.stop_position = a.stop_position;
+  if (!a.start_datetime.empty()) {
+    o.start_datetime = parse_datetime(a.start_datetime);
+    if (!o.start_datetime) throw CLI::ValidationError("--start-datetime", "expected YYYY-MM-DD HH:MM:SS");
+  }
+  if (!a.stop_datetime.empty()) {
+    o.stop_datetime = parse_datetime(a.stop_datetime);
+    if (!o.stop_datetime) throw CLI::ValidationError("--stop-datetime", "expected YYYY-MM-DD HH:MM:SS");
+  }
+  o.include_gtids = gtid_option(a.include_gtids, "--include-gtids");
+  o.exclude_gtids = gtid_option(a.exclude_gtids, "--exclude-gtids");
+  auto f = TableFilter::parse(a.filter);
+  if (!f) throw CLI::ValidationError("--filter", fmt::format("rule at character {}: {}", f.error().offset, f.error().what));
+  o.filter = std::move(*f);
+  std::FILE* out = stdout;
+  if (!a.output.empty() && a.output != "-") {
+    out = std::fopen(a.output.c_str(), "wb");
+    if (out == nullptr) throw std::system_error(errno, std::generic_category(), a.output);
+  }
+  int rc = run_convert(o, out, stderr);
+  if (out != stdout) std::fclose(out);
+  return rc;
+}
+}  // namespace
+
+void setup_convert(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<ConvertArgs>();
+  CLI::App* sub = app.add_subcommand("convert", "Row changes, DDL and statements as JSON Lines, with transactions");
+  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin")
+      ->required();
+  sub->add_option("--format", a->format, "Output format: json (one object per row change)")
+      ->check(CLI::IsMember({"json"}))
+      ->default_val("json");
+  sub->add_option("--binary-as", a->binary_as, "Binary column values as base64 (default) or hex")
+      ->check(CLI::IsMember({"base64", "hex"}))
+      ->default_val("base64");
+  sub->add_option("--start-position", a->start_position, "Start at the first event at or after this offset (first file)");
+  sub->add_option("--stop-position", a->stop_position, "Stop before the first event at or after this offset (last file)");
+  sub->add_option("--start-datetime", a->start_datetime, "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
+  sub->add_option("--stop-datetime", a->stop_datetime, "Stop at the first event at or after this time (UTC)");
+  sub->add_option("--include-gtids", a->include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
+  sub->add_option("--exclude-gtids", a->exclude_gtids, "Skip transactions in this GTID set");
+  sub->add_option("--filter", a->filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
+  sub->add_flag("--no-verify-checksum", a->no_checksum, "Do not verify CRC32 checksums");
+  sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
+  add_progress_option(*sub, a->progress);
+  sub->callback([a, &exit_code] { exit_code = run(*a); });
+}
+
+}  // namespace binlogctl::cli
