@@ -6,7 +6,8 @@
 # FILE defaults to bench/work/mariadb-1024mb/mariadb-bin.000001 (make it with
 # bench/make-large-binlog.sh). Each command runs REPEAT times (default 3) with output to
 # /dev/null after one warm-up read; the median wall time gives MB/s, and GNU time's maximum
-# resident set size gives peak RSS. Needs /usr/bin/time (Debian package "time").
+# resident set size gives peak RSS. Needs /usr/bin/time (Debian package "time") and
+# mariadb-binlog (mariadb-client); the ratios in bench/README.md come from one run of this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILE=${1:-bench/work/mariadb-1024mb/mariadb-bin.000001}
@@ -43,6 +44,10 @@ measure "mariadb-binlog FILE" mariadb-binlog --no-defaults "$FILE"
 measure "binlogctl dump (text)" "$BIN" dump --progress never "$FILE"
 measure "binlogctl dump --format json" "$BIN" dump --progress never --format json "$FILE"
 measure "binlogctl dump --no-verify-checksum" "$BIN" dump --progress never --no-verify-checksum "$FILE"
-for extra in "${BENCH_EXTRA[@]:-}"; do
-  [ -n "$extra" ] && measure "binlogctl $extra" $BIN $extra "$FILE"
-done
+measure "binlogctl verify (CRC32 on)" "$BIN" verify --progress never "$FILE"
+measure "mariadb-binlog --base64-output=decode-rows -vv" mariadb-binlog --no-defaults --base64-output=decode-rows -vv "$FILE"
+measure "binlogctl convert --format json" "$BIN" convert --progress never --format json "$FILE"
+if [ -x build/bench/replay_bench ]; then
+  echo "== replay engine (build/bench/replay_bench; cmake -DBINLOGCTL_BUILD_BENCH=ON)"
+  build/bench/replay_bench "$FILE"
+fi

@@ -1,3 +1,4 @@
+#include <binlogctl/chain.h>
 #include <binlogctl/describe.h>
 #include <binlogctl/dump.h>
 #include <binlogctl/event_stream.h>
@@ -11,13 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <condition_variable>
-#include <deque>
-#include <thread>
-#include <filesystem>
-#include <memory>
-#include <system_error>
 
 namespace binlogctl {
 
@@ -126,72 +120,6 @@ void append_hexdump_lines(LineOutput& o, Bytes raw, std::uint64_t base) {
     o.end_line();
   }
 }
-
-enum class Select { print, skip, stop, stop_all };
-
-// Batches of events handed from the reading thread to the formatting one, with a fixed pool
-// of batches (bounded memory, no allocation once warm).
-class EventPipe {
- public:
-  static constexpr std::size_t kBatch = 1024;
-  static constexpr std::size_t kBatches = 8;
-  EventPipe() {
-    for (auto& b : pool_) {
-      b.reserve(kBatch);
-      free_.push_back(&b);
-    }
-  }
-  std::vector<Event>* take_free() {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return !free_.empty() || abandoned_; });
-    if (abandoned_) return nullptr;  // the formatter is gone: stop reading
-    auto* b = free_.back();
-    free_.pop_back();
-    b->clear();
-    return b;
-  }
-  void put_full(std::vector<Event>* b) {
-    std::lock_guard<std::mutex> l(m_);
-    if (!abandoned_) full_.push_back(b);
-    cv_.notify_all();
-  }
-  std::vector<Event>* take_full() {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return !full_.empty() || done_; });
-    if (full_.empty()) return nullptr;
-    auto* b = full_.front();
-    full_.pop_front();
-    return b;
-  }
-  void put_free(std::vector<Event>* b) {
-    std::lock_guard<std::mutex> l(m_);
-    free_.push_back(b);
-    cv_.notify_all();
-  }
-  void finish(bool stop_all) {
-    std::lock_guard<std::mutex> l(m_);
-    done_ = true;
-    stop_all_ = stop_all;
-    cv_.notify_all();
-  }
-  void abandon() {
-    std::lock_guard<std::mutex> l(m_);
-    abandoned_ = true;
-    cv_.notify_all();
-  }
-  bool stopped_all() {
-    std::lock_guard<std::mutex> l(m_);
-    return stop_all_;
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::array<std::vector<Event>, kBatches> pool_;
-  std::vector<std::vector<Event>*> free_;
-  std::deque<std::vector<Event>*> full_;
-  bool done_ = false, stop_all_ = false, abandoned_ = false;
-};
 
 class Dumper {
  public:
@@ -306,136 +234,31 @@ class Dumper {
 
 int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   StderrDiagnostics diag(errf);
-  InputList inputs = expand_inputs(opts.inputs);
-  bool unreadable = false;
-  for (const std::string& e : inputs.errors) {
-    fmt::print(errf, "binlogctl: {}\n", e);
-    unreadable = true;
-  }
+  // The Log_name column is as wide as the longest name of the chain.
   int name_w = 8;
-  std::uint64_t total = 0;
-  for (const InputFile& f : inputs.files) {
+  for (const InputFile& f : expand_inputs(opts.inputs).files)
     name_w = std::max(name_w, static_cast<int>(f.log_name.size()));
-    std::error_code ec;
-    if (f.path == "-" || f.missing) continue;
-    const auto sz = std::filesystem::file_size(f.path, ec);
-    if (!ec) total += sz;
-  }
   LineOutput out(outf);
   Dumper dumper(opts, out, diag, name_w);
-  Progress progress(opts.progress, total);
-  std::uint64_t done_before = 0;
   dumper.header();
-  bool stop = false;
-  for (std::size_t i = 0; i < inputs.files.size() && !stop; ++i) {
-    const InputFile& f = inputs.files[i];
-    const bool first = i == 0, last = i + 1 == inputs.files.size();
-    if (f.missing) {
-      fmt::print(errf, "binlogctl: {}: offset 0: file not found{}\n", f.path,
-                 f.origin.empty() ? "" : fmt::format(" (named by {})", f.origin));
-      unreadable = true;
-      continue;
-    }
-    std::unique_ptr<Source> src;
-    try {
-      src = open_source(f.path);
-    } catch (const std::system_error& e) {
-      fmt::print(errf, "binlogctl: {}: offset 0: cannot open: {}\n", f.path, e.code().message());
-      unreadable = true;
-      continue;
-    }
-    StreamOptions so;
-    so.verify_checksums = opts.verify_checksums;
-    if (first && opts.start_position) so.start_position = *opts.start_position;
-    // Which events to print, decided where events are read (so that nothing past a stop
-    // point is even framed).
-    auto select = [&](const Event& ev) -> Select {
-      if (first && opts.start_position && ev.pos < *opts.start_position) return Select::skip;
-      if (last && opts.stop_position && ev.pos >= *opts.stop_position) return Select::stop;
-      const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
-      if (opts.stop_datetime && ts >= *opts.stop_datetime && ev.type() != EventType::format_description)
-        return Select::stop_all;
-      if (opts.start_datetime && ts < *opts.start_datetime) return Select::skip;
-      return Select::print;
-    };
-    auto print = [&](const Event& ev) {
-      dumper.event(ev, f.log_name);
-      if (opts.expand_payloads && ev.type() == EventType::transaction_payload) {
-        auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
-        if (!p) {
-          diag.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
-                                 fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", p.error().what,
-                                             p.error().offset)});
-          return;
-        }
-        PayloadExpander inner(ev, *p, f.log_name, diag);
-        Event iev;
-        while (inner.next(iev)) dumper.event(iev, f.log_name);
-      }
-    };
-    const bool threaded = opts.threads > 1 && src->size().has_value();
-    so.release_behind = !threaded;
-    EventStream stream(*src, f.log_name, diag, so);
-    if (threaded) {
-      // A second thread frames and checksums; this one formats. Mapped bytes stay valid, so
-      // events travel as views; the formatter releases pages once it is done with them.
-      EventPipe pipe;
-      std::thread reader([&] {
-        std::vector<Event>* batch = nullptr;
-        Event ev;
-        bool stop_all = false;
-        while (stream.next(ev)) {
-          const Select sel = select(ev);
-          if (sel == Select::skip) continue;
-          if (sel != Select::print) {
-            stop_all = sel == Select::stop_all;
-            break;
-          }
-          if (batch == nullptr && (batch = pipe.take_free()) == nullptr) break;
-          batch->push_back(ev);
-          if (batch->size() == EventPipe::kBatch) {
-            pipe.put_full(batch);
-            batch = nullptr;
-          }
-        }
-        if (batch != nullptr) pipe.put_full(batch);
-        pipe.finish(stop_all);
-      });
-      try {
-        while (std::vector<Event>* batch = pipe.take_full()) {
-          for (const Event& ev : *batch) {
-            print(ev);
-            progress.update(done_before + ev.pos);
-          }
-          src->release(batch->back().pos);
-          pipe.put_free(batch);
-        }
-      } catch (...) {
-        pipe.abandon();
-        reader.join();
-        throw;
-      }
-      reader.join();
-      stop = pipe.stopped_all();
-    } else {
-      Event ev;
-      while (stream.next(ev)) {
-        progress.update(done_before + src->raw_position());
-        const Select sel = select(ev);
-        if (sel == Select::skip) continue;
-        if (sel != Select::print) {
-          stop = sel == Select::stop_all;
-          break;
-        }
-        print(ev);
-      }
-    }
-    done_before += src->raw_size();
-    if (stream.aborted() && stream.events() == 0 && src->raw_size() == 0) unreadable = true;
-  }
-  progress.finish(done_before);
+  struct Visitor : ChainVisitor {
+    Dumper& d;
+    explicit Visitor(Dumper& dd) : d(dd) {}
+    void event(const Event& ev, const InputFile& f) override { d.event(ev, f.log_name); }
+  } visitor(dumper);
+  ChainOptions co;
+  co.inputs = opts.inputs;
+  co.start_position = opts.start_position;
+  co.stop_position = opts.stop_position;
+  co.start_datetime = opts.start_datetime;
+  co.stop_datetime = opts.stop_datetime;
+  co.verify_checksums = opts.verify_checksums;
+  co.expand_payloads = opts.expand_payloads;
+  co.progress = opts.progress;
+  co.threads = opts.threads;
+  const bool readable = read_chain(co, visitor, diag, errf);
   out.flush();
-  if (unreadable) return 2;
+  if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;
 }
 

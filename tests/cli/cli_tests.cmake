@@ -88,7 +88,7 @@ foreach(set types txn)
                      ${SHARED}/corpus/mariadb/${set}/binlogs ${SHARED}/corpus/mariadb/${set}/expected)
 endforeach()
 binlogctl_cli_test(convert_public ${Python3_EXECUTABLE} ${CLI}/convert_public.py ${BIN} ${SHARED}/corpus/public)
-binlogctl_cli_test(convert_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert --format canal-json ${FIX}/basic/binlogs)
+binlogctl_cli_test(convert_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert --format xml ${FIX}/basic/binlogs)
 
 # Every long option printed by --help is documented in the man page.
 foreach(cmd dump verify replay convert)

@@ -30,7 +30,8 @@ void append_double_json(std::string& out, double v) {
     return;
   }
   std::size_t start = out.size();
-  fmt::format_to(std::back_inserter(out), "{}", v);
+  char buf[32];
+  out.append(buf, fmt::format_to_n(buf, sizeof buf, "{}", v).size);
   finish_python_repr(out, start);
 }
 
@@ -40,7 +41,8 @@ void append_float_json(std::string& out, float v) {
     return;
   }
   std::size_t start = out.size();
-  fmt::format_to(std::back_inserter(out), "{}", v);  // shortest digits that round-trip float32
+  char buf[32];
+  out.append(buf, fmt::format_to_n(buf, sizeof buf, "{}", v).size);  // shortest round-trip float32
   finish_python_repr(out, start);
 }
 

@@ -22,9 +22,7 @@ Bytes read_prefixed(ByteReader& r, std::size_t prefix) {
   return r.bytes(static_cast<std::size_t>(len));
 }
 
-void append_uint(std::string& out, std::uint64_t v) {
-  fmt::format_to(std::back_inserter(out), "{}", v);
-}
+void append_uint(std::string& out, std::uint64_t v) { append_u64(out, v); }
 
 Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, std::string& out) {
   const std::uint64_t at = r.offset();

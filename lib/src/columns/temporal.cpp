@@ -25,7 +25,9 @@ void put_uint(std::string& out, std::uint64_t v, int width) {
     v /= 10;
   } while (v != 0);
   while (n < width) tmp[n++] = '0';
-  while (n > 0) out.push_back(tmp[--n]);
+  char rev[24];
+  for (int i = 0; i < n; ++i) rev[i] = tmp[n - 1 - i];
+  out.append(rev, static_cast<std::size_t>(n));
 }
 
 // ".ffffff" cut to fsp digits (nothing for fsp 0).
@@ -35,20 +37,47 @@ void put_fraction(std::string& out, std::uint32_t usec, unsigned fsp) {
   put_uint(out, usec / kPow10[6 - fsp], static_cast<int>(fsp));
 }
 
+// Two digits of v (< 100) at p.
+inline void two_digits(char* p, std::uint64_t v) {
+  p[0] = static_cast<char>('0' + v / 10);
+  p[1] = static_cast<char>('0' + v % 10);
+}
+
 void put_date(std::string& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
-  put_uint(out, y, 4);
-  out.push_back('-');
-  put_uint(out, m, 2);
-  out.push_back('-');
-  put_uint(out, d, 2);
+  if (y > 9999 || m > 99 || d > 99) {  // corrupt values: the general path
+    put_uint(out, y, 4);
+    out.push_back('-');
+    put_uint(out, m, 2);
+    out.push_back('-');
+    put_uint(out, d, 2);
+    return;
+  }
+  char b[10];
+  two_digits(b, y / 100);
+  two_digits(b + 2, y % 100);
+  b[4] = '-';
+  two_digits(b + 5, m);
+  b[7] = '-';
+  two_digits(b + 8, d);
+  out.append(b, 10);
 }
 
 void put_hms(std::string& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
-  put_uint(out, h, 2);
-  out.push_back(':');
-  put_uint(out, mi, 2);
-  out.push_back(':');
-  put_uint(out, s, 2);
+  if (h > 99 || mi > 99 || s > 99) {  // TIME hours up to 838, corrupt values
+    put_uint(out, h, 2);
+    out.push_back(':');
+    put_uint(out, mi, 2);
+    out.push_back(':');
+    put_uint(out, s, 2);
+    return;
+  }
+  char b[8];
+  two_digits(b, h);
+  b[2] = ':';
+  two_digits(b + 3, mi);
+  b[5] = ':';
+  two_digits(b + 6, s);
+  out.append(b, 8);
 }
 
 // Howard Hinnant's civil_from_days: days since 1970-01-01 -> proleptic Gregorian date.

@@ -12,17 +12,12 @@ namespace {
 Status append_integer(std::string& out, ByteReader& r, std::size_t n, bool is_unsigned) {
   std::uint64_t v = r.le_n(n);
   if (!r.ok()) return r.error();
-  if (is_unsigned || n == 8) {
-    if (!is_unsigned) {
-      fmt::format_to(std::back_inserter(out), "{}", static_cast<std::int64_t>(v));
-    } else {
-      fmt::format_to(std::back_inserter(out), "{}", v);
-    }
+  if (is_unsigned) {
+    append_u64(out, v);
     return {};
   }
   const unsigned shift = static_cast<unsigned>(64 - 8 * n);  // sign-extend n bytes
-  const auto s = static_cast<std::int64_t>(v << shift) >> shift;
-  fmt::format_to(std::back_inserter(out), "{}", s);
+  append_i64(out, static_cast<std::int64_t>(v << shift) >> shift);
   return {};
 }
 
@@ -34,7 +29,7 @@ Status append_bit(std::string& out, ByteReader& r, std::uint16_t meta) {
     return DecodeError{Errc::bad_value, at, "BIT metadata out of range"};
   std::uint64_t v = r.be_n(n);
   if (!r.ok()) return r.error();
-  fmt::format_to(std::back_inserter(out), "{}", v);
+  append_u64(out, v);
   return {};
 }
 
@@ -70,7 +65,7 @@ Status dispatch(const ColumnInfo& col, ByteReader& r, std::string& out, const Re
     case ColumnType::year: {
       std::uint8_t y = r.u8();
       if (!r.ok()) return r.error();
-      fmt::format_to(std::back_inserter(out), "{}", y == 0 ? 0u : 1900u + y);
+      append_u64(out, y == 0 ? 0u : 1900u + y);
       return {};
     }
     case ColumnType::bit:

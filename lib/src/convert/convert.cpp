@@ -1,4 +1,5 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
+#include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
 #include <binlogctl/dump.h>
 #include <binlogctl/event_stream.h>
@@ -466,81 +467,27 @@ class Converter {
 
 int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   StderrDiagnostics diag(errf);
-  InputList inputs = expand_inputs(opts.inputs);
-  bool unreadable = false;
-  for (const std::string& e : inputs.errors) {
-    fmt::print(errf, "binlogctl: {}\n", e);
-    unreadable = true;
-  }
-  std::uint64_t total = 0;
-  for (const InputFile& f : inputs.files) {
-    std::error_code ec;
-    if (f.path == "-" || f.missing) continue;
-    const auto sz = std::filesystem::file_size(f.path, ec);
-    if (!ec) total += sz;
-  }
   LineOutput out(outf);
   Converter conv(opts, out, diag, errf);
   conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
-  Progress progress(opts.progress, total);
-  std::uint64_t done_before = 0;
-  bool stop = false;
-  for (std::size_t i = 0; i < inputs.files.size() && !stop; ++i) {
-    const InputFile& f = inputs.files[i];
-    const bool first = i == 0, last = i + 1 == inputs.files.size();
-    if (f.missing) {
-      fmt::print(errf, "binlogctl: {}: offset 0: file not found{}\n", f.path,
-                 f.origin.empty() ? "" : fmt::format(" (named by {})", f.origin));
-      unreadable = true;
-      continue;
-    }
-    std::unique_ptr<Source> src;
-    try {
-      src = open_source(f.path);
-    } catch (const std::system_error& e) {
-      fmt::print(errf, "binlogctl: {}: offset 0: cannot open: {}\n", f.path, e.code().message());
-      unreadable = true;
-      continue;
-    }
-    StreamOptions so;
-    so.verify_checksums = opts.verify_checksums;
-    if (first && opts.start_position) so.start_position = *opts.start_position;
-    EventStream stream(*src, f.log_name, diag, so);
-    conv.begin_file(f.log_name);
-    Event ev;
-    while (stream.next(ev)) {
-      progress.update(done_before + src->raw_position());
-      if (first && opts.start_position && ev.pos < *opts.start_position &&
-          ev.type() != EventType::format_description)
-        continue;
-      if (last && opts.stop_position && ev.pos >= *opts.stop_position) break;
-      const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
-      if (opts.stop_datetime && ts >= *opts.stop_datetime && ev.type() != EventType::format_description) {
-        stop = true;
-        break;
-      }
-      if (opts.start_datetime && ts < *opts.start_datetime && ev.type() != EventType::format_description)
-        continue;
-      conv.event(ev);
-      if (ev.type() == EventType::transaction_payload) {
-        auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
-        if (!p) {
-          diag.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
-                                 fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", p.error().what,
-                                             p.error().offset)});
-          continue;
-        }
-        PayloadExpander inner(ev, *p, f.log_name, diag);
-        Event iev;
-        while (inner.next(iev)) conv.event(iev);
-      }
-    }
-    done_before += src->raw_size();
-    if (stream.aborted() && stream.events() == 0 && src->raw_size() == 0) unreadable = true;
-  }
-  progress.finish(done_before);
+  struct Visitor : ChainVisitor {
+    Converter& c;
+    explicit Visitor(Converter& cc) : c(cc) {}
+    void begin_file(const InputFile& f) override { c.begin_file(f.log_name); }
+    void event(const Event& ev, const InputFile&) override { c.event(ev); }
+  } visitor(conv);
+  ChainOptions co;
+  co.inputs = opts.inputs;
+  co.start_position = opts.start_position;
+  co.stop_position = opts.stop_position;
+  co.start_datetime = opts.start_datetime;
+  co.stop_datetime = opts.stop_datetime;
+  co.verify_checksums = opts.verify_checksums;
+  co.pass_fde_before_start = true;  // row decoding needs the format description in force
+  co.progress = opts.progress;
+  const bool readable = read_chain(co, visitor, diag, errf);
   out.flush();
-  if (unreadable) return 2;
+  if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;
 }
 
