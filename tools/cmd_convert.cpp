@@ -1,10 +1,15 @@
 // binlogctl convert: options -> binlogctl::run_convert.
 #include <binlogctl/convert.h>
 #include <binlogctl/dump.h>
+#ifdef BINLOGCTL_HAVE_CANAL
+#include <binlogctl/canal.h>
+#endif
 
 #include <cstdio>
 #include <memory>
 #include <system_error>
+
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -21,6 +26,10 @@ struct ConvertArgs {
   std::string include_gtids, exclude_gtids, filter;
   std::uint64_t start_position = 0, stop_position = 0;
   bool no_checksum = false;
+  std::string timezone = "UTC";
+  std::uint32_t batch_size = 50;
+  bool canal_packets = false;
+  std::string compression = "none";
 };
 
 std::optional<GtidSelection> gtid_option(const std::string& text, const char* name) {
@@ -53,12 +62,44 @@ int run(ConvertArgs& a) {
   auto f = TableFilter::parse(a.filter);
   if (!f) throw CLI::ValidationError("--filter", fmt::format("rule at character {}: {}", f.error().offset, f.error().what));
   o.filter = std::move(*f);
+  const bool canal = a.format == "canal-proto" || a.format == "canal-json";
+#ifdef BINLOGCTL_HAVE_CANAL
+  if (!canal_timezone_valid(a.timezone))
+    throw CLI::ValidationError("--timezone", a.timezone + ": expected UTC, +HH:MM/-HH:MM or a zone name such as Asia/Shanghai");
+#else
+  if (canal) throw CLI::ValidationError("--format", a.format + ": this binlogctl was built without protobuf (no Canal support)");
+#endif
+  if (a.canal_packets && a.format != "canal-proto")
+    throw CLI::ValidationError("--canal-packets", "only with --format canal-proto");
+  if (a.compression != "none" && !a.canal_packets)
+    throw CLI::ValidationError("--compression", "only with --canal-packets");
+  if (a.batch_size == 0) throw CLI::ValidationError("--batch-size", "must be at least 1");
+  if ((a.output.empty() || a.output == "-") && a.format == "canal-proto" && isatty(fileno(stdout)) != 0)
+    throw CLI::ValidationError("--format", "canal-proto is binary: redirect stdout or use -o FILE");
   std::FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "wb");
     if (out == nullptr) throw std::system_error(errno, std::generic_category(), a.output);
   }
-  int rc = run_convert(o, out, stderr);
+  int rc = 0;
+#ifdef BINLOGCTL_HAVE_CANAL
+  if (canal) {
+    CanalOptions co;
+    co.format = a.format == "canal-json" ? CanalFormat::json : CanalFormat::proto;
+    co.timezone = a.timezone;
+    co.batch_size = a.batch_size;
+    co.packets = a.canal_packets;
+    co.compression = a.compression == "zlib"   ? CanalCompression::zlib
+                     : a.compression == "gzip" ? CanalCompression::gzip
+                                               : CanalCompression::none;
+    rc = run_canal_convert(o, co, out, stderr);
+  } else {
+    rc = run_convert(o, out, stderr);
+  }
+#else
+  (void)canal;
+  rc = run_convert(o, out, stderr);
+#endif
   if (out != stdout) std::fclose(out);
   return rc;
 }
@@ -69,8 +110,10 @@ void setup_convert(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("convert", "Row changes, DDL and statements as JSON Lines, with transactions");
   sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin")
       ->required();
-  sub->add_option("--format", a->format, "Output format: json (one object per row change)")
-      ->check(CLI::IsMember({"json"}))
+  sub->add_option("--format", a->format,
+                  "Output format: json (one object per row change), canal-proto (Canal Entry messages, "
+                  "varint-delimited), canal-json (Canal flat messages)")
+      ->check(CLI::IsMember({"json", "canal-proto", "canal-json"}))
       ->default_val("json");
   sub->add_option("--binary-as", a->binary_as, "Binary column values as base64 (default) or hex")
       ->check(CLI::IsMember({"base64", "hex"}))
@@ -82,6 +125,17 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--include-gtids", a->include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   sub->add_option("--exclude-gtids", a->exclude_gtids, "Skip transactions in this GTID set");
   sub->add_option("--filter", a->filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
+  sub->add_option("--timezone", a->timezone,
+                  "Canal formats: zone for TIMESTAMP values (UTC, +08:00, Asia/Shanghai); default UTC")
+      ->default_val("UTC");
+  sub->add_option("--batch-size", a->batch_size,
+                  "Canal formats: entries per batch (flat message id, --canal-packets packet); default 50")
+      ->default_val(50);
+  sub->add_flag("--canal-packets", a->canal_packets,
+                "canal-proto: write Canal server frames (4-byte length + Packet{MESSAGES}) per batch");
+  sub->add_option("--compression", a->compression, "--canal-packets: body compression none (default), zlib or gzip")
+      ->check(CLI::IsMember({"none", "zlib", "gzip"}))
+      ->default_val("none");
   sub->add_flag("--no-verify-checksum", a->no_checksum, "Do not verify CRC32 checksums");
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
   add_progress_option(*sub, a->progress);

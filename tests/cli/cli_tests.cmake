@@ -95,3 +95,30 @@ foreach(cmd dump verify replay convert)
   binlogctl_cli_test(man_${cmd} ${Python3_EXECUTABLE} ${CLI}/help_vs_man.py ${BIN} ${cmd}
                      ${CMAKE_SOURCE_DIR}/man/binlogctl-${cmd}.1.scd)
 endforeach()
+
+# Canal output (convert --format canal-proto|canal-json), when built with protobuf.
+if(TARGET binlogctl_canal)
+  binlogctl_cli_test(canal_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert --format canal-xml ${FIX}/basic/binlogs)
+  binlogctl_cli_test(canal_protoc ${Python3_EXECUTABLE} ${CLI}/canal_protoc.py ${BIN} ${Protobuf_PROTOC_EXECUTABLE}
+                     ${CMAKE_SOURCE_DIR}/proto ${FIX}/basic/binlogs)
+  binlogctl_cli_test(canal_json ${Python3_EXECUTABLE} ${CLI}/canal_json.py ${BIN} ${FIX}/basic/binlogs)
+  binlogctl_cli_test(canal_bad_timezone ${EXPECT} --rc 2 --stderr-contains=--timezone
+                     -- ${BIN} convert --format canal-json --timezone Nowhere/Bogus ${FIX}/basic/binlogs)
+  binlogctl_cli_test(canal_bad_batch_size ${EXPECT} --rc 2 -- ${BIN} convert --format canal-json --batch-size 0 ${FIX}/basic/binlogs)
+  binlogctl_cli_test(canal_timezone_offset ${EXPECT} --rc 0 --stdout-contains "\"ts0\":\"1970-01-01 08:00:01\""
+                     -- ${BIN} convert --format canal-json --timezone +08:00 ${FIX}/basic/binlogs)
+  if(EXISTS /usr/share/zoneinfo/America/New_York)
+    binlogctl_cli_test(canal_timezone_named ${EXPECT} --rc 0 --stdout-contains "\"ts0\":\"1969-12-31 19:00:01\""
+                       -- ${BIN} convert --format canal-json --timezone America/New_York ${FIX}/basic/binlogs)
+  endif()
+  foreach(comp none zlib gzip)
+    binlogctl_cli_test(canal_packets_${comp} ${Python3_EXECUTABLE} ${CLI}/canal_packets.py ${BIN}
+                       ${Protobuf_PROTOC_EXECUTABLE} ${CMAKE_SOURCE_DIR}/proto ${FIX}/basic/binlogs 50 ${comp})
+  endforeach()
+  binlogctl_cli_test(canal_packets_json ${EXPECT} --rc 2 -- ${BIN} convert --format canal-json --canal-packets ${FIX}/basic/binlogs)
+  binlogctl_cli_test(canal_batch_ids ${EXPECT} --rc 0 --stdout-contains "\"id\":415,"
+                     -- ${BIN} convert --format canal-json --batch-size 1 ${FIX}/basic/binlogs)
+else()
+  binlogctl_cli_test(canal_unavailable ${EXPECT} --rc 2 --stderr-contains "without protobuf"
+                     -- ${BIN} convert --format canal-json ${FIX}/basic/binlogs)
+endif()

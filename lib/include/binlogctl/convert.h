@@ -16,6 +16,8 @@
 // "YYYY-MM-DD HH:MM:SS". `gtid` is null for anonymous transactions and binlogs without GTIDs.
 #pragma once
 
+#include <binlogctl/chain.h>
+
 #include <binlogctl/columns.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/progress.h>
@@ -82,6 +84,8 @@ struct ConvertOptions {
 
 // Runs the conversion; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable
 // input). Diagnostics (and the once-per-table warning about missing column names) go to `err`.
+// How convert reads the chain (positions, times, checksums), for every output format.
+ChainOptions chain_options(const ConvertOptions& opts);
 int run_convert(const ConvertOptions& opts, std::FILE* out, std::FILE* err);
 
 }  // namespace binlogctl

@@ -465,6 +465,19 @@ class Converter {
 
 }  // namespace
 
+ChainOptions chain_options(const ConvertOptions& opts) {
+  ChainOptions co;
+  co.inputs = opts.inputs;
+  co.start_position = opts.start_position;
+  co.stop_position = opts.stop_position;
+  co.start_datetime = opts.start_datetime;
+  co.stop_datetime = opts.stop_datetime;
+  co.verify_checksums = opts.verify_checksums;
+  co.pass_fde_before_start = true;  // row decoding needs the format description in force
+  co.progress = opts.progress;
+  return co;
+}
+
 int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   StderrDiagnostics diag(errf);
   LineOutput out(outf);
@@ -476,16 +489,7 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
     void begin_file(const InputFile& f) override { c.begin_file(f.log_name); }
     void event(const Event& ev, const InputFile&) override { c.event(ev); }
   } visitor(conv);
-  ChainOptions co;
-  co.inputs = opts.inputs;
-  co.start_position = opts.start_position;
-  co.stop_position = opts.stop_position;
-  co.start_datetime = opts.start_datetime;
-  co.stop_datetime = opts.stop_datetime;
-  co.verify_checksums = opts.verify_checksums;
-  co.pass_fde_before_start = true;  // row decoding needs the format description in force
-  co.progress = opts.progress;
-  const bool readable = read_chain(co, visitor, diag, errf);
+  const bool readable = read_chain(chain_options(opts), visitor, diag, errf);
   out.flush();
   if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;
