@@ -43,20 +43,12 @@ std::optional<GtidSelection> gtid_option(const std::string& text, const char* na
 int run(ConvertArgs& a) {
   ConvertOptions& o = a.opts;
   o.render.binary_as = a.binary_as == "hex" ? BinaryAs::hex : BinaryAs::base64;
-  o.progress = a.progress == "always" ? ProgressMode::always
-               : a.progress == "never" ? ProgressMode::never
-                                       : ProgressMode::auto_;
+  o.progress = progress_mode(a.progress);
   o.verify_checksums = !a.no_checksum;
   if (a.start_position != 0) o.start_position = a.start_position;
   if (a.stop_position != 0) o.stop_position = a.stop_position;
-  if (!a.start_datetime.empty()) {
-    o.start_datetime = parse_datetime(a.start_datetime);
-    if (!o.start_datetime) throw CLI::ValidationError("--start-datetime", "expected YYYY-MM-DD HH:MM:SS");
-  }
-  if (!a.stop_datetime.empty()) {
-    o.stop_datetime = parse_datetime(a.stop_datetime);
-    if (!o.stop_datetime) throw CLI::ValidationError("--stop-datetime", "expected YYYY-MM-DD HH:MM:SS");
-  }
+  o.start_datetime = datetime_option(a.start_datetime, "--start-datetime");
+  o.stop_datetime = datetime_option(a.stop_datetime, "--stop-datetime");
   o.include_gtids = gtid_option(a.include_gtids, "--include-gtids");
   o.exclude_gtids = gtid_option(a.exclude_gtids, "--exclude-gtids");
   auto f = TableFilter::parse(a.filter);

@@ -23,18 +23,12 @@ struct DumpArgs {
 int run(DumpArgs& a) {
   DumpOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
-  o.progress = a.progress == "always" ? ProgressMode::always : a.progress == "never" ? ProgressMode::never : ProgressMode::auto_;
+  o.progress = progress_mode(a.progress);
   o.verify_checksums = !a.no_checksum;
   if (a.start_position != 0) o.start_position = a.start_position;
   if (a.stop_position != 0) o.stop_position = a.stop_position;
-  if (!a.start_datetime.empty()) {
-    o.start_datetime = parse_datetime(a.start_datetime);
-    if (!o.start_datetime) throw CLI::ValidationError("--start-datetime", "expected YYYY-MM-DD HH:MM:SS");
-  }
-  if (!a.stop_datetime.empty()) {
-    o.stop_datetime = parse_datetime(a.stop_datetime);
-    if (!o.stop_datetime) throw CLI::ValidationError("--stop-datetime", "expected YYYY-MM-DD HH:MM:SS");
-  }
+  o.start_datetime = datetime_option(a.start_datetime, "--start-datetime");
+  o.stop_datetime = datetime_option(a.stop_datetime, "--stop-datetime");
   std::FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "wb");

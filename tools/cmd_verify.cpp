@@ -21,9 +21,7 @@ struct VerifyArgs {
 int run(VerifyArgs& a) {
   VerifyOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
-  o.progress = a.progress == "always" ? ProgressMode::always
-               : a.progress == "never" ? ProgressMode::never
-                                       : ProgressMode::auto_;
+  o.progress = progress_mode(a.progress);
   std::FILE* out = stdout;
   if (!a.output.empty() && a.output != "-") {
     out = std::fopen(a.output.c_str(), "wb");

@@ -45,8 +45,6 @@ bool GtidSelection::contains(const TransactionState& t) const {
 
 // ---- the converter -----------------------------------------------------------------------------
 
-namespace {
-
 // Extracts the table a DDL statement names (CREATE/ALTER/DROP/TRUNCATE/RENAME TABLE, CREATE
 // INDEX ... ON t), for --filter. Returns false when none is found.
 bool ddl_table(std::string_view sql, std::string& db, std::string& table) {
@@ -128,6 +126,8 @@ bool ddl_table(std::string_view sql, std::string& db, std::string& table) {
   }
   return false;
 }
+
+namespace {
 
 class Converter {
  public:
