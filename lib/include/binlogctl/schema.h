@@ -1,0 +1,88 @@
+// Schema history: the column definitions of tables as DDL statements declare them, for what a
+// TABLE_MAP does not carry. A TABLE_MAP gives type codes and some metadata; without
+// binlog_row_metadata=FULL it has no column names, and even with it nothing says that a DOUBLE
+// was declared DOUBLE(12,4), that a BINARY(16) is MariaDB's UUID, or what fractional precision
+// a pre-10.0 MariaDB DATETIME(3) has (its rows cannot even be split into columns without it).
+//
+// The history is seeded by `--schema FILE.sql` (CREATE TABLE statements, e.g. the output of
+// `mysqldump --no-data`) and then follows the DDL seen in the binlog, in order: CREATE TABLE
+// (incl. LIKE), ALTER TABLE (ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, RENAME TO, primary key
+// changes), DROP TABLE, RENAME TABLE, CREATE/DROP DATABASE. Statements it does not understand
+// leave it as it was, except that a table whose definition it can no longer know (CREATE TABLE
+// ... SELECT without a column list it can read, an ALTER it cannot parse) is forgotten rather
+// than kept wrong.
+//
+// Names: database and table names are compared exactly first, then case-insensitively (servers
+// with lower_case_table_names=1/2 log names as typed); column names case-insensitively.
+#pragma once
+
+#include <binlogctl/result.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace binlogctl {
+
+struct SchemaColumn {
+  std::string name;            // unquoted
+  std::string type;            // base type, lower case, as written: "int", "double", "datetime",
+                               // "varchar", "uuid", "inet6", "enum", "bigint", "timestamp", ...
+                               // (synonyms kept as written: "integer", "real", "bool", "dec")
+  int length = -1;             // first type argument: (M) / (M,D) M; -1 when not given
+  int decimals = -1;           // second argument (M,D) D; for TIME/DATETIME/TIMESTAMP the
+                               // fractional precision fsp (their only argument); -1 when absent
+  bool is_unsigned = false;
+  bool zerofill = false;
+  bool nullable = true;        // NOT NULL / PRIMARY KEY make it false
+  bool generated = false;      // GENERATED ALWAYS AS / AS (...) VIRTUAL|STORED|PERSISTENT
+  bool invisible = false;      // INVISIBLE
+  std::string charset;         // CHARACTER SET / CHARSET, lower case; empty when not given
+  std::string collation;       // COLLATE, lower case; empty when not given
+  std::vector<std::string> elements;  // ENUM/SET members, unquoted and unescaped, in order
+};
+
+struct SchemaTable {
+  std::string db, name;
+  std::vector<SchemaColumn> columns;  // in ordinal order
+  std::vector<std::string> primary_key;  // column names in key order
+  std::string default_charset;  // table option DEFAULT CHARSET / CHARACTER SET, lower case
+
+  // Index of the column named `name` (case-insensitive), or -1.
+  int column_index(std::string_view name) const noexcept;
+};
+
+class SchemaHistory {
+ public:
+  // Applies one statement as executed with default database `db` (the Query event's db).
+  // Returns true when the statement changed the history. Never throws; any input is accepted.
+  bool apply(std::string_view db, std::string_view sql);
+
+  // Applies a script (a --schema file): statements separated by ';' (or by the delimiter that a
+  // `DELIMITER xx` line sets, as the mysql client does), comments (--, #, /* */) skipped,
+  // versioned comments (/*!40101 ... */, /*M!100100 ... */) read as SQL, `USE db` changing the
+  // default database. Returns the number of statements that changed the history.
+  std::size_t apply_script(std::string_view script, std::string_view db = {});
+
+  const SchemaTable* find(std::string_view db, std::string_view table) const;
+  std::size_t size() const noexcept { return tables_.size(); }
+  // Increases whenever apply/apply_script changes something (cached decisions can check it).
+  std::uint64_t generation() const noexcept { return generation_; }
+
+ private:
+  std::map<std::string, SchemaTable> tables_;  // key: db + '\0' + table, as written
+  // ASCII-lower-cased key -> key in tables_: the case-insensitive fallback of find() without a
+  // scan of every table (a dump with thousands of tables would otherwise be quadratic).
+  std::multimap<std::string, std::string> folded_;
+  std::uint64_t generation_ = 0;
+  friend struct SchemaHistoryAccess;  // the parser (schema.cpp)
+};
+
+// Reads a --schema file (a script of SQL statements) into `h` with apply_script. Returns false
+// with `error` set ("FILE: reason") when the file cannot be read.
+bool load_schema_file(const std::string& path, SchemaHistory& h, std::string& error);
+
+}  // namespace binlogctl

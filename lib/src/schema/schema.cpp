@@ -1,0 +1,1674 @@
+// Schema history: a tolerant MySQL/MariaDB DDL parser (the contract is in schema.h).
+//
+// Pipeline: Lexer (text -> tokens; comments dropped, versioned comments read as SQL) -> the
+// tokens of one statement -> StatementParser (one member per statement kind) -> changes to the
+// history through SchemaHistoryAccess.
+//
+// The input is untrusted binlog text, so:
+//   - nothing recurses: parenthesised groups are skipped with a depth counter, and every loop
+//     consumes at least one token per turn (or stops);
+//   - tables are capped at kMaxColumns (the servers' own limit) and ALTER at kMaxAlterSpecs, so
+//     the column look-ups of one statement are bounded whatever its length;
+//   - what cannot be read in a way that could change columns makes the table forgotten, never
+//     kept with a definition that may be wrong (the rule of schema.h).
+#include <binlogctl/schema.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace binlogctl {
+namespace {
+
+// MySQL and MariaDB refuse tables with more columns; a statement declaring more is not one a
+// server logged, so it is unreadable rather than a reason to do unbounded work.
+constexpr std::size_t kMaxColumns = 4096;
+// ALTER TABLE specs per statement: enough for one spec per column of the widest table, twice.
+constexpr std::size_t kMaxAlterSpecs = 2 * kMaxColumns;
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ascii_lower(c);
+  return out;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex_digit(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+// Unquoted identifiers: ASCII letters, digits, '_', '$' and any non-ASCII byte (UTF-8 names).
+bool is_ident_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || is_digit(c) || u == '_' || u == '$' ||
+         u >= 0x80;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+
+enum class Tok : std::uint8_t {
+  word,    // unquoted identifier or keyword
+  quoted,  // `identifier`
+  string,  // '...', "...", N'...', _charset'...', X'...', B'...'
+  number,
+  punct,  // any other single byte
+};
+
+struct Token {
+  Tok kind = Tok::punct;
+  std::string_view raw;  // the token's source text (a view into the statement)
+  std::string text;      // quoted/string: the value, unquoted and unescaped
+
+  std::string_view value() const {
+    return (kind == Tok::quoted || kind == Tok::string) ? std::string_view(text) : raw;
+  }
+  bool is_kw(std::string_view w) const { return kind == Tok::word && iequals(raw, w); }
+  bool is_punct(char c) const { return kind == Tok::punct && raw.size() == 1 && raw[0] == c; }
+  bool is_name() const { return kind == Tok::word || kind == Tok::quoted || kind == Tok::string; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Lexer: pulls tokens on demand, so apply() can look at the first keyword of a 10 MB INSERT and
+// stop there.
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view s) : s_(s) {}
+
+  // Moves past whitespace and comments. A versioned comment (/*!NNNNN ... */, MariaDB's
+  // /*M!NNNNNN ... */) is opened rather than skipped: its content is SQL for us whatever the
+  // version, as a dump's /*!50100 PARTITION BY ... */ or /*!80023 INVISIBLE */ belongs to the
+  // definition it sits in. The matching */ then closes it.
+  void skip_space() {
+    while (pos_ < s_.size()) {
+      const char c = s_[pos_];
+      if (is_space(c)) {
+        ++pos_;
+      } else if (c == '#') {
+        skip_to_eol();
+      } else if (c == '-' && at(1) == '-' &&
+                 (pos_ + 2 >= s_.size() || static_cast<unsigned char>(s_[pos_ + 2]) <= ' ')) {
+        skip_to_eol();  // "-- " comments need the blank: "1--2" is arithmetic
+      } else if (c == '/' && at(1) == '*') {
+        if (at(2) == '!' || (at(2) == 'M' && at(3) == '!')) {
+          pos_ += at(2) == '!' ? 3 : 4;
+          while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;  // the version number
+          ++versioned_;
+        } else {
+          const std::size_t e = s_.find("*/", pos_ + 2);
+          pos_ = e == std::string_view::npos ? s_.size() : e + 2;
+        }
+      } else if (c == '*' && versioned_ > 0 && at(1) == '/') {
+        pos_ += 2;
+        --versioned_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  // True at the end of the text (after whitespace and comments).
+  bool done() {
+    skip_space();
+    return pos_ >= s_.size();
+  }
+  // True when the text at the current position (after skip_space) begins with `d`.
+  bool starts_with(std::string_view d) const {
+    return !d.empty() && s_.substr(pos_).starts_with(d);
+  }
+  void advance(std::size_t n) { pos_ = std::min(s_.size(), pos_ + n); }
+
+  // The mysql client finds its delimiter at any byte outside quotes and comments, so "END$$"
+  // ends a statement under DELIMITER $$ although '$' is an identifier character. Cuts a bare
+  // token at an embedded delimiter and moves back to it; false when the token holds none.
+  bool cut_at_delimiter(Token& t, std::string_view d) {
+    if (t.kind == Tok::quoted || t.kind == Tok::string || d.empty()) return false;
+    const std::size_t k = t.raw.find(d);
+    if (k == std::string_view::npos || k == 0) return false;
+    pos_ = static_cast<std::size_t>(t.raw.data() - s_.data()) + k;
+    t.raw = t.raw.substr(0, k);
+    return true;
+  }
+
+  // mysql client command argument: the next blank-separated word on this line; the rest of the
+  // line is dropped (as the client does for DELIMITER).
+  std::string_view line_argument() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+    const std::size_t b = pos_;
+    while (pos_ < s_.size() && !is_space(s_[pos_])) ++pos_;
+    const std::string_view word = s_.substr(b, pos_ - b);
+    skip_line();
+    return word;
+  }
+
+  // Drops the rest of the line (a client command such as MariaDB 11's "/*!999999\- enable the
+  // sandbox mode */"), closing any versioned comment that ends on it.
+  void skip_line() {
+    while (pos_ < s_.size() && s_[pos_] != '\n') {
+      if (versioned_ > 0 && s_[pos_] == '*' && at(1) == '/') {
+        --versioned_;
+        ++pos_;
+      }
+      ++pos_;
+    }
+  }
+
+  // Reads the next token. With keep_text false the value of strings is not built (statements
+  // that are only being skipped).
+  bool next(Token& t, bool keep_text = true) {
+    skip_space();
+    if (pos_ >= s_.size()) return false;
+    const std::size_t start = pos_;
+    const char c = s_[pos_];
+    t.text.clear();
+    if (c == '`') {
+      t.kind = Tok::quoted;
+      read_quoted(t.text, '`', false, keep_text);
+    } else if (c == '\'' || c == '"') {
+      t.kind = Tok::string;
+      read_quoted(t.text, c, true, keep_text);
+    } else if (is_ident_char(c)) {
+      lex_word_or_number(t, keep_text);
+    } else if (c == '.' && is_digit(at(1)) && !after_name_) {
+      t.kind = Tok::number;  // .5 (but t.5col is a qualified name)
+      ++pos_;
+      lex_digits_fraction_exponent();
+    } else {
+      t.kind = Tok::punct;
+      ++pos_;
+    }
+    t.raw = s_.substr(start, pos_ - start);
+    after_name_ = t.kind == Tok::word || t.kind == Tok::quoted || t.is_punct(')');
+    return true;
+  }
+
+ private:
+  char at(std::size_t k) const { return pos_ + k < s_.size() ? s_[pos_ + k] : '\0'; }
+
+  void skip_to_eol() {
+    const std::size_t e = s_.find('\n', pos_);
+    pos_ = e == std::string_view::npos ? s_.size() : e + 1;
+  }
+
+  // pos_ is on the opening quote. A doubled quote stands for itself; with `escapes` (strings,
+  // not identifiers) a backslash escapes the next byte as MySQL does without
+  // NO_BACKSLASH_ESCAPES. An unterminated literal runs to the end of the text.
+  void read_quoted(std::string& out, char q, bool escapes, bool keep) {
+    ++pos_;
+    while (pos_ < s_.size()) {
+      const char c = s_[pos_];
+      if (c == q) {
+        if (at(1) == q) {
+          if (keep) out.push_back(q);
+          pos_ += 2;
+          continue;
+        }
+        ++pos_;
+        return;
+      }
+      if (escapes && c == '\\' && pos_ + 1 < s_.size()) {
+        const char e = s_[pos_ + 1];
+        pos_ += 2;
+        if (!keep) continue;
+        // \% and \_ keep their backslash: they are LIKE escapes, not string escapes.
+        static constexpr std::string_view kFrom = "0bnrtZ";
+        static constexpr std::string_view kTo{"\0\b\n\r\t\x1a", 6};
+        if (e == '%' || e == '_') out.push_back('\\');
+        const std::size_t k = kFrom.find(e);
+        out.push_back(k == std::string_view::npos ? e : kTo[k]);
+        continue;
+      }
+      if (keep) out.push_back(c);
+      ++pos_;
+    }
+  }
+
+  void lex_digits_fraction_exponent() {
+    while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+    if (at(0) == '.') {
+      ++pos_;
+      while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+    }
+    pos_ = exponent_end(pos_);
+  }
+
+  // End of an exponent ("e5", "E-3") starting at k, or k when there is none.
+  std::size_t exponent_end(std::size_t k) const {
+    if (k >= s_.size() || (s_[k] != 'e' && s_[k] != 'E')) return k;
+    std::size_t m = k + 1;
+    if (m < s_.size() && (s_[m] == '+' || s_[m] == '-')) ++m;
+    if (m >= s_.size() || !is_digit(s_[m])) return k;
+    while (m < s_.size() && is_digit(s_[m])) ++m;
+    return m;
+  }
+
+  void lex_word_or_number(Token& t, bool keep) {
+    std::size_t j = pos_;
+    while (j < s_.size() && is_ident_char(s_[j])) ++j;
+    const std::string_view run = s_.substr(pos_, j - pos_);
+    const char q = j < s_.size() ? s_[j] : '\0';
+    if (q == '\'' && run.size() == 1) {
+      const char p = ascii_lower(run[0]);
+      if (p == 'n' || p == 'x' || p == 'b') {  // N'national', X'hex', B'bits'
+        pos_ = j;
+        t.kind = Tok::string;
+        read_quoted(t.text, '\'', p == 'n', keep);
+        if (p == 'x' && keep) t.text = decode_hex(t.text);
+        return;
+      }
+    }
+    if ((q == '\'' || q == '"') && run.size() > 1 && run[0] == '_') {
+      pos_ =
+          j;  // _utf8mb4'x': the charset introducer says how to read the bytes, not what they are
+      t.kind = Tok::string;
+      read_quoted(t.text, q, true, keep);
+      return;
+    }
+    if (is_digit(run[0])) {
+      std::size_t k = pos_;
+      while (k < j && is_digit(s_[k])) ++k;
+      if (k == j) {  // all digits: a number, maybe with a fraction and an exponent
+        t.kind = Tok::number;
+        lex_digits_fraction_exponent();
+        return;
+      }
+      const std::size_t e = exponent_end(k);
+      const bool hex = run.size() > 2 && run[0] == '0' && (run[1] == 'x' || run[1] == 'X') &&
+                       std::all_of(run.begin() + 2, run.end(), is_hex_digit);
+      const bool bin = run.size() > 2 && run[0] == '0' && (run[1] == 'b' || run[1] == 'B') &&
+                       run.find_first_not_of("01", 2) == std::string_view::npos;
+      if (hex || bin || (e > k && e >= j)) {
+        t.kind = Tok::number;
+        pos_ = hex || bin ? j : e;
+        return;
+      }
+      // otherwise an identifier that starts with digits, such as 1st_col
+    }
+    t.kind = Tok::word;
+    pos_ = j;
+  }
+
+  static std::string decode_hex(std::string_view h) {
+    auto nibble = [](char c) { return is_digit(c) ? c - '0' : (ascii_lower(c) - 'a' + 10); };
+    std::string out;
+    std::size_t i = h.size() % 2;  // an odd count has an implied leading 0
+    if (i == 1 && is_hex_digit(h[0])) out.push_back(static_cast<char>(nibble(h[0])));
+    for (; i + 1 < h.size(); i += 2) {
+      if (!is_hex_digit(h[i]) || !is_hex_digit(h[i + 1])) break;
+      out.push_back(static_cast<char>(nibble(h[i]) * 16 + nibble(h[i + 1])));
+    }
+    return out;
+  }
+
+  std::string_view s_;
+  std::size_t pos_ = 0;
+  std::size_t versioned_ = 0;  // versioned comments open around the current position
+  bool after_name_ = false;    // the previous token could be qualified by a following '.'
+};
+
+bool is_ddl_start(const Token& t) {
+  return t.is_kw("CREATE") || t.is_kw("ALTER") || t.is_kw("DROP") || t.is_kw("RENAME");
+}
+
+int to_int(std::string_view digits) {
+  long long v = 0;
+  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (r.ec == std::errc::result_out_of_range || v > INT_MAX) return INT_MAX;
+  if (r.ec != std::errc() || v < 0) return -1;
+  return static_cast<int>(v);
+}
+
+bool is_temporal_with_fsp(std::string_view type) {
+  return type == "time" || type == "datetime" || type == "timestamp";
+}
+
+// Maximum bytes per character, for CONVERT TO CHARACTER SET's TEXT growth; 0 when unknown.
+int charset_mbmaxlen(std::string_view cs) {
+  static constexpr std::string_view kTwo[] = {"big5", "cp932", "euckr", "gb2312",
+                                              "gbk",  "sjis",  "ucs2"};
+  static constexpr std::string_view kThree[] = {"eucjpms", "ujis", "utf8", "utf8mb3"};
+  static constexpr std::string_view kFour[] = {"gb18030", "utf16", "utf16le", "utf32", "utf8mb4"};
+  static constexpr std::string_view kOne[] = {
+      "armscii8", "ascii",  "binary",  "cp1250", "cp1251", "cp1256",   "cp1257",  "cp850", "cp852",
+      "cp866",    "dec8",   "geostd8", "greek",  "hebrew", "hp8",      "keybcs2", "koi8r", "koi8u",
+      "latin1",   "latin2", "latin5",  "latin7", "macce",  "macroman", "swe7",    "tis620"};
+  for (auto n : kOne)
+    if (cs == n) return 1;
+  for (auto n : kTwo)
+    if (cs == n) return 2;
+  for (auto n : kThree)
+    if (cs == n) return 3;
+  for (auto n : kFour)
+    if (cs == n) return 4;
+  return 0;
+}
+
+bool is_char_type(std::string_view t) {
+  return t == "char" || t == "varchar" || t == "character" || t == "nchar" || t == "nvarchar" ||
+         t == "enum" || t == "set";
+}
+bool is_text_type(std::string_view t) {
+  return t == "tinytext" || t == "text" || t == "mediumtext" || t == "longtext" || t == "long";
+}
+
+bool same_column(const SchemaColumn& a, const SchemaColumn& b) {
+  return a.name == b.name && a.type == b.type && a.length == b.length && a.decimals == b.decimals &&
+         a.is_unsigned == b.is_unsigned && a.zerofill == b.zerofill && a.nullable == b.nullable &&
+         a.generated == b.generated && a.invisible == b.invisible && a.charset == b.charset &&
+         a.collation == b.collation && a.elements == b.elements;
+}
+bool same_table(const SchemaTable& a, const SchemaTable& b) {
+  return a.db == b.db && a.name == b.name && a.primary_key == b.primary_key &&
+         a.default_charset == b.default_charset &&
+         std::equal(a.columns.begin(), a.columns.end(), b.columns.begin(), b.columns.end(),
+                    same_column);
+}
+
+std::string table_key(std::string_view db, std::string_view name) {
+  std::string k;
+  k.reserve(db.size() + name.size() + 1);
+  k.append(db).push_back('\0');
+  k.append(name);
+  return k;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Storage: the only code that touches SchemaHistory's private maps.
+
+struct SchemaHistoryAccess {
+  // Exact name first, then case-insensitive (schema.h).
+  static SchemaTable* lookup(SchemaHistory& h, std::string_view db, std::string_view name) {
+    return const_cast<SchemaTable*>(std::as_const(h).find(db, name));
+  }
+
+  static void erase_key(SchemaHistory& h, const std::string& key) {
+    if (h.tables_.erase(key) == 0) return;
+    auto [b, e] = h.folded_.equal_range(to_lower(key));
+    for (auto it = b; it != e; ++it) {
+      if (it->second == key) {
+        h.folded_.erase(it);
+        break;
+      }
+    }
+  }
+
+  // Removes the table named so exactly, or else every table that matches case-insensitively.
+  static bool forget(SchemaHistory& h, std::string_view db, std::string_view name) {
+    const std::string key = table_key(db, name);
+    if (h.tables_.count(key) != 0) {
+      erase_key(h, key);
+      return true;
+    }
+    auto [b, e] = h.folded_.equal_range(to_lower(key));
+    std::vector<std::string> keys;
+    for (auto it = b; it != e; ++it) keys.push_back(it->second);
+    for (const std::string& k : keys) erase_key(h, k);
+    return !keys.empty();
+  }
+
+  // Stores t under its name. Tables whose names differ only in case go: under
+  // lower_case_table_names=1 they are this table under the spelling the statement used, and
+  // keeping them would let find() return the old definition for the stored lower-case name.
+  static void put(SchemaHistory& h, SchemaTable&& t) {
+    std::string key = table_key(t.db, t.name);
+    std::string folded = to_lower(key);
+    erase_key(h, key);
+    auto [b, e] = h.folded_.equal_range(folded);
+    std::vector<std::string> others;
+    for (auto it = b; it != e; ++it) others.push_back(it->second);
+    for (const std::string& k : others) erase_key(h, k);
+    h.folded_.emplace(std::move(folded), key);
+    h.tables_.emplace(std::move(key), std::move(t));
+  }
+
+  // The tables of a database (exact name first, then case-insensitive). Keys are db + '\0' +
+  // table, so they form one range of each ordered map: no scan of every table.
+  static bool drop_database(SchemaHistory& h, std::string_view db) {
+    std::string prefix = table_key(db, {});
+    std::vector<std::string> gone;
+    for (auto it = h.tables_.lower_bound(prefix);
+         it != h.tables_.end() && it->first.starts_with(prefix); ++it) {
+      if (it->second.db == db) gone.push_back(it->first);
+    }
+    if (gone.empty()) {
+      prefix = to_lower(prefix);
+      for (auto it = h.folded_.lower_bound(prefix);
+           it != h.folded_.end() && it->first.starts_with(prefix); ++it) {
+        gone.push_back(it->second);
+      }
+    }
+    for (const std::string& k : gone) erase_key(h, k);
+    return !gone.empty();
+  }
+};
+
+namespace {
+
+using Access = SchemaHistoryAccess;
+
+// ---------------------------------------------------------------------------------------------
+// Statement parser
+
+struct ColumnDef {
+  SchemaColumn col;
+  bool primary = false;     // PRIMARY KEY / KEY as a column attribute
+  bool row_period = false;  // MariaDB GENERATED ALWAYS AS ROW START|END
+  bool first = false;       // ALTER: FIRST
+  bool has_after = false;   // ALTER: AFTER `after`
+  std::string after;
+};
+
+enum class Constraint : std::uint8_t { other, primary, bad };
+
+class StatementParser {
+ public:
+  StatementParser(SchemaHistory& h, std::string_view db, const std::vector<Token>& toks)
+      : h_(h), db_(db), toks_(toks) {
+    // A ';' ends the statement: whatever follows is not part of it.
+    end_ = toks.size();
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      if (toks[i].is_punct(';')) {
+        end_ = i;
+        break;
+      }
+    }
+  }
+
+  // Applies the statement; true when the history changed.
+  bool run() {
+    if (kw("CREATE")) return create();
+    if (kw("ALTER")) return alter();
+    if (kw("DROP")) return drop();
+    if (kw("RENAME")) return rename();
+    return false;
+  }
+
+ private:
+  // ---- token access -------------------------------------------------------------------------
+  const Token& peek(std::size_t k = 0) const {
+    return pos_ + k < end_ ? toks_[pos_ + k] : end_tok_;
+  }
+  bool at_end() const { return pos_ >= end_; }
+  void next() {
+    if (pos_ < end_) ++pos_;
+  }
+  void skip_rest() { pos_ = end_; }
+  bool kw(std::string_view w, std::size_t k = 0) const { return peek(k).is_kw(w); }
+  bool punct(char c, std::size_t k = 0) const { return peek(k).is_punct(c); }
+  bool accept(std::string_view w) {
+    if (!kw(w)) return false;
+    next();
+    return true;
+  }
+  bool accept(char c) {
+    if (!punct(c)) return false;
+    next();
+    return true;
+  }
+  // CHARACTER SET | CHARSET | CHAR SET
+  bool accept_charset_keyword() {
+    if (accept("CHARSET")) return true;
+    if (!(kw("CHARACTER") || kw("CHAR")) || !kw("SET", 1)) return false;
+    pos_ += 2;
+    return true;
+  }
+  bool accept_if_exists() {
+    if (!kw("IF") || !kw("EXISTS", 1)) return false;
+    pos_ += 2;
+    return true;
+  }
+  bool accept_if_not_exists() {
+    if (!kw("IF") || !kw("NOT", 1) || !kw("EXISTS", 2)) return false;
+    pos_ += 3;
+    return true;
+  }
+  // An identifier: bare, `quoted`, or a string (names in "..." under ANSI_QUOTES, and what
+  // some clients write).
+  // NUL is not allowed in identifiers (and would make the db + '\0' + table keys ambiguous).
+  bool name(std::string& out) {
+    if (!peek().is_name() || peek().value().find('\0') != std::string_view::npos) return false;
+    out.assign(peek().value());
+    next();
+    return true;
+  }
+  // [db.]name, db defaulting to def_db.
+  bool qualified(std::string_view def_db, std::string& db, std::string& table) {
+    std::string first;
+    if (!name(first)) return false;
+    if (punct('.') && peek(1).is_name()) {
+      next();
+      db = std::move(first);
+      return name(table);
+    }
+    db.assign(def_db);
+    table = std::move(first);
+    return true;
+  }
+  // On '(': moves past the matching ')' (or to the end); otherwise past one token.
+  void skip_group() {
+    if (!punct('(')) {
+      next();
+      return;
+    }
+    std::size_t depth = 0;
+    while (!at_end()) {
+      if (punct('(')) {
+        ++depth;
+      } else if (punct(')')) {
+        if (--depth == 0) {
+          next();
+          return;
+        }
+      }
+      next();
+    }
+  }
+  // Moves to the next ',' or ')' outside parentheses (not consumed), or to the end.
+  void skip_item() {
+    std::size_t depth = 0;
+    while (!at_end()) {
+      if (punct('(')) {
+        ++depth;
+      } else if (punct(')')) {
+        if (depth == 0) return;
+        --depth;
+      } else if (punct(',') && depth == 0) {
+        return;
+      }
+      next();
+    }
+  }
+  // A string literal; adjacent literals concatenate ('a' 'b' is 'ab').
+  bool read_string(std::string& out) {
+    if (peek().kind != Tok::string) return false;
+    out.clear();
+    while (peek().kind == Tok::string) {
+      out += peek().text;
+      next();
+    }
+    return true;
+  }
+  // A DEFAULT / ON UPDATE value: operand (operator operand)*. Parenthesised parts go whole; a
+  // word followed by a string is a typed literal (DATE '...', _latin1 'x').
+  void skip_expr() {
+    auto is_prefix = [](const Token& t) {
+      return t.is_punct('-') || t.is_punct('+') || t.is_punct('~') || t.is_punct('!');
+    };
+    auto is_binary = [](const Token& t) {
+      return t.kind == Tok::punct && t.raw.size() == 1 &&
+             std::string_view("+-*/%&|^<>=").find(t.raw[0]) != std::string_view::npos;
+    };
+    while (!at_end()) {
+      while (is_prefix(peek())) next();
+      const Token& t = peek();
+      if (t.is_punct('(')) {
+        skip_group();
+      } else if (t.kind == Tok::string) {
+        while (peek().kind == Tok::string) next();
+      } else if (t.kind == Tok::number || t.kind == Tok::quoted) {
+        next();
+      } else if (t.kind == Tok::word) {
+        const bool next_value = t.is_kw("NEXT") && kw("VALUE", 1);  // MariaDB NEXT VALUE FOR seq
+        next();
+        if (next_value) {
+          next();
+          accept("FOR");
+          std::string d, n;
+          qualified({}, d, n);
+        } else if (punct('(')) {
+          skip_group();
+        } else if (peek().kind == Tok::string) {
+          next();
+        }
+      } else {
+        return;
+      }
+      if (!is_binary(peek())) return;
+      while (is_binary(peek())) next();
+    }
+  }
+
+  // ---- column definitions -------------------------------------------------------------------
+
+  // Numbers in a type's parentheses (or ENUM/SET members).
+  void type_args(SchemaColumn& c) {
+    next();  // '('
+    const bool members = c.type == "enum" || c.type == "set";
+    std::size_t index = 0, depth = 0;
+    while (!at_end()) {
+      const Token& t = peek();
+      if (t.is_punct(')')) {
+        next();
+        if (depth == 0) break;
+        --depth;
+        continue;
+      }
+      if (t.is_punct('(')) {
+        ++depth;
+      } else if (depth == 0 && t.is_punct(',')) {
+        ++index;
+      } else if (depth == 0 && members && t.kind == Tok::string) {
+        std::string s;
+        read_string(s);
+        c.elements.push_back(std::move(s));
+        continue;
+      } else if (depth == 0 && !members && t.kind == Tok::number && index < 2) {
+        (index == 0 ? c.length : c.decimals) = to_int(t.raw);
+      }
+      next();
+    }
+    // TIME(3), DATETIME(6), TIMESTAMP(3): the only argument is the fractional precision.
+    if (is_temporal_with_fsp(c.type) && c.length >= 0 && c.decimals < 0) {
+      c.decimals = c.length;
+      c.length = -1;
+    }
+  }
+
+  // The data type: one lower-cased word, except the multi-word spellings below, which become
+  // the one word they stand for.
+  bool data_type(SchemaColumn& c) {
+    if (peek().kind != Tok::word) return false;
+    std::string type = to_lower(peek().raw);
+    next();
+    bool national = type == "nchar" || type == "nvarchar";
+    if (type == "national") {
+      if (peek().kind != Tok::word) return false;
+      national = true;
+      type = to_lower(peek().raw);
+      next();
+    }
+    if (type == "double") {
+      accept("PRECISION");
+    } else if (type == "char" || type == "character" || type == "nchar") {
+      if (accept("VARYING") || (type == "nchar" && accept("VARCHAR")))
+        type = "varchar";
+      else if (national)
+        type = type == "nchar" ? "nchar" : "char";
+    } else if (type == "long") {
+      // LONG VARCHAR / LONG VARBINARY are MEDIUMTEXT / MEDIUMBLOB; plain LONG stays as written.
+      if (accept("VARBINARY"))
+        type = "mediumblob";
+      else if (accept("VARCHAR"))
+        type = "mediumtext";
+      else if ((kw("CHAR") || kw("CHARACTER")) && kw("VARYING", 1)) {
+        pos_ += 2;
+        type = "mediumtext";
+      }
+    } else if (type == "serial") {  // BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+      type = "bigint";
+      c.is_unsigned = true;
+      c.nullable = false;
+    }
+    c.type = std::move(type);
+    if (national) c.charset = "utf8mb3";
+    if (punct('(')) type_args(c);
+    return true;
+  }
+
+  // REFERENCES t (cols) [MATCH x] [ON DELETE|UPDATE action]...: parsed so that ON UPDATE
+  // CASCADE / SET NULL are not read as column attributes.
+  void references() {
+    std::string d, n;
+    qualified(db_, d, n);
+    if (punct('(')) skip_group();
+    while (!at_end()) {
+      if (accept("MATCH")) {
+        next();
+      } else if (kw("ON") && (kw("DELETE", 1) || kw("UPDATE", 1))) {
+        const std::size_t save = pos_;
+        pos_ += 2;
+        if (accept("RESTRICT") || accept("CASCADE")) continue;
+        if (kw("SET") && (kw("NULL", 1) || kw("DEFAULT", 1))) {
+          pos_ += 2;
+          continue;
+        }
+        if (kw("NO") && kw("ACTION", 1)) {
+          pos_ += 2;
+          continue;
+        }
+        pos_ = save;  // ON UPDATE CURRENT_TIMESTAMP: a column attribute after all
+        return;
+      } else {
+        return;
+      }
+    }
+  }
+
+  // Column attributes in any order, up to the ',' or ')' that ends the definition. Unknown
+  // attributes are skipped to that ',' (everything after them is lost, but nothing is misread).
+  void column_attributes(ColumnDef& d, bool in_alter) {
+    SchemaColumn& c = d.col;
+    while (!at_end()) {
+      const Token& t = peek();
+      if (t.is_punct(',') || t.is_punct(')')) return;
+      if (t.kind != Tok::word) {
+        skip_item();
+        return;
+      }
+      if (accept("NOT")) {
+        if (accept("NULL"))
+          c.nullable = false;
+        else if (!accept("ENFORCED"))
+          skip_item();
+      } else if (accept("NULL")) {
+        c.nullable = true;
+      } else if (accept("DEFAULT")) {
+        skip_expr();
+      } else if (kw("ON") && kw("UPDATE", 1)) {
+        pos_ += 2;
+        skip_expr();
+      } else if (accept("UNIQUE")) {
+        accept("KEY");
+      } else if (accept("PRIMARY") || accept("KEY")) {  // a column's "KEY" is its PRIMARY KEY
+        accept("KEY");
+        d.primary = true;
+        c.nullable = false;
+      } else if (accept("COMMENT")) {
+        accept('=');
+        std::string s;
+        if (!read_string(s)) next();
+      } else if (accept("COLLATE")) {
+        accept('=');
+        std::string v;
+        if (name(v)) c.collation = to_lower(v);
+      } else if (accept_charset_keyword()) {
+        accept('=');
+        std::string v;
+        if (name(v)) c.charset = to_lower(v);
+      } else if (accept("ASCII")) {
+        c.charset = "latin1";
+      } else if (accept("UNICODE")) {
+        c.charset = "ucs2";
+      } else if (accept("GENERATED")) {
+        accept("ALWAYS");
+      } else if (accept("AS")) {
+        if (punct('(')) {
+          skip_group();
+          c.generated = true;
+        } else if (accept("ROW")) {  // MariaDB system versioning period column
+          next();                    // START | END
+          c.generated = true;
+          d.row_period = true;
+        } else {
+          skip_item();
+        }
+      } else if (accept("INVISIBLE")) {
+        c.invisible = true;
+      } else if (accept("VISIBLE")) {
+        c.invisible = false;
+      } else if (accept("UNSIGNED")) {
+        c.is_unsigned = true;
+      } else if (accept("ZEROFILL")) {
+        c.zerofill = true;
+        c.is_unsigned = true;  // the servers add UNSIGNED to ZEROFILL columns
+      } else if (accept("SIGNED")) {
+        c.is_unsigned = false;
+      } else if (accept("CHECK")) {
+        skip_group();
+      } else if (accept("CONSTRAINT")) {
+        if (!kw("CHECK")) next();  // the constraint name
+      } else if (accept("REFERENCES")) {
+        references();
+      } else if (accept("SERIAL")) {  // SERIAL DEFAULT VALUE = NOT NULL AUTO_INCREMENT UNIQUE
+        if (kw("DEFAULT") && kw("VALUE", 1)) pos_ += 2;
+        c.nullable = false;
+      } else if (accept("WITH") || accept("WITHOUT")) {  // [WITH|WITHOUT] SYSTEM VERSIONING
+        accept("SYSTEM");
+        accept("VERSIONING");
+      } else if (accept("COLUMN_FORMAT") || accept("STORAGE") || accept("SRID")) {
+        next();  // FIXED|DYNAMIC|DEFAULT, DISK|MEMORY|DEFAULT, the SRID number
+      } else if (accept("COMPRESSED")) {
+        if (accept('=')) next();
+      } else if (in_alter && accept("FIRST")) {
+        d.first = true;
+      } else if (in_alter && accept("AFTER")) {
+        d.has_after = name(d.after);
+      } else if (accept("AUTO_INCREMENT") || accept("VIRTUAL") || accept("STORED") ||
+                 accept("PERSISTENT") || accept("ENFORCED") || accept("BINARY") || accept("BYTE")) {
+        // nothing recorded
+      } else if (punct('=', 1)) {  // engine-defined attributes: name = value
+        pos_ += 2;
+        skip_group();
+      } else {
+        skip_item();
+      }
+    }
+  }
+
+  bool column_def(ColumnDef& d, bool in_alter) {
+    if (!name(d.col.name) || d.col.name.empty()) return false;
+    if (!data_type(d.col)) return false;
+    column_attributes(d, in_alter);
+    return true;
+  }
+
+  // ---- constraints --------------------------------------------------------------------------
+
+  bool is_constraint_start() const {
+    const Token& t = peek();
+    return t.is_kw("PRIMARY") || t.is_kw("UNIQUE") || t.is_kw("KEY") || t.is_kw("INDEX") ||
+           t.is_kw("FULLTEXT") || t.is_kw("SPATIAL") || t.is_kw("FOREIGN") ||
+           t.is_kw("CONSTRAINT") || t.is_kw("CHECK") || (t.is_kw("PERIOD") && kw("FOR", 1));
+  }
+
+  // PRIMARY KEY [name] [USING x] (part, ...) [options]: the parts' column names in `out`, prefix
+  // lengths dropped. Functional parts (expr) are skipped.
+  bool key_parts(std::vector<std::string>& out) {
+    while (!at_end() && !punct('(') && !punct(',') && !punct(')')) next();
+    if (!accept('(')) return false;
+    out.clear();
+    while (true) {
+      if (at_end()) return false;
+      std::string n;
+      if (name(n)) {
+        if (out.size() >= kMaxColumns) return false;
+        out.push_back(std::move(n));
+      }
+      skip_item();  // (prefix length) ASC|DESC, or a functional part
+      if (accept(',')) continue;
+      if (accept(')')) break;
+    }
+    skip_item();  // index options
+    return true;
+  }
+
+  // A table constraint (CREATE list, ALTER ... ADD): only a PRIMARY KEY matters to the history.
+  Constraint constraint(std::vector<std::string>& pk) {
+    if (accept("CONSTRAINT")) {
+      accept_if_not_exists();
+      if (!kw("PRIMARY") && !kw("UNIQUE") && !kw("FOREIGN") && !kw("CHECK")) next();  // name
+    }
+    if (accept("PRIMARY")) {
+      accept("KEY");
+      return key_parts(pk) ? Constraint::primary : Constraint::bad;
+    }
+    skip_item();
+    return Constraint::other;
+  }
+
+  // ---- CREATE -------------------------------------------------------------------------------
+
+  // The parenthesised list of CREATE TABLE t (...), from after '(' through ')'.
+  bool create_list(SchemaTable& t, bool& row_period) {
+    while (true) {
+      if (at_end()) return false;
+      if (accept(')')) return true;
+      if (accept(',')) continue;
+      if (is_constraint_start()) {
+        std::vector<std::string> pk;
+        const Constraint r = constraint(pk);
+        if (r == Constraint::bad) return false;
+        if (r == Constraint::primary) t.primary_key = std::move(pk);
+      } else {
+        ColumnDef d;
+        if (!column_def(d, false)) return false;
+        if (d.primary) t.primary_key = {d.col.name};
+        row_period = row_period || d.row_period;
+        t.columns.push_back(std::move(d.col));
+        if (t.columns.size() > kMaxColumns) return false;
+      }
+      if (!punct(',') && !punct(')')) return false;
+    }
+  }
+
+  // True when a query starts at peek(k): SELECT, WITH, VALUES or TABLE, maybe after '('s.
+  bool is_query_at(std::size_t k) const {
+    while (punct('(', k)) ++k;
+    return kw("SELECT", k) || kw("WITH", k) || kw("VALUES", k) || kw("TABLE", k);
+  }
+
+  // Table options after the column list, up to a query if there is one (returns true then).
+  bool table_options(SchemaTable& t, bool& versioning) {
+    while (!at_end()) {
+      const Token& tk = peek();
+      if (tk.is_punct('(')) {
+        if (is_query_at(0)) return true;
+        skip_group();
+        continue;
+      }
+      if (tk.kind != Tok::word) {
+        next();
+        continue;
+      }
+      if (tk.is_kw("WITH") && kw("SYSTEM", 1)) {
+        pos_ += 2;
+        accept("VERSIONING");
+        versioning = true;
+        continue;
+      }
+      if (is_query_at(0) || tk.is_kw("AS") || tk.is_kw("IGNORE") || tk.is_kw("REPLACE"))
+        return true;
+      if (charset_option(t.default_charset)) continue;
+      next();
+    }
+    return false;
+  }
+
+  // [DEFAULT] CHARACTER SET|CHARSET|CHAR SET [=] x
+  bool charset_option(std::string& out) {
+    const std::size_t save = pos_;
+    accept("DEFAULT");
+    if (accept_charset_keyword()) {
+      accept('=');
+      std::string v;
+      if (name(v)) out = to_lower(v);
+      return true;
+    }
+    pos_ = save;
+    return false;
+  }
+
+  // The name a simple select item gives its column: `a`, `t.a`, `expr AS x`, `f(a) x`, `1 x`.
+  // False for anything else (`*`, bare expressions), whose column name is not knowable here.
+  bool select_item_name(std::size_t b, std::size_t e, std::string& out) const {
+    const std::size_t n = e - b;
+    if (n == 0 || !toks_[e - 1].is_name()) return false;
+    if (n >= 2 && toks_[e - 2].is_kw("AS")) {
+      out.assign(toks_[e - 1].value());
+      return true;
+    }
+    bool dotted = n % 2 == 1;
+    for (std::size_t i = 0; dotted && i < n; ++i)
+      dotted = i % 2 == 0 ? toks_[b + i].is_name() : toks_[b + i].is_punct('.');
+    const Token& prev = n >= 2 ? toks_[e - 2] : toks_[e - 1];
+    if (dotted || prev.is_punct(')') || prev.kind == Tok::number || prev.kind == Tok::string ||
+        prev.kind == Tok::quoted) {
+      out.assign(toks_[e - 1].value());
+      return true;
+    }
+    return false;
+  }
+
+  // CREATE TABLE t (cols) SELECT ...: the SELECT's columns that the list does not name are
+  // added to the table. True when every select item is a column of the list, so the list is
+  // the whole definition.
+  bool select_covered(const SchemaTable& t) {
+    if (!accept("IGNORE")) accept("REPLACE");
+    accept("AS");
+    while (accept('(')) {
+    }
+    if (!accept("SELECT")) return false;
+    while (accept("ALL") || accept("DISTINCT") || accept("DISTINCTROW") ||
+           accept("HIGH_PRIORITY") || accept("STRAIGHT_JOIN") || accept("SQL_SMALL_RESULT") ||
+           accept("SQL_BIG_RESULT") || accept("SQL_BUFFER_RESULT") || accept("SQL_NO_CACHE") ||
+           accept("SQL_CACHE") || accept("SQL_CALC_FOUND_ROWS")) {
+    }
+    static constexpr std::string_view kEnd[] = {"FROM",  "WHERE",  "GROUP",     "HAVING",   "ORDER",
+                                                "LIMIT", "UNION",  "INTO",      "WINDOW",   "FOR",
+                                                "LOCK",  "EXCEPT", "INTERSECT", "PROCEDURE"};
+    std::size_t items = 0;
+    while (true) {
+      const std::size_t b = pos_;
+      std::size_t depth = 0;
+      while (!at_end()) {
+        const Token& tk = peek();
+        if (tk.is_punct('(')) {
+          ++depth;
+        } else if (tk.is_punct(')')) {
+          if (depth == 0) break;
+          --depth;
+        } else if (depth == 0 && (tk.is_punct(',') ||
+                                  std::any_of(std::begin(kEnd), std::end(kEnd),
+                                              [&](std::string_view w) { return tk.is_kw(w); }))) {
+          break;
+        }
+        next();
+      }
+      std::string item;
+      if (!select_item_name(b, pos_, item) || t.column_index(item) < 0) return false;
+      if (++items > kMaxColumns) return false;
+      if (!accept(',')) return true;
+    }
+  }
+
+  bool create() {
+    next();  // CREATE
+    bool or_replace = false;
+    if (accept("OR")) {
+      if (!accept("REPLACE")) return false;
+      or_replace = true;
+    }
+    const bool temporary = accept("TEMPORARY");
+    if (!temporary && (kw("DATABASE") || kw("SCHEMA"))) return create_database(or_replace);
+    if (!accept("TABLE")) return false;  // VIEW, INDEX, TRIGGER, ...: no columns of tables
+    const bool if_not_exists = accept_if_not_exists();
+    SchemaTable t;
+    if (!qualified(db_, t.db, t.name)) return false;
+    const SchemaTable* existing = Access::lookup(h_, t.db, t.name);
+    if (existing && if_not_exists) return false;  // the server kept the old table
+    // A temporary table shadows the base table of that name in one session only; which of the
+    // two later rows belong to is not knowable.
+    if (temporary && existing) return Access::forget(h_, t.db, t.name);
+
+    const bool paren_like = punct('(') && kw("LIKE", 1);
+    if (paren_like || kw("LIKE")) {
+      pos_ += paren_like ? 2 : 1;
+      std::string sdb, sname;
+      const SchemaTable* src =
+          qualified(db_, sdb, sname) ? Access::lookup(h_, sdb, sname) : nullptr;
+      if (!src) return Access::forget(h_, t.db, t.name);
+      SchemaTable copy = *src;
+      copy.db = std::move(t.db);
+      copy.name = std::move(t.name);
+      Access::put(h_, std::move(copy));
+      return true;
+    }
+
+    bool has_list = false, row_period = false, versioning = false;
+    if (punct('(') && !is_query_at(0)) {
+      next();
+      if (!create_list(t, row_period)) return Access::forget(h_, t.db, t.name);
+      has_list = true;
+    }
+    const bool query = table_options(t, versioning);
+    if (!has_list || (query && !select_covered(t))) return Access::forget(h_, t.db, t.name);
+    if (versioning && !row_period) {
+      // MariaDB adds hidden row_start/row_end TIMESTAMP(6) columns at the end of the table.
+      for (const char* n : {"row_start", "row_end"}) {
+        SchemaColumn c;
+        c.name = n;
+        c.type = "timestamp";
+        c.decimals = 6;
+        c.nullable = false;
+        c.generated = true;
+        c.invisible = true;
+        t.columns.push_back(std::move(c));
+      }
+    }
+    if (!finalize(t)) return Access::forget(h_, t.db, t.name);
+    Access::put(h_, std::move(t));
+    return true;
+  }
+
+  // CREATE DATABASE d succeeded, so no table of an older database d survives (a no-op unless
+  // the history was stale). IF NOT EXISTS may have kept an existing one.
+  bool create_database(bool or_replace) {
+    next();  // DATABASE | SCHEMA
+    const bool if_not_exists = accept_if_not_exists();
+    std::string d;
+    if (!name(d) || (if_not_exists && !or_replace)) return false;
+    return Access::drop_database(h_, d);
+  }
+
+  // Primary key columns resolved to their declared spelling and made NOT NULL. False when the
+  // definition cannot be right (a key on a missing column, no columns, too many).
+  static bool finalize(SchemaTable& t) {
+    if (t.columns.empty() || t.columns.size() > kMaxColumns) return false;
+    for (std::string& k : t.primary_key) {
+      const int i = t.column_index(k);
+      if (i < 0) return false;
+      SchemaColumn& c = t.columns[static_cast<std::size_t>(i)];
+      k = c.name;
+      c.nullable = false;
+    }
+    return true;
+  }
+
+  // ---- ALTER --------------------------------------------------------------------------------
+
+  struct Rename {
+    bool set = false;
+    std::string db, name;
+  };
+
+  bool alter() {
+    next();  // ALTER
+    if (!accept("ONLINE")) accept("OFFLINE");
+    accept("IGNORE");
+    if (!accept("TABLE")) return false;
+    accept_if_exists();
+    std::string tdb, tname;
+    if (!qualified(db_, tdb, tname)) return false;
+    const SchemaTable* existing = Access::lookup(h_, tdb, tname);
+    if (!existing) return false;  // nothing known to change
+    if (accept("WAIT"))
+      next();
+    else
+      accept("NOWAIT");
+
+    SchemaTable t = *existing;
+    Rename rn;
+    bool ok = true;
+    for (std::size_t specs = 0; ok && !at_end(); ++specs) {
+      if (specs >= kMaxAlterSpecs || !alter_spec(t, tdb, rn)) {
+        ok = false;
+      } else if (!accept(',') && !at_end()) {
+        ok = false;  // tokens left over in a spec that was thought understood
+      }
+    }
+    ok = ok && finalize(t);
+    if (ok && !rn.set && same_table(t, *existing)) return false;
+    const std::string old_db = existing->db, old_name = existing->name;
+    Access::forget(h_, old_db, old_name);
+    if (!ok) return true;  // forgotten: its definition is no longer known
+    if (rn.set) {
+      Access::forget(h_, rn.db, rn.name);
+      t.db = std::move(rn.db);
+      t.name = std::move(rn.name);
+    }
+    Access::put(h_, std::move(t));
+    return true;
+  }
+
+  // One ALTER TABLE spec. False when it could change the columns in a way not followed here.
+  bool alter_spec(SchemaTable& t, std::string_view table_db, Rename& rn) {
+    if (punct(',')) return true;  // empty spec
+    if (accept("ADD")) return alter_add(t);
+    if (accept("DROP")) return alter_drop(t);
+    if (accept("MODIFY")) {
+      accept("COLUMN");
+      return alter_redefine(t, false);
+    }
+    if (accept("CHANGE")) {
+      accept("COLUMN");
+      return alter_redefine(t, true);
+    }
+    if (accept("RENAME")) return alter_rename(t, table_db, rn);
+    if (accept("ALTER")) return alter_column(t);
+    if (is_partition_op()) {
+      skip_rest();  // partition maintenance moves rows, never columns, and takes the statement
+      return true;
+    }
+    if (kw("CONVERT") && kw("TO", 1)) {
+      pos_ += 2;
+      return alter_convert(t);
+    }
+    if (kw("ORDER") && kw("BY", 1)) {
+      skip_order_by();
+      return true;
+    }
+    if (is_table_option()) {
+      table_option_spec(t);
+      return true;
+    }
+    return false;
+  }
+
+  bool is_partition_op() const {
+    // PARTITION BY, REMOVE PARTITIONING, MariaDB's CONVERT TABLE t TO PARTITION p
+    if (kw("PARTITION") || kw("REMOVE") || (kw("CONVERT") && kw("TABLE", 1))) return true;
+    static constexpr std::string_view kOps[] = {"TRUNCATE", "ANALYZE", "CHECK",      "OPTIMIZE",
+                                                "REBUILD",  "REPAIR",  "REORGANIZE", "COALESCE",
+                                                "EXCHANGE", "DISCARD", "IMPORT",     "CONVERT"};
+    return kw("PARTITION", 1) &&
+           std::any_of(std::begin(kOps), std::end(kOps), [&](std::string_view w) { return kw(w); });
+  }
+
+  bool is_table_option() const {
+    static constexpr std::string_view kOptions[] = {"ENGINE",
+                                                    "TYPE",
+                                                    "AUTO_INCREMENT",
+                                                    "AVG_ROW_LENGTH",
+                                                    "CHECKSUM",
+                                                    "TABLE_CHECKSUM",
+                                                    "PAGE_CHECKSUM",
+                                                    "PAGE_COMPRESSED",
+                                                    "PAGE_COMPRESSION_LEVEL",
+                                                    "COMMENT",
+                                                    "COMPRESSION",
+                                                    "CONNECTION",
+                                                    "DATA",
+                                                    "INDEX",
+                                                    "DELAY_KEY_WRITE",
+                                                    "ENCRYPTION",
+                                                    "ENCRYPTED",
+                                                    "ENCRYPTION_KEY_ID",
+                                                    "INSERT_METHOD",
+                                                    "KEY_BLOCK_SIZE",
+                                                    "MAX_ROWS",
+                                                    "MIN_ROWS",
+                                                    "PACK_KEYS",
+                                                    "PASSWORD",
+                                                    "ROW_FORMAT",
+                                                    "STATS_AUTO_RECALC",
+                                                    "STATS_PERSISTENT",
+                                                    "STATS_SAMPLE_PAGES",
+                                                    "TABLESPACE",
+                                                    "STORAGE",
+                                                    "UNION",
+                                                    "TRANSACTIONAL",
+                                                    "SEQUENCE",
+                                                    "AUTOEXTEND_SIZE",
+                                                    "ENGINE_ATTRIBUTE",
+                                                    "SECONDARY_ENGINE",
+                                                    "SECONDARY_ENGINE_ATTRIBUTE",
+                                                    "SECONDARY_LOAD",
+                                                    "SECONDARY_UNLOAD",
+                                                    "ALGORITHM",
+                                                    "LOCK",
+                                                    "FORCE",
+                                                    "ENABLE",
+                                                    "DISABLE",
+                                                    "DISCARD",
+                                                    "IMPORT",
+                                                    "WITH",
+                                                    "WITHOUT",
+                                                    "UPGRADE",
+                                                    "DEFAULT",
+                                                    "CHARACTER",
+                                                    "CHARSET",
+                                                    "CHAR",
+                                                    "COLLATE",
+                                                    "NOWAIT",
+                                                    "WAIT"};
+    if (kw("WITH") && kw("SYSTEM", 1)) return false;
+    return std::any_of(std::begin(kOptions), std::end(kOptions),
+                       [&](std::string_view w) { return kw(w); });
+  }
+
+  // Table options up to the next ',' (options may also follow each other without commas).
+  void table_option_spec(SchemaTable& t) {
+    while (!at_end() && !punct(',') && !punct(')')) {
+      if (charset_option(t.default_charset)) continue;
+      skip_group();
+    }
+  }
+
+  void skip_order_by() {
+    pos_ += 2;
+    while (!at_end()) {
+      std::string n;
+      if (!name(n)) return;
+      if (accept('.')) continue;  // t.col
+      if (!accept("ASC")) accept("DESC");
+      // "ORDER BY a, b" continues unless the next spec starts after the comma.
+      if (!punct(',') || !peek(1).is_name() || is_spec_keyword(peek(1))) return;
+      next();
+    }
+  }
+  static bool is_spec_keyword(const Token& t) {
+    return t.is_kw("ADD") || t.is_kw("DROP") || t.is_kw("MODIFY") || t.is_kw("CHANGE") ||
+           t.is_kw("RENAME") || t.is_kw("ALTER") || t.is_kw("CONVERT") || t.is_kw("ORDER");
+  }
+
+  // Places d.col at FIRST / AFTER x / the default position.
+  static bool insert_column(SchemaTable& t, ColumnDef&& d, std::size_t default_at) {
+    std::size_t at = std::min(default_at, t.columns.size());
+    if (d.first) {
+      at = 0;
+    } else if (d.has_after) {
+      const int i = t.column_index(d.after);
+      if (i < 0) return false;
+      at = static_cast<std::size_t>(i) + 1;
+    }
+    t.columns.insert(t.columns.begin() + static_cast<std::ptrdiff_t>(at), std::move(d.col));
+    return true;
+  }
+
+  static bool add_column(SchemaTable& t, ColumnDef&& d, bool if_not_exists) {
+    if (t.column_index(d.col.name) >= 0) return if_not_exists;  // else the history is stale
+    if (t.columns.size() >= kMaxColumns) return false;
+    if (d.primary) t.primary_key = {d.col.name};
+    return insert_column(t, std::move(d), t.columns.size());
+  }
+
+  bool alter_add(SchemaTable& t) {
+    const bool column = accept("COLUMN");
+    if (!column) {
+      if (kw("PARTITION")) {
+        skip_rest();
+        return true;
+      }
+      if (kw("SYSTEM")) return false;  // ADD SYSTEM VERSIONING: hidden columns not followed
+      if (is_constraint_start()) {
+        std::vector<std::string> pk;
+        const Constraint r = constraint(pk);
+        if (r == Constraint::primary) t.primary_key = std::move(pk);
+        return r != Constraint::bad;
+      }
+    }
+    const bool if_not_exists = accept_if_not_exists();
+    if (!accept('(')) {
+      ColumnDef d;
+      return column_def(d, true) && add_column(t, std::move(d), if_not_exists);
+    }
+    // ADD [COLUMN] (definition, ...): appended in order.
+    while (true) {
+      if (at_end()) return false;
+      if (accept(')')) return true;
+      if (accept(',')) continue;
+      if (is_constraint_start()) {
+        std::vector<std::string> pk;
+        const Constraint r = constraint(pk);
+        if (r == Constraint::bad) return false;
+        if (r == Constraint::primary) t.primary_key = std::move(pk);
+      } else {
+        ColumnDef d;
+        if (!column_def(d, true) || !add_column(t, std::move(d), if_not_exists)) return false;
+      }
+      if (!punct(',') && !punct(')')) return false;
+    }
+  }
+
+  static void rename_in_key(SchemaTable& t, std::string_view from, const std::string& to) {
+    for (std::string& k : t.primary_key)
+      if (iequals(k, from)) k = to;
+  }
+
+  bool alter_drop(SchemaTable& t) {
+    if (!accept("COLUMN")) {
+      if (accept("PRIMARY")) {
+        accept("KEY");
+        t.primary_key.clear();
+        return true;
+      }
+      if (kw("PARTITION")) {
+        skip_rest();
+        return true;
+      }
+      if (kw("SYSTEM")) return false;  // DROP SYSTEM VERSIONING
+      if (accept("CONSTRAINT")) {
+        accept_if_exists();
+        std::string n;
+        if (name(n) && iequals(n, "PRIMARY")) t.primary_key.clear();
+        skip_item();
+        return true;
+      }
+      if (kw("INDEX") || kw("KEY") || kw("FOREIGN") || kw("CHECK") || kw("PERIOD") ||
+          kw("DEFAULT")) {
+        skip_item();
+        return true;
+      }
+    }
+    const bool if_exists = accept_if_exists();
+    std::string n;
+    if (!name(n)) return false;
+    if (!accept("RESTRICT")) accept("CASCADE");
+    const int i = t.column_index(n);
+    if (i < 0) return if_exists;
+    t.columns.erase(t.columns.begin() + i);
+    // The servers shrink an index that loses a column (and drop it when it loses the last).
+    std::erase_if(t.primary_key, [&](const std::string& k) { return iequals(k, n); });
+    return true;
+  }
+
+  // MODIFY [IF EXISTS] def / CHANGE [IF EXISTS] old def: the new definition replaces the old
+  // one entirely (attributes not restated are gone, as on the server).
+  bool alter_redefine(SchemaTable& t, bool change) {
+    const bool if_exists = accept_if_exists();
+    std::string old;
+    if (change && !name(old)) return false;
+    ColumnDef d;
+    if (!column_def(d, true)) return false;
+    if (!change) old = d.col.name;
+    const int i = t.column_index(old);
+    if (i < 0) return if_exists;
+    const int j = t.column_index(d.col.name);
+    if (j >= 0 && j != i) return false;  // renamed onto another column
+    t.columns.erase(t.columns.begin() + i);
+    rename_in_key(t, old, d.col.name);
+    if (d.primary) t.primary_key = {d.col.name};
+    return insert_column(t, std::move(d), static_cast<std::size_t>(i));
+  }
+
+  bool alter_rename(SchemaTable& t, std::string_view table_db, Rename& rn) {
+    if (accept("COLUMN")) {
+      const bool if_exists = accept_if_exists();
+      std::string a, b;
+      if (!name(a) || !accept("TO") || !name(b)) return false;
+      const int i = t.column_index(a);
+      if (i < 0) return if_exists;
+      const int j = t.column_index(b);
+      if (j >= 0 && j != i) return false;
+      t.columns[static_cast<std::size_t>(i)].name = b;
+      rename_in_key(t, a, b);
+      return true;
+    }
+    if (kw("INDEX") || kw("KEY")) {
+      skip_item();
+      return true;
+    }
+    if (!accept("TO")) accept("AS");
+    // An unqualified new name stays in the altered table's database.
+    rn.set = qualified(table_db, rn.db, rn.name);
+    return rn.set;
+  }
+
+  // ALTER [COLUMN] c SET DEFAULT x | DROP DEFAULT | SET VISIBLE | SET INVISIBLE
+  bool alter_column(SchemaTable& t) {
+    const bool column = accept("COLUMN");
+    if (!column && (kw("INDEX") || kw("KEY") || kw("CHECK") || kw("CONSTRAINT"))) {
+      skip_item();
+      return true;
+    }
+    std::string n;
+    if (!name(n)) return false;
+    const int i = t.column_index(n);
+    if (i < 0) return false;
+    SchemaColumn& c = t.columns[static_cast<std::size_t>(i)];
+    if (accept("SET")) {
+      if (accept("DEFAULT"))
+        skip_expr();
+      else if (accept("VISIBLE"))
+        c.invisible = false;
+      else if (accept("INVISIBLE"))
+        c.invisible = true;
+      else
+        return false;
+      return true;
+    }
+    return accept("DROP") && accept("DEFAULT");
+  }
+
+  // CONVERT TO CHARACTER SET x [COLLATE y]: every character column takes x (and y). The servers
+  // also widen TEXT types so they hold as many characters as before (latin1 TEXT becomes
+  // utf8mb4 MEDIUMTEXT), which needs both character sets' widths.
+  bool alter_convert(SchemaTable& t) {
+    if (!accept_charset_keyword()) return false;
+    accept('=');
+    std::string v;
+    if (!name(v)) return false;
+    const std::string cs = to_lower(v);
+    std::string coll;
+    if (accept("COLLATE")) {
+      accept('=');
+      if (!name(v)) return false;
+      coll = to_lower(v);
+    }
+    // DEFAULT (the database's, unknown here) and binary (which turns CHAR into BINARY, TEXT
+    // into BLOB) are not followed.
+    const int new_max = charset_mbmaxlen(cs);
+    if (new_max == 0 || cs == "binary") return false;
+    for (SchemaColumn& c : t.columns) {
+      const bool text = is_text_type(c.type);
+      if (!text && !is_char_type(c.type)) continue;
+      const int old_max = charset_mbmaxlen(c.charset.empty() ? t.default_charset : c.charset);
+      // Too long for a VARCHAR in the new set: the server turns it into a TEXT type.
+      if (c.type == "varchar" && static_cast<long long>(c.length) * new_max > 65535) return false;
+      if (text) {
+        if (old_max == 0) return false;
+        const unsigned long long bytes = c.type == "tinytext"   ? 255ULL
+                                         : c.type == "text"     ? 65535ULL
+                                         : c.type == "longtext" ? 4294967295ULL
+                                                                : 16777215ULL;
+        const unsigned long long need =
+            bytes / static_cast<unsigned>(old_max) * static_cast<unsigned>(new_max);
+        const char* grown = need <= 255        ? "tinytext"
+                            : need <= 65535    ? "text"
+                            : need <= 16777215 ? "mediumtext"
+                                               : "longtext";
+        auto rank = [](std::string_view ty) {
+          return ty == "tinytext" ? 0 : ty == "text" ? 1 : ty == "longtext" ? 3 : 2;
+        };
+        if (rank(grown) > rank(c.type)) c.type = grown;
+      }
+      c.charset = cs;
+      c.collation = coll;
+    }
+    t.default_charset = cs;
+    return true;
+  }
+
+  // ---- DROP / RENAME ------------------------------------------------------------------------
+
+  bool drop() {
+    next();  // DROP
+    const bool temporary = accept("TEMPORARY");
+    if (!temporary && (accept("DATABASE") || accept("SCHEMA"))) {
+      accept_if_exists();
+      std::string d;
+      return name(d) && Access::drop_database(h_, d);
+    }
+    if (!accept("TABLE") && !accept("TABLES")) return false;
+    accept_if_exists();
+    bool changed = false;
+    do {
+      std::string d, n;
+      if (!qualified(db_, d, n)) break;
+      changed = Access::forget(h_, d, n) || changed;
+    } while (accept(','));
+    return changed;
+  }
+
+  // RENAME TABLE a TO b, c TO d: applied in order, so swaps through a temporary name work.
+  bool rename() {
+    next();  // RENAME
+    if (!accept("TABLE") && !accept("TABLES")) return false;
+    accept_if_exists();
+    bool changed = false;
+    do {
+      std::string fd, fn, td, tn;
+      if (!qualified(db_, fd, fn) || !accept("TO") || !qualified(db_, td, tn)) break;
+      const SchemaTable* src = Access::lookup(h_, fd, fn);
+      if (!src) {  // unknown source: whatever we had under the target name is not it any more
+        changed = Access::forget(h_, td, tn) || changed;
+        continue;
+      }
+      SchemaTable moved = *src;
+      Access::forget(h_, moved.db, moved.name);
+      Access::forget(h_, td, tn);
+      moved.db = std::move(td);
+      moved.name = std::move(tn);
+      Access::put(h_, std::move(moved));
+      changed = true;
+    } while (accept(','));
+    return changed;
+  }
+
+  SchemaHistory& h_;
+  std::string_view db_;
+  const std::vector<Token>& toks_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+  Token end_tok_;  // returned past the end: matches no keyword and no punctuation
+};
+
+bool apply_tokens(SchemaHistory& h, std::string_view db, const std::vector<Token>& toks) {
+  return StatementParser(h, db, toks).run();
+}
+
+}  // namespace
+
+int SchemaTable::column_index(std::string_view column) const noexcept {
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (iequals(columns[i].name, column)) return static_cast<int>(i);
+  return -1;
+}
+
+bool SchemaHistory::apply(std::string_view db, std::string_view sql) {
+  bool started = false;
+  try {
+    Lexer lex(sql);
+    Token tok;
+    if (!lex.next(tok) || !is_ddl_start(tok)) return false;  // most Query events end here
+    std::vector<Token> toks;
+    toks.push_back(std::move(tok));
+    while (lex.next(tok) && !tok.is_punct(';')) toks.push_back(std::move(tok));
+    started = true;
+    if (!apply_tokens(*this, db, toks)) return false;
+    ++generation_;
+    return true;
+  } catch (...) {
+    // Only allocation can fail here. Past parsing, the history may be half-changed: say so, so
+    // that cached decisions are dropped.
+    if (started) ++generation_;
+    return started;
+  }
+}
+
+std::size_t SchemaHistory::apply_script(std::string_view script, std::string_view db) {
+  std::size_t changed = 0;
+  try {
+    Lexer lex(script);
+    std::string delimiter = ";";
+    std::string current_db(db);
+    std::vector<Token> stmt;
+    Token tok;
+    // start: before a statement's first token; collect: a DDL statement; skip: anything else,
+    // lexed (for its strings and comments) but not kept.
+    enum class Mode : std::uint8_t { start, collect, skip } mode = Mode::start;
+    auto finish = [&] {
+      if (mode == Mode::collect && apply_tokens(*this, current_db, stmt)) {
+        ++generation_;
+        ++changed;
+      }
+      stmt.clear();
+      mode = Mode::start;
+    };
+    while (!lex.done()) {
+      if (lex.starts_with(delimiter)) {
+        lex.advance(delimiter.size());
+        finish();
+        continue;
+      }
+      if (!lex.next(tok, mode != Mode::skip)) break;
+      if (delimiter != ";") lex.cut_at_delimiter(tok, delimiter);
+      if (mode == Mode::skip) continue;
+      if (mode == Mode::collect) {
+        stmt.push_back(std::move(tok));
+        continue;
+      }
+      // The first token of a statement: mysql client commands first.
+      if (tok.is_kw("DELIMITER")) {
+        const std::string_view d = lex.line_argument();
+        if (!d.empty()) delimiter.assign(d);
+      } else if (tok.is_punct('\\')) {
+        lex.skip_line();
+      } else if (tok.is_kw("USE")) {
+        // USE db needs no delimiter (the client reads it as a command); one that follows ends
+        // an empty statement.
+        if (!lex.done() && !lex.starts_with(delimiter) && lex.next(tok) && tok.is_name())
+          current_db.assign(tok.value());
+      } else if (is_ddl_start(tok)) {
+        mode = Mode::collect;
+        stmt.push_back(std::move(tok));
+      } else {
+        mode = Mode::skip;
+      }
+    }
+    finish();
+  } catch (...) {
+    ++generation_;  // allocation failure: the history may be half-changed
+  }
+  return changed;
+}
+
+const SchemaTable* SchemaHistory::find(std::string_view db, std::string_view table) const {
+  const std::string key = table_key(db, table);
+  if (auto it = tables_.find(key); it != tables_.end()) return &it->second;
+  if (auto f = folded_.find(to_lower(key)); f != folded_.end()) {
+    if (auto it = tables_.find(f->second); it != tables_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+}  // namespace binlogctl
