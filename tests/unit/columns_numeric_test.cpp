@@ -183,6 +183,33 @@ TEST_SUITE("columns") {
     CHECK(fails(col(ColumnType::float_, 4), Buf(3)).code == Errc::truncated);
   }
 
+  TEST_CASE("FLOAT(M,D) and DOUBLE(M,D): D decimals, as SELECT prints them") {
+    auto fd = [](float v, int dec) {
+      std::uint32_t u;
+      std::memcpy(&u, &v, 4);
+      ColumnInfo c = col(ColumnType::float_, 4);
+      c.decimals = static_cast<std::int8_t>(dec);
+      return ok(c, le(u, 4));
+    };
+    auto dd = [](double v, int dec) {
+      std::uint64_t u;
+      std::memcpy(&u, &v, 8);
+      ColumnInfo c = col(ColumnType::double_, 8);
+      c.decimals = static_cast<std::int8_t>(dec);
+      return ok(c, le(u, 8));
+    };
+    // What the server stored for -0.0001 in a DOUBLE(12,4) (types corpus, t_float id 5)
+    CHECK(dd(-9.999999999998899e-05, 4) == "-0.0001");
+    CHECK(dd(10942098.0966, 4) == "10942098.0966");
+    CHECK(dd(99999999.9999, 4) == "99999999.9999");
+    CHECK(dd(0.1, 0) == "0");
+    CHECK(fd(1.5f, 3) == "1.500");
+    CHECK(fd(9999.999f, 3) == "9999.999");  // stored as 9999.9990234375
+    CHECK(fd(-184.23f, 3) == "-184.230");
+    CHECK(dd(1e300, 2).size() == 304);  // 301 integral digits, point, 2 decimals
+    CHECK(dd(std::numeric_limits<double>::infinity(), 2) == "null");
+  }
+
   TEST_CASE("BIT: big-endian unsigned value, 1..64 bits") {
     // meta: low byte = bits % 8, high byte = whole bytes
     CHECK(ok(col(ColumnType::bit, 0x0001), {0x01}) == "1");          // BIT(1)

@@ -242,3 +242,70 @@ TEST_SUITE("columns") {
     CHECK(s == "2012-03-18");
   }
 }
+
+// MariaDB's pre-10.0 high-precision formats (Field_*_hires): the fsp comes from the table's
+// definition and travels as the column's meta. Encoders written from MariaDB's description
+// (pack_time, sec_part_shift, store_bigendian), independently of the decoder.
+namespace {
+std::uint64_t pack_dt(int y, int mo, int d, int h, int mi, int s) {
+  return ((((std::uint64_t(y) * 13 + mo) * 32 + d) * 24 + h) * 60 + mi) * 60 + s;
+}
+constexpr std::uint64_t kP10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+}  // namespace
+
+TEST_CASE("MariaDB legacy hires DATETIME(fsp)") {
+  CHECK(legacy_hires_size(ColumnType::datetime, 3) == 7);
+  CHECK(legacy_hires_size(ColumnType::datetime, 6) == 8);
+  CHECK(legacy_hires_size(ColumnType::datetime, 1) == 6);
+  CHECK(legacy_hires_size(ColumnType::datetime, 0) == 0);
+  CHECK(legacy_hires_size(ColumnType::datetime, 7) == 0);
+  CHECK(ok(col(ColumnType::datetime, 3), be(pack_dt(9999, 12, 31, 23, 59, 59) * 1000 + 999, 7)) ==
+        "\"9999-12-31 23:59:59.999\"");
+  CHECK(ok(col(ColumnType::datetime, 6), be(pack_dt(1000, 1, 1, 0, 0, 0) * 1000000, 8)) ==
+        "\"1000-01-01 00:00:00.000000\"");
+  CHECK(ok(col(ColumnType::datetime, 6), be(0, 8)) == "\"0000-00-00 00:00:00.000000\"");
+  CHECK(ok(col(ColumnType::datetime, 2), be(pack_dt(2024, 2, 29, 12, 34, 56) * 100 + 7, 6)) ==
+        "\"2024-02-29 12:34:56.07\"");
+  // meta 0 keeps the classic 8-byte YYYYMMDDhhmmss form
+  CHECK(ok(col(ColumnType::datetime, 0), Buf{0x40, 0x8d, 0x68, 0x6f, 0x5d, 0x12, 0x00, 0x00}).size() == 21);
+  // truncated value
+  CHECK(fails(col(ColumnType::datetime, 6), be(1, 7)).code == Errc::truncated);
+}
+
+TEST_CASE("MariaDB legacy hires TIME(fsp)") {
+  const auto time_hires = [](std::int64_t usec, int fsp) {
+    const std::int64_t shifted = usec / static_cast<std::int64_t>(kP10[6 - fsp]);
+    const std::int64_t zero = 3020400 * static_cast<std::int64_t>(kP10[fsp]);
+    const int bytes[7] = {3, 4, 4, 5, 5, 5, 6};
+    return be(static_cast<std::uint64_t>(shifted + zero), bytes[fsp]);
+  };
+  CHECK(legacy_hires_size(ColumnType::time, 3) == 5);
+  CHECK(legacy_hires_size(ColumnType::time, 6) == 6);
+  CHECK(ok(col(ColumnType::time, 3), time_hires(-(838 * 3600 + 59 * 60 + 59) * 1000000LL, 3)) == "\"-838:59:59.000\"");
+  CHECK(ok(col(ColumnType::time, 6), time_hires(-500000, 6)) == "\"-00:00:00.500000\"");
+  CHECK(ok(col(ColumnType::time, 3), time_hires(-500000, 3)) == "\"-00:00:00.500\"");
+  CHECK(ok(col(ColumnType::time, 3), time_hires((3 * 3600 + 45 * 60 + 47) * 1000000LL + 118000, 3)) ==
+        "\"03:45:47.118\"");
+  CHECK(ok(col(ColumnType::time, 6), time_hires(0, 6)) == "\"00:00:00.000000\"");
+  CHECK(ok(col(ColumnType::time, 1), time_hires(838LL * 3600 * 1000000 + 900000, 1)) == "\"838:00:00.9\"");
+}
+
+TEST_CASE("MariaDB legacy hires TIMESTAMP(fsp)") {
+  CHECK(legacy_hires_size(ColumnType::timestamp, 3) == 6);
+  CHECK(legacy_hires_size(ColumnType::timestamp, 6) == 7);
+  CHECK(legacy_hires_size(ColumnType::timestamp, 1) == 5);
+  Buf b = be(2147483647, 4);
+  append(b, be(999, 2));
+  CHECK(ok(col(ColumnType::timestamp, 3), b) == "\"2038-01-19 03:14:07.999\"");
+  Buf z = be(0, 4);
+  append(z, be(0, 3));
+  CHECK(ok(col(ColumnType::timestamp, 6), z) == "\"0000-00-00 00:00:00.000000\"");
+  Buf bad = be(1, 4);
+  append(bad, be(1000, 2));  // fraction past 999 at fsp 3
+  CHECK(fails(col(ColumnType::timestamp, 3), bad).code == Errc::bad_value);
+  RenderOptions east;
+  east.tz_offset_seconds = 8 * 3600;
+  Buf one = be(1, 4);
+  append(one, be(5, 1));
+  CHECK(ok(col(ColumnType::timestamp, 1), one, east) == "\"1970-01-01 08:00:01.5\"");
+}

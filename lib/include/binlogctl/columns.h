@@ -120,6 +120,9 @@ struct ColumnInfo {
   // charset; empty when unknown. Borrowed: must outlive the call.
   std::span<const std::string_view> names{};
   ValueHint hint = ValueHint::none;
+  // FLOAT(M,D) / DOUBLE(M,D) as declared (schema history): D, and the value is printed rounded to
+  // D decimals as the server's SELECT does ("1.500"); -1 = not declared (shortest round trip).
+  std::int8_t decimals = -1;
 };
 
 // Decodes one (non-NULL) value at the reader's position, advances past it and appends its JSON
@@ -128,13 +131,16 @@ struct ColumnInfo {
 //   DECIMAL NEWDECIMAL              string with the full scale: "-0.01", "12.3400", "0"
 //   FLOAT DOUBLE                    number, shortest round-trip form of the float32/float64,
 //                                   Python-repr style (".0" added to integral values: 1.0, 1e+16);
-//                                   NaN/Inf -> null
+//                                   with decimals >= 0 fixed-point with that many decimals
+//                                   ("-0.0001", "1.500"); NaN/Inf -> null
 //   BIT                             unsigned integer (big-endian value)
 //   YEAR                            integer, 0 stays 0, else 1900 + stored byte
 //   DATE                            "YYYY-MM-DD"           (zero date "0000-00-00")
 //   DATETIME(2)                     "YYYY-MM-DD HH:MM:SS[.f]" with exactly fsp digits
 //   TIMESTAMP(2)                    same, UTC + tz_offset_seconds; 0 -> "0000-00-00 00:00:00[.0…]"
 //   TIME(2)                         "[-]HH:MM:SS[.f]", hours up to 838 (more when corrupt)
+//   TIME DATETIME TIMESTAMP with    MariaDB's pre-10.0 high-precision formats (see below): as
+//     meta = fsp 1..6               TIME2 / DATETIME2 / TIMESTAMP2 with that fsp
 //   text (collation != 63)          string converted to UTF-8 from the column charset
 //   binary (collation 63), GEOMETRY base64 or hex string (RenderOptions::binary_as); BINARY(n)
 //                                   values are zero-padded back to n bytes (the server strips the
@@ -175,6 +181,10 @@ void append_text_json(std::string& out, std::string_view bytes, std::uint16_t co
 // 10.x/11.x; "utf8mb4" for unknown ids.
 const char* collation_charset_name(std::uint16_t collation) noexcept;
 inline bool is_binary_collation(std::uint16_t collation) noexcept { return collation == 63; }
+// A collation id of the charset that a charset or collation name ("latin1", "utf8mb4_bin",
+// "utf8" = utf8mb3) denotes: the charset's default collation, which is all that decoding needs.
+// 0 when the name is not known.
+std::uint16_t charset_collation_id(std::string_view name) noexcept;
 
 // Quoted JSON string of binary data per RenderOptions::binary_as.
 void append_binary_json(std::string& out, Bytes b, BinaryAs how);
@@ -191,6 +201,9 @@ void append_inet6_text(std::string& out, Bytes b);
 // (Python repr); NaN and infinities are written as null.
 void append_double_json(std::string& out, double v);
 void append_float_json(std::string& out, float v);
+// Fixed-point with `decimals` (0..30) digits after the point, exactly rounded, as the server
+// prints FLOAT(M,D)/DOUBLE(M,D) columns: 1.5 with 3 decimals -> 1.500. NaN/Inf -> null.
+void append_fixed_json(std::string& out, double v, int decimals);
 
 // Binary DECIMAL (bin2decimal): size in bytes of DECIMAL(precision, scale), 0 when the metadata
 // is impossible (precision 1..65, scale <= precision).
@@ -209,6 +222,22 @@ Status append_json_binary(std::string& out, Bytes doc, std::uint64_t base_offset
 Status append_date_json(std::string& out, ByteReader& r);      // DATE, NEWDATE
 Status append_time_json(std::string& out, ByteReader& r);      // pre-5.6 TIME
 Status append_datetime_json(std::string& out, ByteReader& r);  // pre-5.6 DATETIME
+// MariaDB's pre-10.0 high-precision temporals (Field_time_hires, Field_datetime_hires,
+// Field_timestamp_hires; still written for tables created with mysql56_temporal_format=OFF or
+// before 10.0). The TABLE_MAP gives them the plain TIME/DATETIME/TIMESTAMP codes and no metadata,
+// so their fsp (1..6) must come from the table's definition; a reader passes it as the column's
+// meta. Big-endian integers of a size that depends on fsp:
+//   TIME       {_,4,4,5,5,5,6}[fsp] bytes: [-]microseconds / 10^(6-fsp), plus 3020400 * 10^fsp
+//              (the value of 839:00:00 at that precision, so that the stored number is >= 0)
+//   DATETIME   {_,6,6,7,7,7,8}[fsp] bytes: the packed datetime
+//              (((((Y*13+M)*32+D)*24+h)*60+m)*60+s)*10^fsp + fraction
+//   TIMESTAMP  4 bytes of seconds since the epoch, then {_,1,1,2,2,3,3}[fsp] bytes of fraction
+// Sizes for column_value_size: legacy_hires_size(t, fsp) (0 when t/fsp is not such a column).
+std::size_t legacy_hires_size(ColumnType t, unsigned fsp) noexcept;
+Status append_time_hires_json(std::string& out, ByteReader& r, unsigned fsp);
+Status append_datetime_hires_json(std::string& out, ByteReader& r, unsigned fsp);
+Status append_timestamp_hires_json(std::string& out, ByteReader& r, unsigned fsp,
+                                   std::int32_t tz_offset_seconds);
 Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
                              std::int32_t tz_offset_seconds);  // TIMESTAMP, TIMESTAMP2
 Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp);

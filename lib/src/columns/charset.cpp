@@ -320,6 +320,42 @@ const char* collation_charset_name(std::uint16_t collation) noexcept {
   return kCharsets[static_cast<std::size_t>(collation_charset(collation))].name;
 }
 
+std::uint16_t charset_collation_id(std::string_view name) noexcept {
+  // The default collation of each charset (ids shared by MySQL and MariaDB).
+  struct Entry {
+    std::string_view name;
+    std::uint16_t id;
+  };
+  static constexpr Entry kDefaults[] = {
+      {"big5", 1},      {"dec8", 3},      {"cp850", 4},     {"hp8", 6},       {"koi8r", 7},
+      {"latin1", 8},    {"latin2", 9},    {"swe7", 10},     {"ascii", 11},    {"ujis", 12},
+      {"sjis", 13},     {"hebrew", 16},   {"tis620", 18},   {"euckr", 19},    {"koi8u", 22},
+      {"gb2312", 24},   {"greek", 25},    {"cp1250", 26},   {"gbk", 28},      {"latin5", 30},
+      {"armscii8", 32}, {"utf8mb3", 33},  {"utf8", 33},     {"ucs2", 35},     {"cp866", 36},
+      {"keybcs2", 37},  {"macce", 38},    {"macroman", 39}, {"cp852", 40},    {"latin7", 41},
+      {"utf8mb4", 45},  {"cp1251", 51},   {"utf16le", 56},  {"utf16", 54},    {"cp1256", 57},
+      {"cp1257", 59},   {"utf32", 60},    {"binary", 63},   {"geostd8", 92},  {"cp932", 95},
+      {"eucjpms", 97},  {"gb18030", 248},
+  };
+  // A collation name starts with its charset's: "utf8mb4_0900_ai_ci", "latin1_bin". Longest
+  // match wins (utf8mb4 over utf8, utf16le over utf16).
+  std::uint16_t best = 0;
+  std::size_t best_len = 0;
+  for (const Entry& e : kDefaults) {
+    if (name.size() < e.name.size() || e.name.size() <= best_len) continue;
+    bool eq = true;
+    for (std::size_t i = 0; i < e.name.size() && eq; ++i) {
+      char c = name[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      eq = c == e.name[i];
+    }
+    if (!eq || (name.size() > e.name.size() && name[e.name.size()] != '_')) continue;
+    best = e.id;
+    best_len = e.name.size();
+  }
+  return best;
+}
+
 void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
   switch (Cs cs = collation_charset(collation)) {

@@ -186,18 +186,25 @@ Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteRead
     case ColumnType::int24:
     case ColumnType::date:
     case ColumnType::newdate:
-    case ColumnType::time:
       n = 3;
       break;
     case ColumnType::long_:
     case ColumnType::float_:
-    case ColumnType::timestamp:
       n = 4;
       break;
     case ColumnType::longlong:
     case ColumnType::double_:
-    case ColumnType::datetime:
       n = 8;
+      break;
+    case ColumnType::time:  // meta = fsp: MariaDB's pre-10.0 high-precision forms (columns.h)
+    case ColumnType::timestamp:
+    case ColumnType::datetime:
+      if (meta == 0) {
+        n = t == ColumnType::time ? 3 : t == ColumnType::timestamp ? 4 : 8;
+      } else {
+        n = legacy_hires_size(t, meta);
+        if (n == 0) return DecodeError{Errc::bad_value, at, "fractional second precision over 6"};
+      }
       break;
     case ColumnType::decimal:  // pre-5.0 DECIMAL: the size is the metadata when there is any
       if (meta == 0)

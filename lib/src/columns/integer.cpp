@@ -46,6 +46,17 @@ void append_float_json(std::string& out, float v) {
   finish_python_repr(out, start);
 }
 
+void append_fixed_json(std::string& out, double v, int decimals) {
+  if (!std::isfinite(v)) {
+    out.append("null", 4);
+    return;
+  }
+  // 309 integral digits at most (DBL_MAX), a sign, a point and up to 30 decimals.
+  char buf[352];
+  const int d = decimals < 0 ? 0 : decimals > 30 ? 30 : decimals;
+  out.append(buf, fmt::format_to_n(buf, sizeof buf, "{:.{}f}", v, d).size);
+}
+
 void append_binary_json(std::string& out, Bytes b, BinaryAs how) {
   out.push_back('"');
   if (how == BinaryAs::hex)

@@ -190,16 +190,11 @@ Status append_datetime_json(std::string& out, ByteReader& r) {
   return {};
 }
 
-// TIMESTAMP (4 bytes LE seconds) and TIMESTAMP2 (4 bytes BE seconds + fraction).
-Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
-                             std::int32_t tz_offset) {
-  const std::uint64_t at = r.offset();
-  if (fsp > 6) return bad_fsp(at);
-  std::uint64_t secs = v2 ? r.be_n(4) : r.le_n(4);
-  std::int64_t usec = v2 ? read_fraction(r, fsp) : 0;
-  if (!r.ok()) return r.error();
-  if (usec < 0 || usec > 999999)
-    return DecodeError{Errc::bad_value, at, "TIMESTAMP fraction out of range"};
+namespace {
+// "YYYY-MM-DD HH:MM:SS[.f]" (quoted) of a TIMESTAMP: seconds since the epoch (0 = the zero
+// timestamp) shifted by tz_offset, and microseconds cut to fsp digits.
+void put_timestamp(std::string& out, std::uint64_t secs, std::uint32_t usec, unsigned fsp,
+                   std::int32_t tz_offset) {
   out.push_back('"');
   if (secs == 0) {
     out.append("0000-00-00 00:00:00", 19);
@@ -218,8 +213,22 @@ Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned 
     const auto s = static_cast<std::uint64_t>(rem);
     put_hms(out, s / 3600, s / 60 % 60, s % 60);
   }
-  put_fraction(out, static_cast<std::uint32_t>(usec), fsp);
+  put_fraction(out, usec, fsp);
   out.push_back('"');
+}
+}  // namespace
+
+// TIMESTAMP (4 bytes LE seconds) and TIMESTAMP2 (4 bytes BE seconds + fraction).
+Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
+                             std::int32_t tz_offset) {
+  const std::uint64_t at = r.offset();
+  if (fsp > 6) return bad_fsp(at);
+  std::uint64_t secs = v2 ? r.be_n(4) : r.le_n(4);
+  std::int64_t usec = v2 ? read_fraction(r, fsp) : 0;
+  if (!r.ok()) return r.error();
+  if (usec < 0 || usec > 999999)
+    return DecodeError{Errc::bad_value, at, "TIMESTAMP fraction out of range"};
+  put_timestamp(out, secs, static_cast<std::uint32_t>(usec), fsp, tz_offset);
   return {};
 }
 
@@ -268,6 +277,80 @@ Status append_time2_json(std::string& out, ByteReader& r, unsigned fsp) {
   out.push_back('"');
   append_packed_time_text(out, packed, fsp);
   out.push_back('"');
+  return {};
+}
+
+// ---- MariaDB's pre-10.0 high-precision formats (columns.h) --------------------------------------
+
+namespace {
+constexpr std::uint8_t kTimeHiresBytes[7] = {3, 4, 4, 5, 5, 5, 6};
+constexpr std::uint8_t kDatetimeHiresBytes[7] = {5, 6, 6, 7, 7, 7, 8};
+constexpr std::uint8_t kSecPartBytes[7] = {0, 1, 1, 2, 2, 3, 3};
+constexpr std::int64_t kTimeMaxSecondsPlusOne = 3020400;  // 839:00:00
+}  // namespace
+
+std::size_t legacy_hires_size(ColumnType t, unsigned fsp) noexcept {
+  if (fsp < 1 || fsp > 6) return 0;
+  switch (t) {
+    case ColumnType::time:
+      return kTimeHiresBytes[fsp];
+    case ColumnType::datetime:
+      return kDatetimeHiresBytes[fsp];
+    case ColumnType::timestamp:
+      return 4u + kSecPartBytes[fsp];
+    default:
+      return 0;
+  }
+}
+
+Status append_time_hires_json(std::string& out, ByteReader& r, unsigned fsp) {
+  const std::uint64_t at = r.offset();
+  if (fsp < 1 || fsp > 6) return bad_fsp(at);
+  const std::uint64_t stored = r.be_n(kTimeHiresBytes[fsp]);
+  if (!r.ok()) return r.error();
+  // At most 6 bytes: the subtraction cannot overflow.
+  std::int64_t v = static_cast<std::int64_t>(stored) - kTimeMaxSecondsPlusOne * kPow10[fsp];
+  out.push_back('"');
+  if (v < 0) {
+    out.push_back('-');
+    v = -v;
+  }
+  const auto mag = static_cast<std::uint64_t>(v);
+  const std::uint64_t frac = mag % kPow10[fsp], secs = mag / kPow10[fsp];
+  put_hms(out, secs / 3600, secs / 60 % 60, secs % 60);
+  put_fraction(out, static_cast<std::uint32_t>(frac * kPow10[6 - fsp]), fsp);
+  out.push_back('"');
+  return {};
+}
+
+Status append_datetime_hires_json(std::string& out, ByteReader& r, unsigned fsp) {
+  const std::uint64_t at = r.offset();
+  if (fsp < 1 || fsp > 6) return bad_fsp(at);
+  std::uint64_t v = r.be_n(kDatetimeHiresBytes[fsp]);
+  if (!r.ok()) return r.error();
+  const std::uint64_t frac = v % kPow10[fsp];
+  v /= kPow10[fsp];
+  const std::uint64_t sec = v % 60, min = v / 60 % 60, hour = v / 3600 % 24;
+  v /= 86400;
+  const std::uint64_t day = v % 32, month = v / 32 % 13, year = v / 32 / 13;
+  out.push_back('"');
+  put_date(out, year, month, day);
+  out.push_back(' ');
+  put_hms(out, hour, min, sec);
+  put_fraction(out, static_cast<std::uint32_t>(frac * kPow10[6 - fsp]), fsp);
+  out.push_back('"');
+  return {};
+}
+
+Status append_timestamp_hires_json(std::string& out, ByteReader& r, unsigned fsp,
+                                   std::int32_t tz_offset) {
+  const std::uint64_t at = r.offset();
+  if (fsp < 1 || fsp > 6) return bad_fsp(at);
+  const std::uint64_t secs = r.be_n(4);
+  const std::uint64_t frac = r.be_n(kSecPartBytes[fsp]);
+  if (!r.ok()) return r.error();
+  if (frac >= kPow10[fsp]) return DecodeError{Errc::bad_value, at, "TIMESTAMP fraction out of range"};
+  put_timestamp(out, secs, static_cast<std::uint32_t>(frac * kPow10[6 - fsp]), fsp, tz_offset);
   return {};
 }
 

@@ -51,7 +51,10 @@ Status dispatch(const ColumnInfo& col, ByteReader& r, std::string& out, const Re
       if (!r.ok()) return r.error();
       float f = 0;
       std::memcpy(&f, &u, sizeof f);
-      append_float_json(out, f);
+      if (col.decimals >= 0)
+        append_fixed_json(out, static_cast<double>(f), col.decimals);
+      else
+        append_float_json(out, f);
       return {};
     }
     case ColumnType::double_: {
@@ -59,7 +62,10 @@ Status dispatch(const ColumnInfo& col, ByteReader& r, std::string& out, const Re
       if (!r.ok()) return r.error();
       double d = 0;
       std::memcpy(&d, &u, sizeof d);
-      append_double_json(out, d);
+      if (col.decimals >= 0)
+        append_fixed_json(out, d, col.decimals);
+      else
+        append_double_json(out, d);
       return {};
     }
     case ColumnType::year: {
@@ -91,12 +97,13 @@ Status dispatch(const ColumnInfo& col, ByteReader& r, std::string& out, const Re
     case ColumnType::date:
     case ColumnType::newdate:
       return append_date_json(out, r);
-    case ColumnType::time:
-      return append_time_json(out, r);
+    case ColumnType::time:  // meta = fsp of a MariaDB pre-10.0 high-precision column (schema)
+      return col.meta == 0 ? append_time_json(out, r) : append_time_hires_json(out, r, col.meta);
     case ColumnType::datetime:
-      return append_datetime_json(out, r);
+      return col.meta == 0 ? append_datetime_json(out, r) : append_datetime_hires_json(out, r, col.meta);
     case ColumnType::timestamp:
-      return append_timestamp_json(out, r, false, 0, opts.tz_offset_seconds);
+      return col.meta == 0 ? append_timestamp_json(out, r, false, 0, opts.tz_offset_seconds)
+                           : append_timestamp_hires_json(out, r, col.meta, opts.tz_offset_seconds);
     case ColumnType::timestamp2:
       return append_timestamp_json(out, r, true, col.meta, opts.tz_offset_seconds);
     case ColumnType::datetime2:
