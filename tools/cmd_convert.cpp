@@ -24,6 +24,7 @@ struct ConvertArgs {
   std::string progress = "auto";
   std::string start_datetime, stop_datetime;
   std::string include_gtids, exclude_gtids, filter;
+  std::vector<std::string> schema_files;
   std::uint64_t start_position = 0, stop_position = 0;
   bool no_checksum = false;
   std::string timezone = "UTC";
@@ -54,6 +55,14 @@ int run(ConvertArgs& a) {
   auto f = TableFilter::parse(a.filter);
   if (!f) throw CLI::ValidationError("--filter", fmt::format("rule at character {}: {}", f.error().offset, f.error().what));
   o.filter = std::move(*f);
+  if (!a.schema_files.empty()) {
+    auto h = std::make_shared<SchemaHistory>();
+    for (const std::string& path : a.schema_files) {
+      std::string error;
+      if (!load_schema_file(path, *h, error)) throw CLI::ValidationError("--schema", error);
+    }
+    o.schema = std::move(h);
+  }
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";
 #ifdef BINLOGCTL_HAVE_CANAL
   if (!canal_timezone_valid(a.timezone))
@@ -117,6 +126,9 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--include-gtids", a->include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   sub->add_option("--exclude-gtids", a->exclude_gtids, "Skip transactions in this GTID set");
   sub->add_option("--filter", a->filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
+  sub->add_option("--schema", a->schema_files,
+                  "SQL file of CREATE TABLE statements (e.g. mysqldump --no-data) seeding schema history; repeatable")
+      ->allow_extra_args(false);
   sub->add_option("--timezone", a->timezone,
                   "Canal formats: zone for TIMESTAMP values (UTC, +08:00, Asia/Shanghai); default UTC")
       ->default_val("UTC");

@@ -341,3 +341,104 @@ TEST_SUITE("rows") {
     CHECK_FALSE(m->contains(none));
   }
 }
+
+// ---- schema history applied to a TABLE_MAP ------------------------------------------------------
+
+namespace {
+// A TABLE_MAP of `columns` (type, meta) without optional metadata, as NO_LOG servers write it.
+std::unique_ptr<TableMap> bare_map(std::vector<std::pair<ColumnType, std::uint16_t>> columns) {
+  auto tm = std::make_unique<TableMap>();
+  tm->db = "shop";
+  tm->table = "orders";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    ColumnDef c;
+    c.type = columns[i].first;
+    c.real_type = real_column_type(c.type, columns[i].second);
+    c.meta = columns[i].second;
+    c.name = "@" + std::to_string(i + 1);
+    tm->columns.push_back(std::move(c));
+  }
+  tm->finalize();
+  return tm;
+}
+}  // namespace
+
+TEST_CASE("apply_table_schema: names, signedness, charsets, (M,D), UUID and legacy fsp from the definition") {
+  SchemaHistory h;
+  REQUIRE(h.apply("shop", "CREATE TABLE orders (id BIGINT UNSIGNED NOT NULL, note VARCHAR(20) CHARACTER SET latin1, "
+                          "raw VARBINARY(8), price DOUBLE(12,4), f FLOAT, u UUID, ip INET6, "
+                          "state ENUM('new','paid'), at DATETIME(3), PRIMARY KEY (id))"));
+  auto tm = bare_map({{ColumnType::longlong, 0},
+                      {ColumnType::varchar, 20},
+                      {ColumnType::varchar, 8},
+                      {ColumnType::double_, 8},
+                      {ColumnType::float_, 4},
+                      {ColumnType::string, 0xfe10},
+                      {ColumnType::string, 0xfe10},
+                      {ColumnType::string, 0xf701},
+                      {ColumnType::datetime, 0}});
+  CHECK_FALSE(tm->has_names());
+  const SchemaTable* def = h.find("shop", "orders");
+  REQUIRE(def != nullptr);
+  CHECK(apply_table_schema(*tm, *def).empty());
+  CHECK(tm->has_names());
+  CHECK(tm->columns[0].name == "id");
+  CHECK(tm->columns[0].is_unsigned);
+  CHECK(tm->infos[0].is_unsigned);
+  CHECK(std::string(collation_charset_name(tm->columns[1].charset)) == "latin1");
+  CHECK(tm->columns[2].charset == 63);
+  CHECK(tm->infos[3].decimals == 4);
+  CHECK(tm->infos[4].decimals == -1);
+  CHECK(tm->infos[5].hint == ValueHint::uuid);
+  CHECK(tm->infos[6].hint == ValueHint::inet6);
+  CHECK(tm->columns[7].values == std::vector<std::string>{"new", "paid"});
+  CHECK(tm->infos[7].names.size() == 2);
+  CHECK(tm->infos[8].meta == 3);  // MariaDB pre-10.0 DATETIME(3): its size comes from here
+  CHECK(tm->primary_key == std::vector<std::uint32_t>{0});
+  CHECK(tm->keys[0] == "\"id\":");
+}
+
+TEST_CASE("apply_table_schema: a definition that does not fit is not used") {
+  SchemaHistory h;
+  REQUIRE(h.apply("shop", "CREATE TABLE orders (id INT, note VARCHAR(20))"));
+  const SchemaTable* def = h.find("shop", "orders");
+  REQUIRE(def != nullptr);
+  SUBCASE("column count") {
+    auto tm = bare_map({{ColumnType::long_, 0}});
+    CHECK(apply_table_schema(*tm, *def).find("2 columns") != std::string::npos);
+    CHECK(tm->columns[0].name == "@1");
+    CHECK_FALSE(tm->has_names());
+  }
+  SUBCASE("type") {
+    auto tm = bare_map({{ColumnType::long_, 0}, {ColumnType::double_, 8}});
+    CHECK(apply_table_schema(*tm, *def).find("declared varchar") != std::string::npos);
+    CHECK(tm->columns[1].name == "@2");
+  }
+  SUBCASE("names, when the map has its own") {
+    auto tm = bare_map({{ColumnType::long_, 0}, {ColumnType::varchar, 80}});
+    tm->columns[0].name = "id";
+    tm->columns[1].name = "comment";
+    tm->optional_fields |= kOptColumnName;
+    CHECK(apply_table_schema(*tm, *def).find("named note") != std::string::npos);
+  }
+  SUBCASE("names agree case-insensitively: used") {
+    auto tm = bare_map({{ColumnType::long_, 0}, {ColumnType::varchar, 80}});
+    tm->columns[0].name = "ID";
+    tm->columns[1].name = "Note";
+    tm->optional_fields |= kOptColumnName;
+    CHECK(apply_table_schema(*tm, *def).empty());
+    CHECK(tm->columns[1].name == "Note");  // the map's own names stay
+  }
+}
+
+TEST_CASE("charset_collation_id: charset and collation names") {
+  CHECK(charset_collation_id("latin1") == 8);
+  CHECK(charset_collation_id("utf8mb4_0900_ai_ci") == 45);
+  CHECK(charset_collation_id("UTF8MB4") == 45);
+  CHECK(charset_collation_id("utf8") == 33);
+  CHECK(charset_collation_id("utf8_general_ci") == 33);
+  CHECK(charset_collation_id("utf16le") == 56);
+  CHECK(charset_collation_id("binary") == 63);
+  CHECK(charset_collation_id("klingon") == 0);
+  CHECK(charset_collation_id("") == 0);
+}

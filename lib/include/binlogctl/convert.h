@@ -22,6 +22,7 @@
 #include <binlogctl/gtid.h>
 #include <binlogctl/progress.h>
 #include <binlogctl/result.h>
+#include <binlogctl/schema.h>
 #include <binlogctl/transaction.h>
 
 #include <cstdint>
@@ -80,6 +81,9 @@ struct ConvertOptions {
   std::optional<GtidSelection> exclude_gtids;
   TableFilter filter;
   ProgressMode progress = ProgressMode::auto_;
+  // Schema history's seed (--schema FILE.sql, read with load_schema_file); the DDL in the
+  // binlog is applied on top of it as the conversion goes. Null = start empty.
+  std::shared_ptr<const SchemaHistory> schema;
 };
 
 // Runs the conversion; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable

@@ -33,6 +33,7 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/events.h>
 #include <binlogctl/result.h>
+#include <binlogctl/schema.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -61,6 +62,9 @@ struct ColumnDef {
   std::uint32_t vector_dimension = 0;
   bool in_primary_key = false;
   std::uint32_t key_prefix = 0;  // 0 = the whole column
+  // From the table's definition (schema history), which the TABLE_MAP does not carry:
+  std::int8_t decimals = -1;              // FLOAT(M,D) / DOUBLE(M,D): D
+  ValueHint hint = ValueHint::none;       // MariaDB UUID / INET4 / INET6
 };
 
 // Which optional metadata fields the event carried.
@@ -96,7 +100,9 @@ struct TableMap {
   std::vector<std::vector<std::string_view>> value_views;
   std::vector<std::string> keys;  // per column: the quoted JSON key and ':' ("name":)
 
-  bool has_names() const noexcept { return (optional_fields & kOptColumnName) != 0; }
+  bool names_from_schema = false;          // column names taken from schema history
+  std::uint64_t schema_generation = 0;     // SchemaHistory::generation() when it was applied
+  bool has_names() const noexcept { return (optional_fields & kOptColumnName) != 0 || names_from_schema; }
   // True when `ev` maps the same table with byte-identical column data (the common case of a
   // table mapped again by every transaction): the cached map can be reused as is.
   bool same_as(const TableMapEvent& ev) const noexcept;
@@ -127,6 +133,16 @@ Result<std::unique_ptr<TableMap>> parse_table_map(const TableMapEvent& ev,
 
 // Just the optional metadata block, applied to `tm` (whose columns are already set up).
 Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm);
+
+// Completes `tm` (freshly parsed, not yet shared) with what the table's definition in schema
+// history says and the TABLE_MAP does not: column names (when the map has none), signedness,
+// character sets, ENUM/SET member names and the primary key when their optional metadata is
+// absent; FLOAT(M,D)/DOUBLE(M,D) decimals; MariaDB's UUID/INET4/INET6 types; and the fsp of
+// MariaDB's pre-10.0 high-precision TIME/DATETIME/TIMESTAMP columns, without which their rows
+// cannot be split into columns. Applied only when the definition fits the map: the same number
+// of columns, each of a type compatible with the map's type code. Returns an empty string when
+// applied, else why not (for a warning). Calls tm.finalize().
+std::string apply_table_schema(TableMap& tm, const SchemaTable& def);
 
 // Table maps by table id. Bounded: table ids are reused by the server, and a long binlog can
 // map many tables; past `capacity` entries the oldest mapping is dropped (a rows event for it

@@ -132,7 +132,9 @@ namespace {
 class Converter {
  public:
   Converter(const ConvertOptions& opts, LineOutput& out, StderrDiagnostics& diag, std::FILE* err)
-      : opts_(opts), out_(out), diag_(diag), err_(err) {}
+      : opts_(opts), out_(out), diag_(diag), err_(err) {
+    if (opts.schema) schema_ = *opts.schema;
+  }
 
   void begin_file(const std::string& log_name) {
     log_name_ = &log_name;
@@ -227,7 +229,7 @@ class Converter {
       return;
     }
     TableMap* cached = tables_.find(r->table_id);
-    if (cached != nullptr && cached->same_as(*r)) return;
+    if (cached != nullptr && cached->same_as(*r) && cached->schema_generation == schema_.generation()) return;
     const std::uint64_t base = ev.body_offset();
     const auto off = [&](Bytes b) {
       return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
@@ -238,12 +240,21 @@ class Converter {
       return;
     }
     TableMap& stored = tables_.put(std::move(*tm));
+    stored.schema_generation = schema_.generation();
+    std::string why_not;
+    if (const SchemaTable* def = schema_.find(stored.db, stored.table)) {
+      why_not = apply_table_schema(stored, *def);
+      if (!why_not.empty() && warned_schema_.insert(stored.db + "." + stored.table + "\n" + why_not).second)
+        fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: schema history not used: {}\n", *log_name_,
+                   top_pos(ev), stored.db, stored.table, why_not);
+    }
     if (!stored.has_names()) {
       std::string key = stored.db + "." + stored.table;
       if (warned_.insert(key).second) {
         // Not a finding about the data (no check code, not counted): a note on the output.
         fmt::print(err_, "binlogctl: {}:{}: warning: table {}: the TABLE_MAP carries no column names "
-                         "(binlog_row_metadata is not FULL); columns are named @1, @2, ...\n",
+                         "(binlog_row_metadata is not FULL) and schema history has no usable definition "
+                         "(give one with --schema); columns are named @1, @2, ...\n",
                    *log_name_, top_pos(ev), key);
       }
     }
@@ -283,6 +294,8 @@ class Converter {
 
   void statement(const Event& ev, const QueryEvent& q) {
     const StatementKind k = classify_statement(q.sql);
+    // Schema history follows every DDL statement, whatever the selection prints.
+    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
     if (k == StatementKind::xa_finish) {
       // The outcome of a prepared XA transaction (or the end of a one-phase one).
       if (!txn_selected_) return;
@@ -454,7 +467,9 @@ class Converter {
   TableMapCache tables_;
   RowImageDecoder images_;
   std::unordered_set<std::string> warned_;
+  std::unordered_set<std::string> warned_schema_;
   std::unordered_set<std::uint8_t> warned_types_;
+  SchemaHistory schema_;
   std::uint64_t selected_txn_ = ~0ull;
   bool txn_selected_ = true;
   std::string ts_text_;

@@ -281,7 +281,8 @@ void TableMap::finalize() {
     ci.is_unsigned = c.is_unsigned;
     ci.charset = c.charset;
     ci.names = std::span<const std::string_view>(views.data(), views.size());
-    ci.hint = ValueHint::none;
+    ci.hint = c.hint;
+    ci.decimals = c.decimals;
     append_json_string(keys[i], c.name);
     keys[i].push_back(':');
   }
