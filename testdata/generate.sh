@@ -15,7 +15,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib-mariadb.sh"
 
 OUT=$HERE/mariadb-10.11
-ALL_SETS=(basic nochecksum compressed encrypted)
+ALL_SETS=(basic nochecksum compressed encrypted schema)
 SETS=("$@")
 [ ${#SETS[@]} -gt 0 ] || SETS=("${ALL_SETS[@]}")
 
@@ -68,6 +68,8 @@ set_opts() {
     encrypted)  echo --server-id=1014 --gtid-domain-id=4 --binlog-checksum=CRC32 --max-binlog-size=16384 \
                      --plugin-load-add=file_key_management --file-key-management-filename="$KEYFILE" \
                      --file-key-management-encryption-algorithm=AES_CBC --encrypt-binlog=ON ;;
+    schema)     echo --server-id=1015 --gtid-domain-id=5 --binlog-checksum=CRC32 --max-binlog-size=16384 \
+                     --binlog-row-metadata=NO_LOG ;;
     *) mdb_die "unknown set: $1" ;;
     esac
 }
@@ -113,6 +115,10 @@ run_set() {
         done
     } > "$exp/gtids.txt"
     mdb_dump_tables "$w" "$exp"
+    if [ "$set" = schema ]; then  # the definitions a --schema file gives (mysqldump --no-data)
+        mariadb-dump --no-defaults --socket="$w/sock" -uroot --no-data --skip-dump-date --databases sch \
+            > "$exp/schema.sql"
+    fi
 
     mdb_log "[$set] shutdown + copy"
     mdb_stop "$w"
@@ -319,6 +325,17 @@ Each file has a Start_encryption event (type 164) right after Format_desc; every
 disk. A tiny workload (a table, a few inserts/updates/deletes, a FLUSH BINARY LOGS, an INSERT ... SELECT).
 Only `binlogs/`, `show-binlog-events/`, `binary-logs.tsv`, `gtids.txt` and the table contents are given
 (no mariadb-binlog output: it cannot read encrypted binlogs).
+EOF
+            ;;
+            schema) cat <<'EOF'
+`--binlog-row-metadata=NO_LOG`: the TABLE_MAPs carry no column names, signedness, charsets or ENUM/SET
+members, so everything convert says about columns comes from schema history (the DDL in the binlog, or
+`expected/schema.sql`, the `mariadb-dump --no-data` of the final schema, given with `--schema`). Tables:
+MariaDB's pre-10.0 high-precision temporals (created under `SET GLOBAL mysql56_temporal_format=OFF`: TIME /
+DATETIME / TIMESTAMP with fsp 1..6 in the plain type codes without metadata), unsigned integers of every width,
+FLOAT(7,3)/DOUBLE(12,4), latin1 and utf8mb4 text, ENUM/SET, BINARY/VARBINARY/BLOB, UUID/INET4/INET6, and a table
+changed by ALTER TABLE (ADD ... AFTER/FIRST, DROP, CHANGE COLUMN) and RENAME TABLE between its row changes. The
+last data file (after an explicit FLUSH BINARY LOGS) holds only DML on the final definitions.
 EOF
             ;;
             esac

@@ -79,7 +79,7 @@ binlogctl_cli_test(replay_bad_sink ${EXPECT} --rc 2 -- ${BIN} replay --sink "x=w
 
 # convert: the server-replay proof (row changes replayed into tables == the server's final
 # contents), on the project's own fixtures and on the shared corpus; public asserted values.
-foreach(set basic nochecksum compressed)
+foreach(set basic nochecksum compressed schema)
   binlogctl_cli_test(convert_replay.${set} ${Python3_EXECUTABLE} ${CLI}/convert_replay.py ${BIN}
                      ${FIX}/${set}/binlogs ${FIX}/${set}/expected)
 endforeach()
@@ -87,6 +87,9 @@ foreach(set types txn)
   binlogctl_cli_test(convert_replay.shared_${set} ${Python3_EXECUTABLE} ${CLI}/convert_replay.py ${BIN}
                      ${SHARED}/corpus/mariadb/${set}/binlogs ${SHARED}/corpus/mariadb/${set}/expected)
 endforeach()
+# Schema history: a file read alone with --schema FILE.sql gives the same records as the chain
+# read from its start (where the names come from the DDL in the binlog); without it, @N names.
+binlogctl_cli_test(convert_schema ${Python3_EXECUTABLE} ${CLI}/convert_schema.py ${BIN} ${FIX}/schema)
 binlogctl_cli_test(convert_public ${Python3_EXECUTABLE} ${CLI}/convert_public.py ${BIN} ${SHARED}/corpus/public)
 binlogctl_cli_test(convert_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert --format xml ${FIX}/basic/binlogs)
 
