@@ -968,3 +968,20 @@ CREATE TABLE in_other (a INT);
   }
 
 }  // TEST_SUITE
+
+TEST_CASE("column_type_text: the declared type, SHOW CREATE TABLE style") {
+  binlogctl::SchemaHistory h;
+  REQUIRE(h.apply("d", "CREATE TABLE t (a INT(11) UNSIGNED ZEROFILL, b DECIMAL(10,2), c DATETIME(3), "
+                       "d ENUM('x','it''s'), e VARCHAR(64), f BIGINT, g TIMESTAMP, h DOUBLE(12,4) UNSIGNED)"));
+  const binlogctl::SchemaTable* t = h.find("d", "t");
+  REQUIRE(t != nullptr);
+  REQUIRE(t->columns.size() == 8);
+  CHECK(binlogctl::column_type_text(t->columns[0]) == "int(11) unsigned zerofill");
+  CHECK(binlogctl::column_type_text(t->columns[1]) == "decimal(10,2)");
+  CHECK(binlogctl::column_type_text(t->columns[2]) == "datetime(3)");
+  CHECK(binlogctl::column_type_text(t->columns[3]) == "enum('x','it''s')");
+  CHECK(binlogctl::column_type_text(t->columns[4]) == "varchar(64)");
+  CHECK(binlogctl::column_type_text(t->columns[5]) == "bigint");
+  CHECK(binlogctl::column_type_text(t->columns[6]) == "timestamp");
+  CHECK(binlogctl::column_type_text(t->columns[7]) == "double(12,4) unsigned");
+}

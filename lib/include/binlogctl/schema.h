@@ -81,6 +81,11 @@ class SchemaHistory {
   friend struct SchemaHistoryAccess;  // the parser (schema.cpp)
 };
 
+// The column's type as declared, the way SHOW CREATE TABLE spells a definition: lower-case type,
+// its arguments, " unsigned", " zerofill": "int(11) unsigned", "decimal(10,2)", "datetime(3)",
+// "enum('a','b''c')", "varchar(64)". (Canal's mysqlType is this text of its DDL-built table meta.)
+std::string column_type_text(const SchemaColumn& c);
+
 // Reads a --schema file (a script of SQL statements) into `h` with apply_script. Returns false
 // with `error` set ("FILE: reason") when the file cannot be read.
 bool load_schema_file(const std::string& path, SchemaHistory& h, std::string& error);
