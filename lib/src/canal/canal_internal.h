@@ -1,11 +1,15 @@
-// Shared between the Canal mapper's translation units (not a public header).
+// Shared between the Canal mapper's translation units (not a public header; the unit tests
+// include it to check the renderers against the reference paths).
 #pragma once
 
 #include <binlogctl/columns.h>
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +18,8 @@ namespace binlogctl::canal_detail {
 
 std::optional<std::int32_t> fixed_offset(std::string_view tz);
 
-// TIMESTAMP rendering zone. A named zone goes through TZ + localtime_r (one zone per process).
+// TIMESTAMP rendering zone. A named zone goes through TZ + localtime_r (one zone per process);
+// a fixed offset is computed directly (proleptic Gregorian calendar, as gmtime_r does).
 class TimeZone {
  public:
   explicit TimeZone(std::string_view tz);
@@ -26,6 +31,91 @@ class TimeZone {
   std::int32_t offset_ = 0;
 };
 
+// How the bytes of a text column (CHAR/VARCHAR/TEXT, collation != binary) become Canal's string,
+// decided once per column from its collation. Each mode gives exactly what the JSON rendering of
+// append_text_json, parsed back as a JSON string, gives:
+//   utf8     utf8mb4/utf8mb3/ascii/binary/filename (and unknown collations): the bytes as they
+//            are, each byte that is not part of well-formed UTF-8 replaced by the 4 characters
+//            \xHH (lowercase hex)
+//   latin1   MySQL's latin1 (Windows-1252 with 81 8d 8f 90 9d as C1 controls) to UTF-8
+//   convert  any other charset: append_text_json (iconv), then the JSON string unescaped
+enum class TextMode : std::uint8_t { utf8, latin1, convert };
+TextMode text_mode(std::uint16_t collation) noexcept;
+
+// Canal's string of a text value (mode = text_mode(collation)).
+void append_canal_text(std::string& out, std::string_view bytes, std::uint16_t collation,
+                       TextMode mode);
+// new String(bytes, "ISO-8859-1") as UTF-8: one code point U+0000..U+00FF per byte.
+void append_iso8859_1(std::string& out, Bytes b);
+// The text of the JSON string `json` (quotes included) appended to `out`, as nlohmann's parser
+// reads it; false (nothing appended) when `json` is not a valid JSON string.
+bool append_json_string_text(std::string& out, std::string_view json);
+// `s` holds one JSON value as append_value_json renders it; replaces it with its plain text (a
+// string's content; numbers and literals as they are).
+void json_value_to_text(std::string& s);
+
+// The text of append_datetime2_json / append_time2_json / append_date_json without the quotes,
+// for the values those print through their common path; false (nothing appended) for anything
+// else (size not that of the fsp, values out of range), which render_value leaves to them.
+bool append_datetime2_text(std::string& out, Bytes raw, unsigned fsp);
+bool append_time2_text(std::string& out, Bytes raw, unsigned fsp);
+bool append_date_text(std::string& out, Bytes raw);
+
+// Java's Double.toString / Float.toString appended to `out` (no allocation).
+void append_java_double(std::string& out, double v);
+void append_java_float(std::string& out, float v);
+
+// A growable output buffer that, unlike std::string, grows without zero-filling and appends
+// without a call per byte: the canal-json text and the canal-proto stream are built in it.
+class OutBuf {
+ public:
+  // n more bytes at the end, uninitialized; the pointer is valid until the next growth.
+  char* extend(std::size_t n) {
+    if (cap_ - size_ < n) grow(n);
+    char* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  void push_back(char c) { *extend(1) = c; }
+  void append(const char* s, std::size_t n) {
+    if (n != 0) std::memcpy(extend(n), s, n);
+  }
+  void append(std::string_view s) { append(s.data(), s.size()); }
+  OutBuf& operator+=(std::string_view s) {
+    append(s);
+    return *this;
+  }
+  void truncate(std::size_t n) noexcept { size_ = n < size_ ? n : size_; }
+  void clear() noexcept { size_ = 0; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  char* data() noexcept { return data_.get(); }
+  const char* data() const noexcept { return data_.get(); }
+  std::string_view view() const noexcept { return {data_.get(), size_}; }
+
+ private:
+  void grow(std::size_t n) {
+    std::size_t cap = cap_ < 4096 ? 4096 : cap_ * 2;
+    while (cap - size_ < n) cap *= 2;
+    auto d = std::make_unique<char[]>(cap);
+    if (size_ != 0) std::memcpy(d.get(), data_.get(), size_);
+    data_ = std::move(d);
+    cap_ = cap;
+  }
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0, cap_ = 0;
+};
+
+// Appends `s` as a quoted JSON string exactly as nlohmann::json::dump(-1, ' ', false,
+// error_handler_t::replace) writes it: ", \, \b \f \n \r \t escaped, other control characters as
+// \u00xx, everything else (DEL and non-ASCII included) as is; each maximal ill-formed UTF-8
+// subsequence becomes one U+FFFD.
+void append_flat_json_string(std::string& out, std::string_view s);
+void append_flat_json_string(OutBuf& out, std::string_view s);
+// Decimal text of an integer.
+void append_dec(OutBuf& out, std::uint64_t v);
+void append_dec(OutBuf& out, std::int64_t v);
+
 struct CanalValue {
   bool is_null = false;
   int sql_type = 0;
@@ -35,10 +125,144 @@ struct CanalValue {
 // sqlType Canal reports for a NULL value of the column.
 int null_sql_type(const ColumnDef& c);
 // Value text and sqlType of a non-NULL value whose row-image bytes are `raw` (length prefix
-// included) at absolute offset `offset`.
-Status render_value(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::uint64_t offset, const TimeZone& tz,
-                    CanalValue& v);
+// included) at absolute offset `offset`. `text` = text_mode(c.charset). The value is appended to
+// v.value after clearing it, so its capacity is reused.
+Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, Bytes raw,
+                    std::uint64_t offset, const TimeZone& tz, CanalValue& v);
 // "int(11) unsigned", "varchar(32)", "decimal(10,2)", ... rebuilt from the TABLE_MAP.
 std::string mysql_type_text(const ColumnDef& c, bool display_widths);
+
+// ---- protobuf wire format (what the generated classes write, for the hand-encoded parts) ----
+
+inline std::size_t varint_size(std::uint64_t v) noexcept {
+  if (v < 0x80) return 1;
+  // 1 + (index of the highest set bit) / 7
+  return static_cast<std::size_t>((std::bit_width(v) + 6) / 7);
+}
+inline char* put_varint(char* p, std::uint64_t v) noexcept {
+  if (v < 0x80) {
+    *p = static_cast<char>(v);
+    return p + 1;
+  }
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+inline void append_varint(std::string& out, std::uint64_t v) {
+  char buf[10];
+  out.append(buf, static_cast<std::size_t>(put_varint(buf, v) - buf));
+}
+// An int32 field's value as protobuf writes it: negative values sign-extended to 64 bits.
+inline std::uint64_t int32_wire(std::int32_t v) noexcept {
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+}
+// Copies s to p. Short strings (most names, types and values) are copied with two overlapping
+// fixed-size moves instead of a call to memcpy.
+inline char* put_bytes(char* p, std::string_view s) noexcept {
+  const char* src = s.data();
+  const std::size_t n = s.size();
+  if (n <= 16) {
+    if (n >= 8) {
+      std::uint64_t a, b;
+      std::memcpy(&a, src, 8);
+      std::memcpy(&b, src + n - 8, 8);
+      std::memcpy(p, &a, 8);
+      std::memcpy(p + n - 8, &b, 8);
+    } else if (n >= 4) {
+      std::uint32_t a, b;
+      std::memcpy(&a, src, 4);
+      std::memcpy(&b, src + n - 4, 4);
+      std::memcpy(p, &a, 4);
+      std::memcpy(p + n - 4, &b, 4);
+    } else if (n > 0) {
+      p[0] = src[0];
+      p[n / 2] = src[n / 2];
+      p[n - 1] = src[n - 1];
+    }
+  } else {
+    std::memcpy(p, src, n);
+  }
+  return p + n;
+}
+// A length-delimited field (tag, length, bytes), written even when `s` is empty.
+inline void append_len_field(std::string& out, std::uint32_t field, std::string_view s) {
+  append_varint(out, (field << 3) | 2);
+  append_varint(out, s.size());
+  out.append(s);
+}
+inline std::size_t len_field_size(std::uint32_t field, std::size_t n) noexcept {
+  return varint_size(field << 3) + varint_size(n) + n;
+}
+// A varint field (int32 values as int32_wire), written whatever its value.
+inline void append_varint_field(std::string& out, std::uint32_t field, std::uint64_t v) {
+  append_varint(out, field << 3);
+  append_varint(out, v);
+}
+// Whether protobuf accepts `s` in a string field without its error log.
+bool proto_utf8_valid(std::string_view s) noexcept;
+// A proto3 string field as the generated code writes it: nothing when empty; protobuf's error
+// log for `full_name` (stderr) first when `s` is not valid UTF-8, as serializing does.
+void append_string_field(std::string& out, std::uint32_t field, std::string_view s,
+                         const char* full_name);
+// Pair{key (1), value (2)} as field `field` of the enclosing message.
+void append_pair_field(std::string& out, std::uint32_t field, std::string_view key,
+                       std::string_view value);
+// protobuf's error log for a string field that is not valid UTF-8 (what serializing prints).
+void log_invalid_utf8(std::string_view s, const char* full_name);
+
+inline bool is_ascii(std::string_view s) noexcept {
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if ((w & 0x8080808080808080ull) != 0) return false;
+  }
+  for (; i < s.size(); ++i)
+    if (static_cast<unsigned char>(s[i]) >= 0x80) return false;
+  return true;
+}
+// What serializing a string field does first: log when `s` is not valid UTF-8.
+inline void check_utf8(std::string_view s, const char* full_name) {
+  if (!is_ascii(s) && !proto_utf8_valid(s)) log_invalid_utf8(s, full_name);
+}
+
+// Writes fields (field numbers below 16) at a pointer into a buffer sized beforehand with the
+// *_bound() sizes.
+struct WireWriter {
+  char* p;
+  static constexpr std::size_t varint_bound() noexcept { return 11; }
+  static constexpr std::size_t bytes_bound(std::size_t n) noexcept { return 11 + n; }
+  static constexpr std::size_t pair_bound(std::size_t k, std::size_t v) noexcept {
+    return 11 + 22 + k + v;
+  }
+  void varint(std::uint32_t field, std::uint64_t v) noexcept {
+    *p++ = static_cast<char>(field << 3);
+    p = put_varint(p, v);
+  }
+  void bytes(std::uint32_t field, std::string_view s) noexcept {
+    *p++ = static_cast<char>((field << 3) | 2);
+    p = put_varint(p, s.size());
+    p = put_bytes(p, s);
+  }
+  // A proto3 string field: nothing when empty (after the UTF-8 check serializing makes).
+  void string(std::uint32_t field, std::string_view s, const char* full_name) {
+    if (s.empty()) return;
+    check_utf8(s, full_name);
+    bytes(field, s);
+  }
+  // Pair{key (1), value (2)} as field `field`.
+  void pair(std::uint32_t field, std::string_view key, std::string_view value) {
+    std::size_t n = 0;
+    if (!key.empty()) n += 1 + varint_size(key.size()) + key.size();
+    if (!value.empty()) n += 1 + varint_size(value.size()) + value.size();
+    *p++ = static_cast<char>((field << 3) | 2);
+    p = put_varint(p, n);
+    string(1, key, "com.alibaba.otter.canal.protocol.Pair.key");
+    string(2, value, "com.alibaba.otter.canal.protocol.Pair.value");
+  }
+};
 
 }  // namespace binlogctl::canal_detail

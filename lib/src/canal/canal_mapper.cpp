@@ -5,22 +5,24 @@
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
+#include <binlogctl/json_out.h>
 #include <binlogctl/progress.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/source.h>
 #include <binlogctl/table_map.h>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <stdexcept>
-#include <cerrno>
-#include <filesystem>
 #include <system_error>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
@@ -96,129 +98,437 @@ int canal_statement_event_type(std::string_view sql) noexcept {
 
 namespace {
 
+using canal_detail::append_dec;
+using canal_detail::append_flat_json_string;
+using canal_detail::int32_wire;
+using canal_detail::OutBuf;
+using canal_detail::put_bytes;
+using canal_detail::put_varint;
+using canal_detail::varint_size;
+
+// ---- rows as Canal sees them -------------------------------------------------------------------
+
+// One column of a row image (Column: index, sqlType, isNull, updated, value). Cells live in an
+// Image that keeps them, and their value strings' capacity, from row to row.
+struct Cell {
+  std::uint32_t index = 0;
+  bool updated = false;
+  std::uint32_t pb_size = 0;  // encoded Column size (canal-proto)
+  CanalValue v;
+};
+
+class Image {
+ public:
+  void clear() noexcept { n_ = 0; }
+  Cell& push() {
+    if (n_ == cells_.size()) cells_.emplace_back();
+    return cells_[n_++];
+  }
+  void pop() noexcept { --n_; }
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+  Cell* begin() noexcept { return cells_.data(); }
+  Cell* end() noexcept { return cells_.data() + n_; }
+  const Cell* begin() const noexcept { return cells_.data(); }
+  const Cell* end() const noexcept { return cells_.data() + n_; }
+  const Cell& operator[](std::size_t i) const noexcept { return cells_[i]; }
+
+ private:
+  std::vector<Cell> cells_;
+  std::size_t n_ = 0;
+};
+
+// What every row of a mapped table repeats per column, computed once per TABLE_MAP: the
+// encoded constant fields of a Column and the canal-json key and mysqlType.
+struct ColumnPlan {
+  std::string pb_name;  // Column.name (field 3), empty for an empty name, then isKey (4) when set
+  std::string pb_mysql_type;  // Column.mysqlType (field 10), empty for an empty type
+  std::string js_key;         // the name as a JSON string
+  std::string js_member;      // ,"name": (a member after the first one; without the comma first)
+  std::string js_mysql_type;  // the mysqlType as a JSON string
+  std::string name, mysql_type;
+  std::uint32_t slot = 0;  // first column of the same name (FlatMessage objects are keyed by name)
+  std::uint32_t fixed_size = 0;  // bytes of every value of a fixed-size type, else 0
+  bool key = false;
+  bool name_ok = true, type_ok = true;  // valid UTF-8 (else protobuf logs when serializing)
+  bool json = false;                    // JSON column: its values are checked for UTF-8 too
+  canal_detail::TextMode text = canal_detail::TextMode::utf8;
+};
+struct TablePlan {
+  std::vector<ColumnPlan> cols;
+  bool unique_names = true;
+  bool check_utf8 = false;  // some column needs the UTF-8 checks above
+};
+
+// Size of every value of a column whose type has a fixed size (what column_value_size returns
+// whatever the row holds), else 0.
+std::uint32_t fixed_value_size(const ColumnDef& c) {
+  switch (c.type) {
+    case ColumnType::varchar:
+    case ColumnType::var_string:
+    case ColumnType::string:
+    case ColumnType::tiny_blob:
+    case ColumnType::medium_blob:
+    case ColumnType::long_blob:
+    case ColumnType::blob:
+    case ColumnType::geometry:
+    case ColumnType::json:
+    case ColumnType::vector:
+    case ColumnType::null:
+      return 0;  // length-prefixed (a STRING may also be ENUM/SET: not worth telling apart)
+    default:
+      break;
+  }
+  static const std::uint8_t zeros[64] = {};
+  auto n = column_value_size(c.type, c.meta, ByteReader(Bytes(zeros, sizeof zeros), 0));
+  return n && *n > 0 && *n < sizeof zeros ? static_cast<std::uint32_t>(*n) : 0;
+}
+
+TablePlan make_plan(const TableMap& tm, bool display_widths) {
+  TablePlan plan;
+  plan.cols.resize(tm.columns.size());
+  std::unordered_map<std::string_view, std::uint32_t> first;
+  for (std::size_t i = 0; i < tm.columns.size(); ++i) {
+    const ColumnDef& c = tm.columns[i];
+    ColumnPlan& p = plan.cols[i];
+    const std::string mysql_type = canal_detail::mysql_type_text(c, display_widths);
+    if (!c.name.empty()) canal_detail::append_len_field(p.pb_name, 3, c.name);
+    if (!mysql_type.empty()) canal_detail::append_len_field(p.pb_mysql_type, 10, mysql_type);
+    append_flat_json_string(p.js_key, c.name);
+    p.js_member = "," + p.js_key + ":";
+    append_flat_json_string(p.js_mysql_type, mysql_type);
+    p.name = c.name;
+    p.mysql_type = mysql_type;
+    p.key = c.in_primary_key;
+    if (p.key) p.pb_name.append("\x20\x01", 2);
+    p.text = canal_detail::text_mode(c.charset);
+    p.fixed_size = fixed_value_size(c);
+    p.name_ok = canal_detail::proto_utf8_valid(c.name);
+    p.type_ok = canal_detail::proto_utf8_valid(mysql_type);
+    p.json = c.type == ColumnType::json;
+    if (!p.name_ok || !p.type_ok || p.json) plan.check_utf8 = true;
+    auto [it, fresh] = first.emplace(c.name, static_cast<std::uint32_t>(i));
+    p.slot = it->second;
+    if (!fresh) plan.unique_names = false;
+  }
+  return plan;
+}
+
+// Column message size and bytes (field order of the generated code: 1 2 3 4 5 6 8 10; isNull
+// is a oneof member and always written, other scalars only when not zero/empty).
+std::size_t column_size(const Cell& c, const ColumnPlan& p) noexcept {
+  std::size_t n = 2 + p.pb_name.size() + p.pb_mysql_type.size();
+  if (c.index != 0) n += 1 + varint_size(c.index);
+  if (c.v.sql_type != 0)
+    n += c.v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(c.v.sql_type));
+  if (c.updated) n += 2;
+  if (!c.v.value.empty()) n += 1 + varint_size(c.v.value.size()) + c.v.value.size();
+  return n;
+}
+char* put_column(char* o, const Cell& c, const ColumnPlan& p) noexcept {
+  if (c.index != 0) {
+    *o++ = 0x08;
+    o = put_varint(o, c.index);
+  }
+  if (c.v.sql_type != 0) {
+    *o++ = 0x10;
+    o = put_varint(o, int32_wire(c.v.sql_type));
+  }
+  o = put_bytes(o, p.pb_name);  // and isKey
+  if (c.updated) {
+    *o++ = 0x28;
+    *o++ = 1;
+  }
+  *o++ = 0x30;
+  *o++ = c.v.is_null ? 1 : 0;
+  if (!c.v.value.empty()) {
+    *o++ = 0x42;
+    o = put_varint(o, c.v.value.size());
+    o = put_bytes(o, c.v.value);
+  }
+  return put_bytes(o, p.pb_mysql_type);
+}
+
+// The strings of the encoded columns that are not valid UTF-8, in the order serializing would
+// have checked them (name, value, mysqlType per column): protobuf logs each one.
+using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
+void note_invalid_utf8(Utf8Logs& logs, const TablePlan& plan, const Image& cells) {
+  for (const Cell& c : cells) {
+    const ColumnPlan& p = plan.cols[c.index];
+    if (!p.name_ok) logs.emplace_back(p.name, "com.alibaba.otter.canal.protocol.Column.name");
+    if (p.json && !c.v.value.empty() && !canal_detail::proto_utf8_valid(c.v.value))
+      logs.emplace_back(c.v.value, "com.alibaba.otter.canal.protocol.Column.value");
+    if (!p.type_ok)
+      logs.emplace_back(p.mysql_type, "com.alibaba.otter.canal.protocol.Column.mysqlType");
+  }
+}
+
+// Appends RowChange.rowDatas (field 12) = RowData{beforeColumns (1), afterColumns (2)}.
+void append_row_data(std::string& out, const TablePlan& plan, Image& before, Image& after,
+                     Utf8Logs& logs) {
+  if (plan.check_utf8) {
+    note_invalid_utf8(logs, plan, before);
+    note_invalid_utf8(logs, plan, after);
+  }
+  std::size_t rd = 0;
+  for (Image* im : {&before, &after})
+    for (Cell& c : *im) {
+      c.pb_size = static_cast<std::uint32_t>(column_size(c, plan.cols[c.index]));
+      rd += 1 + varint_size(c.pb_size) + c.pb_size;
+    }
+  const std::size_t at = out.size();
+  out.resize(at + 1 + varint_size(rd) + rd);
+  char* o = out.data() + at;
+  *o++ = 0x62;
+  o = put_varint(o, rd);
+  for (const Cell& c : before) {
+    *o++ = 0x0a;
+    o = put_varint(o, c.pb_size);
+    o = put_column(o, c, plan.cols[c.index]);
+  }
+  for (const Cell& c : after) {
+    *o++ = 0x12;
+    o = put_varint(o, c.pb_size);
+    o = put_column(o, c, plan.cols[c.index]);
+  }
+}
+
+// The rows part of a FlatMessage (MQMessageUtils.messageConverter), built row by row: data,
+// old, pkNames and the sqlType/mysqlType maps. JSON objects are keyed by column name: a name
+// seen twice keeps its first position and its last value (as ordered_json assignment did).
+class FlatRows {
+ public:
+  void begin() {
+    data_.clear();
+    old_.clear();
+    pks_.clear();
+    keys_.clear();
+    ++event_;
+  }
+
+  void row(const TablePlan& plan, RowsKind kind, const Image& before, const Image& after,
+           bool first) {
+    const std::size_t width = plan.cols.size();
+    if (key_seen_.size() < width) {
+      key_seen_.resize(width, 0);
+      last_sql_.resize(width, 0);
+      last_col_.resize(width, 0);
+      pos_stamp_.resize(width, 0);
+      pos_.resize(width, 0);
+      upd_stamp_.resize(width, 0);
+    }
+    const Image& cols = kind == RowsKind::delete_ ? before : after;
+    if (first)
+      for (const Cell& c : cols)
+        if (plan.cols[c.index].key) {
+          if (!pks_.empty()) pks_.push_back(',');
+          pks_ += plan.cols[c.index].js_key;
+        }
+    for (const Cell& c : cols) {
+      const std::uint32_t slot = plan.cols[c.index].slot;
+      if (key_seen_[slot] != event_) {
+        key_seen_[slot] = event_;
+        keys_.push_back(slot);
+      }
+      last_sql_[slot] = c.v.sql_type;
+      last_col_[slot] = c.index;
+    }
+    if (!cols.empty()) {
+      if (!data_.empty()) data_.push_back(',');
+      object(data_, plan, cols, nullptr);
+    }
+    if (kind == RowsKind::update) {
+      ++row_;
+      bool any = false;
+      for (const Cell& c : after)
+        if (c.updated) upd_stamp_[plan.cols[c.index].slot] = row_;
+      for (const Cell& c : before) any = any || upd_stamp_[plan.cols[c.index].slot] == row_;
+      if (any) {
+        if (!old_.empty()) old_.push_back(',');
+        object(old_, plan, before, &upd_stamp_);
+      }
+    }
+  }
+
+  // "mysqlType":{...},"old":..,"pkNames":.. and "sqlType" come apart in the message; each
+  // writer appends its value.
+  void mysql_types(OutBuf& out, const TablePlan* plan) const {
+    out.push_back('{');
+    for (std::size_t k = 0; plan != nullptr && k < keys_.size(); ++k) {
+      const std::string& m = plan->cols[keys_[k]].js_member;
+      out.append(m.data() + (k == 0 ? 1 : 0), m.size() - (k == 0 ? 1 : 0));
+      out += plan->cols[last_col_[keys_[k]]].js_mysql_type;
+    }
+    out.push_back('}');
+  }
+  void sql_types(OutBuf& out, const TablePlan* plan) const {
+    out.push_back('{');
+    for (std::size_t k = 0; plan != nullptr && k < keys_.size(); ++k) {
+      const std::string& m = plan->cols[keys_[k]].js_member;
+      out.append(m.data() + (k == 0 ? 1 : 0), m.size() - (k == 0 ? 1 : 0));
+      append_dec(out, static_cast<std::int64_t>(last_sql_[keys_[k]]));
+    }
+    out.push_back('}');
+  }
+  static void array_or_null(OutBuf& out, const OutBuf& items) {
+    if (items.empty()) {
+      out.append("null", 4);
+      return;
+    }
+    char* o = out.extend(items.size() + 2);
+    o[0] = '[';
+    std::memcpy(o + 1, items.data(), items.size());
+    o[items.size() + 1] = ']';
+  }
+  const OutBuf& data() const { return data_; }
+  const OutBuf& old() const { return old_; }
+  const OutBuf& pks() const { return pks_; }
+
+ private:
+  // One JSON object of the cells (only those whose slot is stamped with the current row when
+  // `only` is given).
+  void object(OutBuf& out, const TablePlan& plan, const Image& cells,
+              const std::vector<std::uint64_t>* only) {
+    out.push_back('{');
+    bool first = true;
+    auto put = [&](const Cell& c) {
+      const std::string& m = plan.cols[c.index].js_member;
+      out.append(m.data() + (first ? 1 : 0), m.size() - (first ? 1 : 0));
+      first = false;
+      if (c.v.is_null)
+        out.append("null", 4);
+      else
+        append_flat_json_string(out, c.v.value);
+    };
+    if (plan.unique_names) {
+      for (const Cell& c : cells)
+        if (only == nullptr || (*only)[plan.cols[c.index].slot] == row_) put(c);
+    } else {
+      ++pos_gen_;
+      order_.clear();
+      for (const Cell& c : cells) {
+        const std::uint32_t slot = plan.cols[c.index].slot;
+        if (only != nullptr && (*only)[slot] != row_) continue;
+        if (pos_stamp_[slot] != pos_gen_) {
+          pos_stamp_[slot] = pos_gen_;
+          pos_[slot] = order_.size();
+          order_.push_back(&c);
+        } else {
+          order_[pos_[slot]] = &c;
+        }
+      }
+      for (const Cell* c : order_) put(*c);
+    }
+    out.push_back('}');
+  }
+
+  OutBuf data_, old_, pks_;
+  std::vector<std::uint32_t> keys_;  // slots in first-seen order
+  std::uint64_t event_ = 0, row_ = 0, pos_gen_ = 0;
+  std::vector<std::uint64_t> key_seen_, pos_stamp_, upd_stamp_;
+  std::vector<std::int32_t> last_sql_;
+  std::vector<std::uint32_t> last_col_;
+  std::vector<std::size_t> pos_;
+  std::vector<const Cell*> order_;
+};
+
+// What a ROWDATA entry's FlatMessage needs besides the header.
+struct FlatEntry {
+  bool is_ddl = false;
+  std::string_view sql;
+  int event_type = 0;
+  const FlatRows* rows = nullptr;  // rows events
+  const TablePlan* plan = nullptr;
+};
+
 // ---- output ------------------------------------------------------------------------------------
 
 class EntrySink {
  public:
   EntrySink(const CanalOptions& o, std::FILE* f) : o_(o), f_(f) {}
-  ~EntrySink() = default;
 
-  void write(const canalpb::Entry& e, const canalpb::RowChange* rc) {
+  // Batch number of the next entry (every entry counts, also where canal-json writes nothing).
+  std::uint64_t next_batch() {
     const std::uint64_t batch = entries_ / (o_.batch_size == 0 ? 1 : o_.batch_size) + 1;
     ++entries_;
-    if (o_.format == CanalFormat::proto && o_.packets) {
-      if (batch != batch_id_ && messages_.messages_size() > 0) packet();
-      batch_id_ = batch;
-      e.SerializeToString(messages_.add_messages());
-    } else if (o_.format == CanalFormat::proto) {
-      const std::size_t n = e.ByteSizeLong();
-      std::size_t v = n;
-      while (v >= 0x80) {
-        buf_.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
-      }
-      buf_.push_back(static_cast<char>(v));
-      const std::size_t at = buf_.size();
-      buf_.resize(at + n);
-      e.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(buf_.data() + at));
-    } else if (rc != nullptr && e.entrytype() == canalpb::ROWDATA) {
-      flat_message(e, *rc, batch);
-    }
-    if (buf_.size() >= (256u << 10)) flush();
+    return batch;
   }
 
+  // canal-proto: Entry{header (1), entryType (2), storeValue (3, when not empty)}.
+  void entry(std::uint64_t batch, std::string_view header, int entry_type, std::string_view store) {
+    std::size_t n = 1 + varint_size(header.size()) + header.size() + 1 +
+                    varint_size(static_cast<std::uint64_t>(entry_type));
+    if (!store.empty()) n += 1 + varint_size(store.size()) + store.size();
+    char* p;
+    if (o_.packets) {
+      if (batch != batch_id_ && messages_.messages_size() > 0) packet();
+      batch_id_ = batch;
+      std::string* m = messages_.add_messages();
+      m->resize(n);
+      p = m->data();
+    } else {
+      p = buf_.extend(varint_size(n) + n);
+      p = put_varint(p, n);
+    }
+    canal_detail::WireWriter w{p};
+    w.bytes(1, header);
+    w.varint(2, static_cast<std::uint64_t>(entry_type));
+    if (!store.empty()) w.bytes(3, store);
+    if (buf_.size() >= kFlushAt) write_out();
+  }
+
+  // canal-json: lines are appended here, then done() is called.
+  OutBuf& text() { return buf_; }
+  void done() {
+    if (buf_.size() >= kFlushAt) write_out();
+  }
+
+  // At the end of the input: the last batch's packet, and everything written out.
   void flush() {
     if (messages_.messages_size() > 0) packet();
+    write_out();
+  }
+
+ private:
+  static constexpr std::size_t kFlushAt = 256u << 10;
+
+  // Writes the buffer out. Only whole batches are in it: a batch's packet is made when the next
+  // batch starts (or at the end), never because the buffer is full (the first implementation
+  // flushed the open batch here, which split a batch into two packets of the same batch_id).
+  void write_out() {
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
       throw std::system_error(errno, std::generic_category(), "write");
     buf_.clear();
     if (std::fflush(f_) != 0) throw std::system_error(errno, std::generic_category(), "write");
   }
 
- private:
-  // MQMessageUtils.messageConverter: one FlatMessage per ROWDATA entry.
-  void flat_message(const canalpb::Entry& e, const canalpb::RowChange& rc, std::uint64_t batch) {
-    using nlohmann::ordered_json;
-    const canalpb::Header& h = e.header();
-    ordered_json m = ordered_json::object();
-    ordered_json data = nullptr, old = nullptr, pk = nullptr, sql_type = nullptr, mysql_type = nullptr;
-    if (!rc.isddl()) {
-      sql_type = ordered_json::object();
-      mysql_type = ordered_json::object();
-      ordered_json rows = ordered_json::array(), olds = ordered_json::array(), pks = ordered_json::array();
-      for (int r = 0; r < rc.rowdatas_size(); ++r) {
-        const canalpb::RowData& rd = rc.rowdatas(r);
-        const auto& cols = rc.eventtype() == canalpb::DELETE ? rd.beforecolumns() : rd.aftercolumns();
-        ordered_json row = ordered_json::object();
-        std::unordered_set<std::string> updated;
-        for (const canalpb::Column& c : cols) {
-          if (r == 0 && c.iskey()) pks.push_back(c.name());
-          sql_type[c.name()] = c.sqltype();
-          mysql_type[c.name()] = c.mysqltype();
-          if (c.isnull()) row[c.name()] = nullptr;
-          else row[c.name()] = c.value();
-          if (c.updated()) updated.insert(c.name());
-        }
-        if (!row.empty()) rows.push_back(std::move(row));
-        if (rc.eventtype() == canalpb::UPDATE) {
-          ordered_json o = ordered_json::object();
-          for (const canalpb::Column& c : rd.beforecolumns()) {
-            if (updated.count(c.name()) == 0) continue;
-            if (c.isnull()) o[c.name()] = nullptr;
-            else o[c.name()] = c.value();
-          }
-          if (!o.empty()) olds.push_back(std::move(o));
-        }
-      }
-      if (!rows.empty()) data = std::move(rows);
-      if (!olds.empty()) old = std::move(olds);
-      if (!pks.empty()) pk = std::move(pks);
-    }
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    m["data"] = std::move(data);
-    m["database"] = h.schemaname();
-    m["es"] = h.executetime();
-    m["gtid"] = h.gtid().empty() ? ordered_json(nullptr) : ordered_json(h.gtid());
-    m["id"] = batch;
-    m["isDdl"] = rc.isddl();
-    m["mysqlType"] = std::move(mysql_type);
-    m["old"] = std::move(old);
-    m["pkNames"] = std::move(pk);
-    m["sql"] = rc.sql();
-    m["sqlType"] = std::move(sql_type);
-    m["table"] = h.tablename();
-    m["ts"] = static_cast<std::int64_t>(now);
-    m["type"] = canalpb::EventType_Name(rc.eventtype());
-    buf_ += m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    buf_.push_back('\n');
-  }
-
   // One MESSAGES packet for the batch collected in messages_ (SessionHandler, NettyUtils.write).
   void packet() {
     messages_.set_batch_id(static_cast<std::int64_t>(batch_id_));
-    canalpb::Packet p;
-    p.set_version(1);
-    p.set_type(canalpb::MESSAGES);
+    packet_.Clear();
+    packet_.set_version(1);
+    packet_.set_type(canalpb::MESSAGES);
     if (o_.compression == CanalCompression::none) {
-      messages_.SerializeToString(p.mutable_body());
+      messages_.SerializeToString(packet_.mutable_body());
     } else {
-      p.set_compression(o_.compression == CanalCompression::zlib ? canalpb::ZLIB : canalpb::GZIP);
-      deflate_body(messages_.SerializeAsString(), o_.compression == CanalCompression::gzip, *p.mutable_body());
+      packet_.set_compression(o_.compression == CanalCompression::zlib ? canalpb::ZLIB
+                                                                       : canalpb::GZIP);
+      messages_.SerializeToString(&plain_);
+      deflate_body(plain_, o_.compression == CanalCompression::gzip, *packet_.mutable_body());
     }
     messages_.Clear();
-    const std::size_t n = p.ByteSizeLong();
-    if (n > 0x7fffffffu) throw std::length_error("Canal packet over 2 GiB: use a smaller --batch-size");
-    for (int shift = 24; shift >= 0; shift -= 8) buf_.push_back(static_cast<char>((n >> shift) & 0xff));
-    const std::size_t at = buf_.size();
-    buf_.resize(at + n);
-    p.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(buf_.data() + at));
+    const std::size_t n = packet_.ByteSizeLong();
+    if (n > 0x7fffffffu)
+      throw std::length_error("Canal packet over 2 GiB: use a smaller --batch-size");
+    char* p = buf_.extend(4 + n);
+    for (int shift = 24; shift >= 0; shift -= 8) *p++ = static_cast<char>((n >> shift) & 0xff);
+    packet_.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(p));
   }
 
   static void deflate_body(const std::string& in, bool gzip, std::string& out) {
     z_stream z{};
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, gzip ? 31 : 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, gzip ? 31 : 15, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
       throw std::runtime_error("deflateInit2 failed");
     out.resize(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
@@ -233,19 +543,26 @@ class EntrySink {
 
   const CanalOptions& o_;
   std::FILE* f_;
-  std::string buf_;
+  OutBuf buf_;
+  std::string plain_;
   std::uint64_t entries_ = 0;
   std::uint64_t batch_id_ = 0;
   canalpb::Messages messages_;
+  canalpb::Packet packet_;
 };
 
 // ---- the mapper --------------------------------------------------------------------------------
 
 class CanalMapper {
  public:
-  CanalMapper(const ConvertOptions& opts, const CanalOptions& co, EntrySink& sink, StderrDiagnostics& diag,
-              std::FILE* err)
-      : opts_(opts), sink_(sink), diag_(diag), err_(err), tz_(co.timezone) {}
+  CanalMapper(const ConvertOptions& opts, const CanalOptions& co, EntrySink& sink,
+              StderrDiagnostics& diag, std::FILE* err)
+      : opts_(opts),
+        json_(co.format == CanalFormat::json),
+        sink_(sink),
+        diag_(diag),
+        err_(err),
+        tz_(co.timezone) {}
 
   bool mid_stream = false;
 
@@ -253,6 +570,7 @@ class CanalMapper {
     log_name_ = &log_name;
     tracker_.reset();
     tables_.clear();
+    plans_.clear();
     cur_sn_.clear();
     cur_lct_.clear();
   }
@@ -286,7 +604,8 @@ class CanalMapper {
       diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
                               "GTID event does not decode"});
     if (tracker_.open_at_gtid())
-      diag_.report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
+      diag_.report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_,
+                              top_pos(ev),
                               "GTID event while the previous transaction is still open"});
     const TransactionState& ts = tracker_.state();
     if (ts.txn_id != selected_txn_) {
@@ -298,11 +617,17 @@ class CanalMapper {
     switch (ev.type()) {
       case EventType::format_description:
       case EventType::rotate:
-        if (!ev.is_inner()) tables_.clear();
+        if (!ev.is_inner()) {
+          tables_.clear();
+          plans_.clear();
+        }
         break;
       case EventType::previous_gtids: {
         ByteReader r = ev.body_reader();
-        if (auto s = decode_previous_gtids(r)) executed_ = std::move(*s);
+        if (auto s = decode_previous_gtids(r)) {
+          executed_ = std::move(*s);
+          executed_dirty_ = true;
+        }
         break;
       }
       case EventType::gtid:
@@ -322,8 +647,13 @@ class CanalMapper {
       case EventType::xid:
         if (txn_selected_) {
           auto x = decode_xid(ev.body_reader(), *ev.fde);
-          if (!x) undecodable(ev, "XID", x.error());
-          else end_entry(ev, std::to_string(x->xid));
+          if (!x) {
+            undecodable(ev, "XID", x.error());
+          } else {
+            xid_text_.clear();
+            append_u64(xid_text_, x->xid);
+            end_entry(ev, xid_text_);
+          }
         }
         break;
       case EventType::query:
@@ -344,72 +674,187 @@ class CanalMapper {
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
   void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
-    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                            fmt::format("{} event does not decode: {} at offset {}", what, e.what, e.offset)});
+    diag_.report(Diagnostic{
+        Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+        fmt::format("{} event does not decode: {} at offset {}", what, e.what, e.offset)});
   }
 
-  // LogEventConvert.createHeader.
-  void header(canalpb::Header* h, const Event& ev, std::string_view schema, std::string_view table, int event_type,
-              int rows_count) {
+  // Header.gtid: the executed GTID set (MySQL) or the transaction's GTID; empty without one.
+  const std::string& header_gtid() {
     const TransactionState& ts = tracker_.state();
-    h->set_version(1);
-    h->set_logfilename(*log_name_);
-    h->set_logfileoffset(static_cast<std::int64_t>(top_pos(ev)));
-    h->set_serverid(ev.header.server_id);
-    h->set_serverencode("UTF-8");
-    h->set_executetime(static_cast<std::int64_t>(ev.header.timestamp) * 1000);
-    h->set_sourcetype(canalpb::MYSQL);
-    h->set_schemaname(std::string(schema));
-    h->set_tablename(std::string(table));
-    h->set_eventlength(ev.header.event_size);
-    if (event_type != 0) h->set_eventtype(static_cast<canalpb::EventType>(event_type));
-    if (ts.has_gtid) {
-      h->set_gtid(ts.mysql_gtid && !executed_.empty() ? executed_.to_string() : ts.gtid_text);
-      add_pair(h->add_props(), "curtGtid", ts.gtid_text);
-      if (!cur_sn_.empty()) add_pair(h->add_props(), "curtGtidSn", cur_sn_);
-      if (!cur_lct_.empty()) add_pair(h->add_props(), "curtGtidLct", cur_lct_);
+    if (!ts.has_gtid) return empty_;
+    if (!ts.mysql_gtid || executed_.empty()) return ts.gtid_text;
+    if (executed_dirty_) {
+      executed_text_ = executed_.to_string();
+      executed_dirty_ = false;
     }
-    if (rows_count > 0) add_pair(h->add_props(), "rowsCount", std::to_string(rows_count));
-  }
-  static void add_pair(canalpb::Pair* p, std::string_view k, std::string_view v) {
-    p->set_key(std::string(k));
-    p->set_value(std::string(v));
+    return executed_text_;
   }
 
-  void emit(canalpb::EntryType type, const Event& ev, std::string_view schema, std::string_view table,
-            int event_type, int rows_count, const google::protobuf::MessageLite& store,
-            const canalpb::RowChange* rc) {
-    entry_.Clear();
-    header(entry_.mutable_header(), ev, schema, table, event_type, rows_count);
-    entry_.set_entrytype(type);
-    store.SerializeToString(entry_.mutable_storevalue());
-    sink_.write(entry_, rc);
+  // LogEventConvert.createHeader, encoded into header_bytes_ (Header, field order of the
+  // generated code; version and sourceType are oneof members, written whatever their value).
+  void header(const Event& ev, std::string_view schema, std::string_view table, int event_type,
+              std::size_t rows_count) {
+    using W = canal_detail::WireWriter;
+    const TransactionState& ts = tracker_.state();
+    const std::string& gtid = header_gtid();
+    if (rows_count > 0) {
+      rows_count_text_.clear();
+      append_u64(rows_count_text_, rows_count);
+    }
+    std::string& o = header_bytes_;
+    o.resize(8 * W::varint_bound() + W::bytes_bound(log_name_->size()) + W::bytes_bound(5) +
+             W::bytes_bound(schema.size()) + W::bytes_bound(table.size()) +
+             W::bytes_bound(gtid.size()) + W::pair_bound(8, ts.gtid_text.size()) +
+             W::pair_bound(10, cur_sn_.size()) + W::pair_bound(11, cur_lct_.size()) +
+             W::pair_bound(9, rows_count_text_.size()));
+    W w{o.data()};
+    w.varint(1, 1);
+    w.string(2, *log_name_, "com.alibaba.otter.canal.protocol.Header.logfileName");
+    if (const std::uint64_t pos = top_pos(ev); pos != 0) w.varint(3, pos);
+    if (ev.header.server_id != 0) w.varint(4, ev.header.server_id);
+    w.bytes(5, "UTF-8");
+    const std::int64_t when = static_cast<std::int64_t>(ev.header.timestamp) * 1000;
+    if (when != 0) w.varint(6, static_cast<std::uint64_t>(when));
+    w.varint(7, canalpb::MYSQL);
+    w.string(8, schema, "com.alibaba.otter.canal.protocol.Header.schemaName");
+    w.string(9, table, "com.alibaba.otter.canal.protocol.Header.tableName");
+    if (ev.header.event_size != 0) w.varint(10, ev.header.event_size);
+    if (event_type != 0) w.varint(11, canal_detail::int32_wire(event_type));
+    if (ts.has_gtid) {
+      w.pair(12, "curtGtid", ts.gtid_text);
+      if (!cur_sn_.empty()) w.pair(12, "curtGtidSn", cur_sn_);
+      if (!cur_lct_.empty()) w.pair(12, "curtGtidLct", cur_lct_);
+    }
+    if (rows_count > 0) w.pair(12, "rowsCount", rows_count_text_);
+    w.string(13, gtid, "com.alibaba.otter.canal.protocol.Header.gtid");
+    o.resize(static_cast<std::size_t>(w.p - o.data()));
+  }
+
+  // One Entry: canal-proto writes it (storeValue = `store`), canal-json a FlatMessage for a
+  // ROWDATA entry (`flat`).
+  void emit(canalpb::EntryType type, const Event& ev, std::string_view schema,
+            std::string_view table, int event_type, std::size_t rows_count, std::string_view store,
+            const FlatEntry* flat) {
+    const std::uint64_t batch = sink_.next_batch();
+    if (!json_) {
+      for (const auto& [text, field] : utf8_logs_) canal_detail::log_invalid_utf8(text, field);
+      utf8_logs_.clear();
+      header(ev, schema, table, event_type, rows_count);
+      sink_.entry(batch, header_bytes_, type, store);
+    } else if (flat != nullptr) {
+      flat_message(ev, schema, table, batch, *flat);
+    }
+  }
+  void emit(canalpb::EntryType type, const Event& ev, std::string_view schema,
+            std::string_view table, int event_type, const google::protobuf::MessageLite& store,
+            const FlatEntry* flat) {
+    if (!json_) store.SerializeToString(&store_);
+    emit(type, ev, schema, table, event_type, 0,
+         json_ ? std::string_view() : std::string_view(store_), flat);
+  }
+
+  // MQMessageUtils.messageConverter: one FlatMessage per ROWDATA entry, keys in the order the
+  // first implementation's ordered_json wrote them.
+  void flat_message(const Event& ev, std::string_view schema, std::string_view table,
+                    std::uint64_t batch, const FlatEntry& f) {
+    OutBuf& out = sink_.text();
+    const bool rows = f.rows != nullptr;
+    out.append("{\"data\":", 8);
+    if (rows)
+      FlatRows::array_or_null(out, f.rows->data());
+    else
+      out.append("null", 4);
+    out.append(",\"database\":", 12);
+    append_flat_json_string(out, schema);
+    out.append(",\"es\":", 6);
+    append_dec(out, static_cast<std::int64_t>(ev.header.timestamp) * 1000);
+    out.append(",\"gtid\":", 8);
+    const std::string& gtid = header_gtid();
+    if (gtid.empty())
+      out.append("null", 4);
+    else
+      append_flat_json_string(out, gtid);
+    out.append(",\"id\":", 6);
+    append_dec(out, batch);
+    out.append(",\"isDdl\":", 9);
+    out.append(f.is_ddl ? std::string_view("true") : std::string_view("false"));
+    out.append(",\"mysqlType\":", 13);
+    if (f.is_ddl)
+      out.append("null", 4);
+    else if (rows)
+      f.rows->mysql_types(out, f.plan);
+    else
+      out.append("{}", 2);
+    out.append(",\"old\":", 7);
+    if (rows)
+      FlatRows::array_or_null(out, f.rows->old());
+    else
+      out.append("null", 4);
+    out.append(",\"pkNames\":", 11);
+    if (rows)
+      FlatRows::array_or_null(out, f.rows->pks());
+    else
+      out.append("null", 4);
+    out.append(",\"sql\":", 7);
+    append_flat_json_string(out, f.sql);
+    out.append(",\"sqlType\":", 11);
+    if (f.is_ddl)
+      out.append("null", 4);
+    else if (rows)
+      f.rows->sql_types(out, f.plan);
+    else
+      out.append("{}", 2);
+    out.append(",\"table\":", 9);
+    append_flat_json_string(out, table);
+    out.append(",\"ts\":", 6);
+    append_dec(out,
+               static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count()));
+    out.append(",\"type\":", 8);
+    append_flat_json_string(out,
+                            canalpb::EventType_Name(static_cast<canalpb::EventType>(f.event_type)));
+    out.append("}\n", 2);
+    sink_.done();
   }
 
   // XA START / XA END: props XA_TYPE and XA_XID, as Canal adds them.
+  // TransactionBegin{props (3), threadId (4)}; canal-json writes nothing for it.
   void begin_entry(const Event& ev, std::uint32_t thread_id, std::string_view xa_xid = {}) {
-    canalpb::TransactionBegin b;
-    b.set_threadid(thread_id);
-    if (!xa_xid.empty()) {
-      add_pair(b.add_props(), "XA_TYPE", "XA START");
-      add_pair(b.add_props(), "XA_XID", xa_xid);
+    store_.clear();
+    if (!json_) {
+      if (!xa_xid.empty()) {
+        canal_detail::append_pair_field(store_, 3, "XA_TYPE", "XA START");
+        canal_detail::append_pair_field(store_, 3, "XA_XID", xa_xid);
+      }
+      if (thread_id != 0) canal_detail::append_varint_field(store_, 4, thread_id);
     }
-    emit(canalpb::TRANSACTIONBEGIN, ev, "", "", 0, 0, b, nullptr);
+    emit(canalpb::TRANSACTIONBEGIN, ev, "", "", 0, 0, store_, nullptr);
   }
-  void end_entry(const Event& ev, const std::string& xid, std::string_view xa_xid = {}) {
-    canalpb::TransactionEnd e;
-    e.set_transactionid(xid);
-    if (!xa_xid.empty()) {
-      add_pair(e.add_props(), "XA_TYPE", "XA END");
-      add_pair(e.add_props(), "XA_XID", xa_xid);
+  // TransactionEnd{transactionId (2), props (3)}.
+  void end_entry(const Event& ev, std::string_view xid, std::string_view xa_xid = {}) {
+    store_.clear();
+    if (!json_) {
+      canal_detail::append_string_field(
+          store_, 2, xid, "com.alibaba.otter.canal.protocol.TransactionEnd.transactionId");
+      if (!xa_xid.empty()) {
+        canal_detail::append_pair_field(store_, 3, "XA_TYPE", "XA END");
+        canal_detail::append_pair_field(store_, 3, "XA_XID", xa_xid);
+      }
     }
-    emit(canalpb::TRANSACTIONEND, ev, "", "", 0, 0, e, nullptr);
+    emit(canalpb::TRANSACTIONEND, ev, "", "", 0, 0, store_, nullptr);
   }
   // Canal's parseGTIDLogEvent: a Pair {gtid, the GTID}; header eventType GTID.
   void gtid_entry(const Event& ev) {
-    canalpb::Pair p;
-    add_pair(&p, "gtid", tracker_.state().gtid_text);
-    emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, 0, p, nullptr);
+    store_.clear();
+    if (!json_) {
+      canal_detail::append_string_field(store_, 1, "gtid",
+                                        "com.alibaba.otter.canal.protocol.Pair.key");
+      canal_detail::append_string_field(store_, 2, tracker_.state().gtid_text,
+                                        "com.alibaba.otter.canal.protocol.Pair.value");
+    }
+    emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, 0, store_, nullptr);
   }
 
   void mysql_gtid(const Event& ev) {
@@ -422,7 +867,10 @@ class CanalMapper {
       cur_sn_ = std::to_string(g->sequence_number);
       cur_lct_ = std::to_string(g->last_committed);
     }
-    if (g->gno != 0) (void)executed_.add(g->uuid, g->tag, g->gno);
+    if (g->gno != 0) {
+      (void)executed_.add(g->uuid, g->tag, g->gno);
+      executed_dirty_ = true;
+    }
     if (txn_selected_ && tracker_.state().has_gtid) gtid_entry(ev);
   }
 
@@ -447,15 +895,15 @@ class CanalMapper {
     if (!stored.has_names()) {
       std::string key = stored.db + "." + stored.table;
       if (warned_.insert(key).second)
-        fmt::print(err_, "binlogctl: {}:{}: warning: table {}: the TABLE_MAP carries no column names "
-                         "(binlog_row_metadata is not FULL); columns are named @1, @2, ...\n",
+        fmt::print(err_,
+                   "binlogctl: {}:{}: warning: table {}: the TABLE_MAP carries no column names "
+                   "(binlog_row_metadata is not FULL); columns are named @1, @2, ...\n",
                    *log_name_, top_pos(ev), key);
     }
     // mysqlType: display widths as MariaDB and MySQL before 8.0.19 print them.
     const std::uint32_t ver = parse_server_version(ev.fde->server_version);
     const bool widths = ev.fde->server_version.find("MariaDB") != std::string::npos || ver < 80019;
-    types_[stored.table_id].clear();
-    for (const ColumnDef& c : stored.columns) types_[stored.table_id].push_back(canal_detail::mysql_type_text(c, widths));
+    plans_[stored.table_id] = make_plan(stored, widths);
   }
 
   void statement(const Event& ev, const QueryEvent& q) {
@@ -480,7 +928,8 @@ class CanalMapper {
           rc.set_eventtype(static_cast<canalpb::EventType>(et));
           rc.set_isddl(false);
           rc.set_sql(std::string(q.sql));
-          emit(canalpb::ROWDATA, ev, q.db, "", et, 0, rc, &rc);
+          const FlatEntry f{false, q.sql, et, nullptr, nullptr};
+          emit(canalpb::ROWDATA, ev, q.db, "", et, rc, &f);
         }
         return;
       case StatementKind::ddl:
@@ -497,12 +946,14 @@ class CanalMapper {
       if (!opts_.filter.matches(db, table)) return;
     }
     const int et = canal_statement_event_type(q.sql);
+    const bool is_ddl = et != canalpb::INSERT && et != canalpb::UPDATE && et != canalpb::DELETE;
     canalpb::RowChange rc;
-    rc.set_isddl(et != canalpb::INSERT && et != canalpb::UPDATE && et != canalpb::DELETE);
+    rc.set_isddl(is_ddl);
     rc.set_sql(std::string(q.sql));
     if (!q.db.empty()) rc.set_ddlschemaname(std::string(q.db));
     rc.set_eventtype(static_cast<canalpb::EventType>(et));
-    emit(canalpb::ROWDATA, ev, db, table, et, 0, rc, &rc);
+    const FlatEntry f{is_ddl, q.sql, et, nullptr, nullptr};
+    emit(canalpb::ROWDATA, ev, db, table, et, rc, &f);
   }
 
   bool rows_type_in_this_server(const Event& ev) {
@@ -512,11 +963,27 @@ class CanalMapper {
     return ph == 6 || ph == 8 || ph == 10;
   }
 
-  // One image into `cols`: only the columns present in the image's bitmap.
-  Status image(const TableMap& tm, std::uint64_t width, Bytes present, bool partial, ByteReader& r,
-               std::vector<canalpb::Column>& cols, const std::vector<canalpb::Column>* before) {
+  // The before image's cell of column i in the current row, or null.
+  const Cell* before_cell(std::size_t i) const {
+    if (i >= before_stamp_.size() || before_stamp_[i] != row_stamp_) return nullptr;
+    return &before_[before_pos_[i]];
+  }
+  void index_before(std::size_t width) {
+    if (before_stamp_.size() < width) {
+      before_stamp_.resize(width, 0);
+      before_pos_.resize(width, 0);
+    }
+    for (std::size_t k = 0; k < before_.size(); ++k) {
+      before_stamp_[before_[k].index] = row_stamp_;
+      before_pos_[before_[k].index] = static_cast<std::uint32_t>(k);
+    }
+  }
+
+  // One image into `cols`: only the columns present in the image's bitmap. `with_before`: an
+  // UPDATE's after image, compared with before_ (indexed by index_before) for `updated`.
+  Status image(const TableMap& tm, const TablePlan& plan, std::uint64_t width, Bytes present,
+               std::size_t n_present, bool partial, ByteReader& r, Image& cols, bool with_before) {
     cols.clear();
-    const std::vector<std::string>& mtypes = types_[tm.table_id];
     Bytes partial_bits;
     if (partial) {
       auto opts = r.packed_int();
@@ -526,73 +993,66 @@ class CanalMapper {
         if (!r.ok()) return r.error();
       }
     }
-    const std::size_t n_present = count_bits(present, width);
     Bytes nulls = r.bytes((n_present + 7) / 8);
     if (!r.ok()) return r.error();
     std::size_t j = 0, json_index = 0;
-    for (std::size_t i = 0; i < width && i < tm.columns.size(); ++i) {
+    const std::size_t n = std::min<std::uint64_t>(width, tm.columns.size());
+    const bool all_present = n_present == width;  // a full image (the bitmap cannot have more bits)
+    for (std::size_t i = 0; i < n; ++i) {
       const ColumnDef& cd = tm.columns[i];
       const bool is_json = cd.type == ColumnType::json;
-      if (!bit_is_set(present, i)) {
+      if (!all_present && !bit_is_set(present, i)) {
         if (is_json) ++json_index;
         continue;
       }
-      canalpb::Column c;
-      c.set_index(static_cast<std::int32_t>(i));
-      c.set_name(cd.name);
-      c.set_iskey(cd.in_primary_key);
-      c.set_mysqltype(i < mtypes.size() ? mtypes[i] : std::string());
+      Cell& c = cols.push();
+      c.index = static_cast<std::uint32_t>(i);
+      c.updated = false;
       if (bit_is_set(nulls, j++)) {
-        c.set_isnull(true);
-        c.set_sqltype(canal_detail::null_sql_type(cd));
+        c.v.is_null = true;
+        c.v.sql_type = canal_detail::null_sql_type(cd);
+        c.v.value.clear();
       } else {
         const std::uint64_t at = r.offset();
-        auto sz = column_value_size(cd.type, cd.meta, r);
-        if (!sz) return sz.error();
-        Bytes raw = r.bytes(*sz);
+        std::size_t size = plan.cols[i].fixed_size;
+        if (size == 0 || size > r.remaining()) {  // length-prefixed, or the library's error
+          auto sz = column_value_size(cd.type, cd.meta, r);
+          if (!sz) return sz.error();
+          size = *sz;
+        }
+        Bytes raw = r.bytes(size);
         if (!r.ok()) return r.error();
-        const bool partial_json = is_json && bit_is_set(partial_bits, json_index);
-        if (partial_json) {
+        if (is_json && bit_is_set(partial_bits, json_index)) {
           // The full document: the diffs applied to the before image's value.
-          std::string doc;
-          const canalpb::Column* b = nullptr;
-          if (before != nullptr)
-            for (const auto& bc : *before)
-              if (bc.index() == static_cast<std::int32_t>(i)) b = &bc;
-          if (b == nullptr || b->isnull()) {
+          const Cell* b = with_before ? before_cell(i) : nullptr;
+          if (b == nullptr || b->v.is_null) {
             // No document to apply the diffs to (MINIMAL before image): left out, as convert
             // --format json leaves it out of "after".
             ++json_index;
+            cols.pop();
             continue;
           }
           const std::size_t lp = cd.meta;
-          Status st = apply_json_diffs(b->value(), raw.subspan(lp), at + lp, doc);
+          doc_.clear();
+          Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
           if (!st.ok()) return st;
-          val_.is_null = false;
-          val_.value = std::move(doc);
-          val_.sql_type = 12;
+          c.v.is_null = false;
+          c.v.value.swap(doc_);
+          c.v.sql_type = 12;
         } else {
-          Status st = canal_detail::render_value(cd, tm.infos[i], raw, at, tz_, val_);
+          Status st =
+              canal_detail::render_value(cd, tm.infos[i], plan.cols[i].text, raw, at, tz_, c.v);
           if (!st.ok()) return st;
         }
-        c.set_isnull(val_.is_null);
-        c.set_sqltype(val_.sql_type);
-        if (!val_.is_null) c.set_value(val_.value);
       }
       if (is_json) ++json_index;
-      if (before != nullptr) {
-        // isUpdate: changed unless both null or equal strings; absent from the before image = changed.
-        bool changed = true;
-        for (const auto& bc : *before)
-          if (bc.index() == c.index()) {
-            changed = bc.isnull() != c.isnull() || (!c.isnull() && bc.value() != c.value());
-            break;
-          }
-        c.set_updated(changed);
-      } else {
-        c.set_updated(false);
+      if (with_before) {
+        // isUpdate: changed unless both null or equal strings; absent from the before image =
+        // changed.
+        const Cell* b = before_cell(i);
+        c.updated = b == nullptr || b->v.is_null != c.v.is_null ||
+                    (!c.v.is_null && b->v.value != c.v.value);
       }
-      cols.push_back(std::move(c));
     }
     return {};
   }
@@ -607,8 +1067,9 @@ class CanalMapper {
     const TableMap* tm = tables_.find(h->table_id);
     if (tm == nullptr) {
       if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
-      diag_.report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error,
-                              *log_name_, top_pos(ev),
+      diag_.report(Diagnostic{Check::transaction_structure,
+                              mid_stream ? Severity::warning : Severity::error, *log_name_,
+                              top_pos(ev),
                               fmt::format("{} for table id {} without a TABLE_MAP before it",
                                           event_type_constant(ev.type_code()), h->table_id)});
       return;
@@ -617,6 +1078,11 @@ class CanalMapper {
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0) tmm.selected = opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
+    auto pi = plans_.find(h->table_id);
+    if (pi == plans_.end() ||
+        pi->second.cols.size() != tm->columns.size())  // not expected: made with the map
+      pi = plans_.insert_or_assign(h->table_id, make_plan(*tm, true)).first;
+    const TablePlan& plan = pi->second;
     Bytes rows = h->rows;
     std::uint64_t rows_at = h->rows_offset;
     if (kind.compressed) {
@@ -627,43 +1093,67 @@ class CanalMapper {
       }
       rows = as_bytes(rows_buf_);
     }
-    const int et = kind.kind == RowsKind::insert ? canalpb::INSERT
+    const int et = kind.kind == RowsKind::insert   ? canalpb::INSERT
                    : kind.kind == RowsKind::update ? canalpb::UPDATE
                                                    : canalpb::DELETE;
-    canalpb::RowChange rc;
-    rc.set_tableid(static_cast<std::int64_t>(h->table_id));
-    rc.set_eventtype(static_cast<canalpb::EventType>(et));
-    rc.set_isddl(false);
+    // RowChange{tableId, eventType, isDdl = false, rowDatas...}, encoded as the rows decode.
+    store_.clear();
+    if (!json_) {
+      if (h->table_id != 0) {
+        store_.push_back(0x08);
+        canal_detail::append_varint(store_, h->table_id);
+      }
+      store_.push_back(0x10);
+      canal_detail::append_varint(store_, static_cast<std::uint64_t>(et));
+      store_.append("\x50\x00", 2);
+    } else {
+      flat_rows_.begin();
+    }
+    std::size_t n_rows = 0;
+    utf8_logs_.clear();
+    const std::size_t n_before = count_bits(h->columns_before, h->width);
+    const std::size_t n_after =
+        kind.kind == RowsKind::update ? count_bits(h->columns_after, h->width) : 0;
     ByteReader r(rows, rows_at);
     while (r.ok() && !r.empty()) {
-      canalpb::RowData* rd = rc.add_rowdatas();
+      ++row_stamp_;
       Status st;
       if (kind.kind == RowsKind::insert) {
-        st = image(*tm, h->width, h->columns_before, false, r, after_, nullptr);
+        before_.clear();
+        st = image(*tm, plan, h->width, h->columns_before, n_before, false, r, after_, false);
         // INSERT: after columns; `updated` is Canal's isUpdate against no before image (true).
-        for (auto& c : after_) c.set_updated(true);
-        for (auto& c : after_) *rd->add_aftercolumns() = std::move(c);
+        for (Cell& c : after_) c.updated = true;
       } else {
-        st = image(*tm, h->width, h->columns_before, false, r, before_, nullptr);
+        after_.clear();
+        st = image(*tm, plan, h->width, h->columns_before, n_before, false, r, before_, false);
         if (st.ok() && kind.kind == RowsKind::update) {
-          st = image(*tm, h->width, h->columns_after, kind.partial_json, r, after_, &before_);
-          for (auto& c : after_) *rd->add_aftercolumns() = std::move(c);
+          index_before(tm->columns.size());
+          st = image(*tm, plan, h->width, h->columns_after, n_after, kind.partial_json, r, after_,
+                     true);
         }
-        for (auto& c : before_) *rd->add_beforecolumns() = std::move(c);
       }
       if (!st.ok()) {
+        utf8_logs_.clear();
         undecodable(ev, event_type_constant(ev.type_code()), st.error());
         return;
       }
+      if (json_)
+        flat_rows_.row(plan, kind.kind, before_, after_, n_rows == 0);
+      else
+        append_row_data(store_, plan, before_, after_, utf8_logs_);
+      ++n_rows;
     }
     if (!r.ok()) {
+      utf8_logs_.clear();
       undecodable(ev, event_type_constant(ev.type_code()), r.error());
       return;
     }
-    emit(canalpb::ROWDATA, ev, tm->db, tm->table, et, rc.rowdatas_size(), rc, &rc);
+    const FlatEntry f{false, std::string_view(), et, &flat_rows_, &plan};
+    emit(canalpb::ROWDATA, ev, tm->db, tm->table, et, n_rows, store_, &f);
   }
 
   const ConvertOptions& opts_;
+  const bool json_;
   EntrySink& sink_;
   StderrDiagnostics& diag_;
   std::FILE* err_;
@@ -671,16 +1161,25 @@ class CanalMapper {
   const std::string* log_name_ = nullptr;
   TransactionTracker tracker_;
   TableMapCache tables_;
-  std::unordered_map<std::uint64_t, std::vector<std::string>> types_;
+  std::unordered_map<std::uint64_t, TablePlan> plans_;
   std::unordered_set<std::string> warned_;
   std::uint64_t selected_txn_ = ~0ull;
   bool txn_selected_ = true;
   GtidSet executed_;
+  std::string executed_text_;
+  bool executed_dirty_ = true;
+  const std::string empty_;
   std::string cur_sn_, cur_lct_;
-  std::string rows_buf_, sql_buf_;
-  std::vector<canalpb::Column> before_, after_;
-  CanalValue val_;
-  canalpb::Entry entry_;
+  std::string rows_buf_, sql_buf_, doc_, rows_count_text_, xid_text_;
+  Utf8Logs utf8_logs_;
+  // Per rows event / row, reused: the images, the encoded RowChange, the FlatMessage rows.
+  Image before_, after_;
+  std::uint64_t row_stamp_ = 0;
+  std::vector<std::uint64_t> before_stamp_;
+  std::vector<std::uint32_t> before_pos_;
+  std::string store_;
+  FlatRows flat_rows_;
+  std::string header_bytes_;
 };
 
 }  // namespace

@@ -1,10 +1,12 @@
 // Canal's value rendering and sqlType of one column value (design/canal.md §4-5), and the small
-// text helpers the mapper shares.
+// text helpers the mapper shares. Values are rendered straight from the row-image bytes into a
+// reused string; where the rules follow convert's rendering (DECIMAL, BIT, temporals, text
+// charsets) they reuse its building blocks (columns.h) and give exactly the text of that JSON
+// rendering parsed back (the first implementation did that round trip with nlohmann's parser).
 #include "canal_internal.h"
 
 #include <binlogctl/canal.h>
-
-#include <nlohmann/json.hpp>
+#include <binlogctl/json_out.h>
 
 #include <charconv>
 #include <cmath>
@@ -14,13 +16,20 @@
 #include <filesystem>
 #include <mutex>
 
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
+
 namespace binlogctl::canal_detail {
 
 namespace {
 
+// Little-endian value of the first n (<= 8) bytes of b (fewer when b is shorter).
 std::uint64_t le(Bytes b, std::size_t n) {
+  if (n <= b.size() && n >= 1 && n <= 8) return load_le(b.data(), n);
   std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n && i < b.size(); ++i) v |= static_cast<std::uint64_t>(b[i]) << (8 * i);
+  for (std::size_t i = 0; i < n && i < b.size(); ++i)
+    v |= static_cast<std::uint64_t>(b[i]) << (8 * i);
   return v;
 }
 std::uint64_t be(Bytes b, std::size_t from, std::size_t n) {
@@ -29,85 +38,516 @@ std::uint64_t be(Bytes b, std::size_t from, std::size_t n) {
   return v;
 }
 
+constexpr char kHex[] = "0123456789abcdef";
+
+// "00".."99"
+constexpr char kDigits2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Decimal digits of v, written backwards ending at `end`; returns the first digit.
+char* put_dec_backwards(char* end, std::uint64_t v) noexcept {
+  while (v >= 100) {
+    end -= 2;
+    std::memcpy(end, kDigits2 + 2 * (v % 100), 2);
+    v /= 100;
+  }
+  if (v >= 10) {
+    end -= 2;
+    std::memcpy(end, kDigits2 + 2 * v, 2);
+  } else {
+    *--end = static_cast<char>('0' + v);
+  }
+  return end;
+}
+
+void append_dec(std::string& out, std::uint64_t v) {
+  char buf[20];
+  char* b = put_dec_backwards(buf + sizeof buf, v);
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+}
+void append_dec_signed(std::string& out, std::int64_t v) {
+  char buf[21];
+  const std::uint64_t mag =
+      v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  char* b = put_dec_backwards(buf + sizeof buf, mag);
+  if (v < 0) *--b = '-';
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+}
+inline char* put2(char* p, unsigned v) noexcept {
+  std::memcpy(p, kDigits2 + 2 * v, 2);
+  return p + 2;
+}
+// ".ffffff" cut to fsp (1..6) digits of usec (< 1000000).
+inline char* put_fraction(char* p, std::uint32_t usec, unsigned fsp) noexcept {
+  *p++ = '.';
+  char d[6];
+  put2(d, usec / 10000);
+  put2(d + 2, usec / 100 % 100);
+  put2(d + 4, usec % 100);
+  std::memcpy(p, d, fsp);
+  return p + fsp;
+}
+
 // Double.toString's layout of the value d1.d2d3... x 10^sci_exp (`digits` = d1d2d3..., the
 // shortest round-trip digits, no trailing zeros): plain decimal with at least one fraction digit
 // for 10^-3 <= |v| < 10^7, else "d1.d2d3...E<exp>" (at least one digit after the point).
-std::string java_format(bool neg, const std::string& digits, int sci_exp) {
-  std::string s = neg ? "-" : "";
+void java_format(std::string& s, bool neg, std::string_view digits, int sci_exp) {
+  if (neg) s.push_back('-');
   if (sci_exp >= -3 && sci_exp < 7) {
     if (sci_exp < 0) {
-      s += "0.";
+      s.append("0.", 2);
       s.append(static_cast<std::size_t>(-sci_exp - 1), '0');
-      s += digits;
+      s.append(digits);
     } else {
       const std::size_t int_len = static_cast<std::size_t>(sci_exp) + 1;
       if (digits.size() <= int_len) {
-        s += digits;
+        s.append(digits);
         s.append(int_len - digits.size(), '0');
-        s += ".0";
+        s.append(".0", 2);
       } else {
-        s += digits.substr(0, int_len);
-        s += '.';
-        s += digits.substr(int_len);
+        s.append(digits.substr(0, int_len));
+        s.push_back('.');
+        s.append(digits.substr(int_len));
       }
     }
-    return s;
+    return;
   }
-  s += digits[0];
-  s += '.';
-  s += digits.size() > 1 ? digits.substr(1) : std::string("0");
-  s += 'E';
-  s += std::to_string(sci_exp);
-  return s;
+  s.push_back(digits[0]);
+  s.push_back('.');
+  if (digits.size() > 1)
+    s.append(digits.substr(1));
+  else
+    s.push_back('0');
+  s.push_back('E');
+  append_i64(s, sci_exp);
 }
 
 template <typename F>
-std::string java_fp(F v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "-Infinity" : "Infinity";
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view t(buf, static_cast<std::size_t>(r.ptr - buf));
-  bool neg = false;
-  if (!t.empty() && t[0] == '-') {
-    neg = true;
-    t.remove_prefix(1);
+void append_java_fp(std::string& out, F v) {
+  if (std::isnan(v)) {
+    out.append("NaN", 3);
+    return;
   }
-  const std::size_t e = t.find('e');
-  std::string digits;
-  for (char c : t.substr(0, e))
-    if (c != '.') digits.push_back(c);
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  int exp = std::atoi(std::string(t.substr(e + 1)).c_str());
-  return java_format(neg, digits, exp);
+  if (std::isinf(v)) {
+    out.append(v < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  if (v == 0) {
+    out.append(std::signbit(v) ? "-0.0" : "0.0");
+    return;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  const char* p = buf;
+  const char* const end = r.ptr;
+  const bool neg = *p == '-';
+  if (neg) ++p;
+  char digits[40];
+  std::size_t nd = 0;
+  for (; p < end && *p != 'e'; ++p)
+    if (*p != '.' && nd < sizeof digits) digits[nd++] = *p;
+  while (nd > 1 && digits[nd - 1] == '0') --nd;
+  int exp = 0;
+  if (p < end) {
+    ++p;  // 'e'
+    const bool eneg = p < end && *p == '-';
+    if (p < end && (*p == '-' || *p == '+')) ++p;
+    for (; p < end; ++p) exp = exp * 10 + (*p - '0');
+    if (eneg) exp = -exp;
+  }
+  java_format(out, neg, std::string_view(digits, nd), exp);
 }
 
-void latin1_to_utf8(std::string& out, Bytes b) {
-  for (std::uint8_t c : b) {
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+// MySQL's latin1 is Windows-1252, with 81 8d 8f 90 9d mapped to the C1 controls (the table of
+// the columns module's latin1 conversion, which is not public).
+constexpr std::uint16_t kCp1252High[32] = {
+    0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160,
+    0x2039, 0x0152, 0x008d, 0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022,
+    0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178};
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  char b[4];
+  std::size_t n;
+  if (cp < 0x80) {
+    b[0] = static_cast<char>(cp);
+    n = 1;
+  } else if (cp < 0x800) {
+    b[0] = static_cast<char>(0xc0 | (cp >> 6));
+    b[1] = static_cast<char>(0x80 | (cp & 0x3f));
+    n = 2;
+  } else if (cp < 0x10000) {
+    b[0] = static_cast<char>(0xe0 | (cp >> 12));
+    b[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    b[2] = static_cast<char>(0x80 | (cp & 0x3f));
+    n = 3;
+  } else {
+    b[0] = static_cast<char>(0xf0 | (cp >> 18));
+    b[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    b[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    b[3] = static_cast<char>(0x80 | (cp & 0x3f));
+    n = 4;
+  }
+  out.append(b, n);
+}
+
+// Length of the run of ASCII bytes at p[i..n).
+std::size_t ascii_end(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
+  while (i + 8 <= n) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if ((w & 0x8080808080808080ull) != 0) break;
+    i += 8;
+  }
+  while (i < n && p[i] < 0x80) ++i;
+  return i;
+}
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+// ---- text --------------------------------------------------------------------------------------
+
+TextMode text_mode(std::uint16_t collation) noexcept {
+  const std::string_view cs = collation_charset_name(collation);
+  if (cs == "utf8mb4" || cs == "utf8mb3" || cs == "ascii" || cs == "binary" || cs == "filename")
+    return TextMode::utf8;
+  if (cs == "latin1") return TextMode::latin1;
+  return TextMode::convert;
+}
+
+void append_canal_text(std::string& out, std::string_view bytes, std::uint16_t collation,
+                       TextMode mode) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  switch (mode) {
+    case TextMode::utf8: {
+      std::size_t i = 0;
+      while (i < n) {
+        const std::size_t run = ascii_end(p, i, n);
+        out.append(bytes.data() + i, run - i);
+        if (run == n) break;
+        if (const std::size_t len = utf8_sequence_length(p, run, n); len != 0) {
+          out.append(bytes.data() + run, len);
+          i = run + len;
+        } else {
+          const char esc[4] = {'\\', 'x', kHex[p[run] >> 4], kHex[p[run] & 15]};
+          out.append(esc, 4);
+          i = run + 1;
+        }
+      }
+      return;
+    }
+    case TextMode::latin1: {
+      std::size_t i = 0;
+      while (i < n) {
+        const std::size_t run = ascii_end(p, i, n);
+        out.append(bytes.data() + i, run - i);
+        if (run == n) break;
+        const unsigned char c = p[run];
+        append_utf8(out, c < 0xa0 ? kCp1252High[c - 0x80] : c);
+        i = run + 1;
+      }
+      return;
+    }
+    case TextMode::convert: {
+      thread_local std::string j;
+      j.clear();
+      append_text_json(j, bytes, collation);
+      if (!append_json_string_text(out, j)) out.append(j);
+      return;
     }
   }
 }
 
-// A JSON string or number rendered by append_value_json, as plain text.
-std::string json_to_text(const std::string& j) {
-  auto v = nlohmann::json::parse(j, nullptr, false);
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_discarded()) return j;
-  return v.dump();
+void append_iso8859_1(std::string& out, Bytes b) {
+  const auto* p = b.data();
+  const std::size_t n = b.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t run = ascii_end(p, i, n);
+    out.append(reinterpret_cast<const char*>(p) + i, run - i);
+    if (run == n) break;
+    const unsigned char c = p[run];
+    const char two[2] = {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
+    out.append(two, 2);
+    i = run + 1;
+  }
 }
 
-void append_2(std::string& s, unsigned v) {
-  s.push_back(static_cast<char>('0' + v / 10 % 10));
-  s.push_back(static_cast<char>('0' + v % 10));
+bool append_json_string_text(std::string& out, std::string_view json) {
+  const std::size_t mark = out.size();
+  auto fail = [&] {
+    out.resize(mark);
+    return false;
+  };
+  const auto* p = reinterpret_cast<const unsigned char*>(json.data());
+  const std::size_t n = json.size();
+  if (n < 2 || p[0] != '"') return false;
+  std::size_t i = 1;
+  auto hex4 = [&](std::size_t at, std::uint32_t& v) {
+    if (at + 4 > n) return false;
+    v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const int h = hex_value(static_cast<char>(p[at + k]));
+      if (h < 0) return false;
+      v = (v << 4) | static_cast<std::uint32_t>(h);
+    }
+    return true;
+  };
+  while (true) {
+    std::size_t run = i;
+    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
+    out.append(json.data() + i, run - i);
+    if (run >= n) return fail();  // no closing quote
+    const unsigned char c = p[run];
+    if (c == '"') {
+      i = run + 1;
+      break;
+    }
+    if (c < 0x20) return fail();
+    if (c >= 0x80) {
+      const std::size_t len = utf8_sequence_length(p, run, n);
+      if (len == 0) return fail();
+      out.append(json.data() + run, len);
+      i = run + len;
+      continue;
+    }
+    // backslash
+    if (run + 1 >= n) return fail();
+    const char e = static_cast<char>(p[run + 1]);
+    i = run + 2;
+    switch (e) {
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '/':
+        out.push_back('/');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'u': {
+        std::uint32_t cp = 0;
+        if (!hex4(i, cp)) return fail();
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          std::uint32_t lo = 0;
+          if (i + 2 > n || p[i] != '\\' || p[i + 1] != 'u' || !hex4(i + 2, lo) || lo < 0xDC00 ||
+              lo > 0xDFFF)
+            return fail();
+          i += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          return fail();
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default:
+        return fail();
+    }
+  }
+  // Only whitespace may follow the value.
+  for (; i < n; ++i)
+    if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') return fail();
+  return true;
 }
 
+// Whether s[i..n) is printable ASCII without '"' and '\\' (a JSON string body that reads back as
+// itself), eight bytes at a time.
+static bool plain_json_body(const char* s, std::size_t n) noexcept {
+  constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+  auto has_zero = [](std::uint64_t v) { return ((v - k01) & ~v & k80) != 0; };
+  auto plain8 = [&](std::uint64_t w) {
+    return (w & k80) == 0 && ((w - k01 * 0x20) & ~w & k80) == 0 && !has_zero(w ^ (k01 * '"')) &&
+           !has_zero(w ^ (k01 * '\\'));
+  };
+  auto load8 = [](const char* p) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  if (n < 8) {  // padded with 'a' to one word
+    std::uint64_t w = k01 * 'a';
+    if (n > 0) std::memcpy(&w, s, n);
+    return plain8(w);
+  }
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  // Sixteen bytes at a time: as signed bytes, controls and non-ASCII are both < 0x20.
+  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
+                backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i bad =
+        _mm_or_si128(_mm_cmplt_epi8(x, space),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
+    if (_mm_movemask_epi8(bad) != 0) return false;
+  }
+#endif
+  for (; i + 8 <= n; i += 8)
+    if (!plain8(load8(s + i))) return false;
+  return i == n || plain8(load8(s + n - 8));  // the last, overlapping word
+}
+
+void json_value_to_text(std::string& s) {
+  if (s.empty() || s[0] != '"') return;  // integers and literals print back as they are
+  const std::size_t n = s.size();
+  const bool plain = n >= 2 && s[n - 1] == '"' && plain_json_body(s.data() + 1, n - 2);
+  if (plain) {
+    s.pop_back();
+    s.erase(0, 1);
+    return;
+  }
+  thread_local std::string t;
+  t.clear();
+  if (append_json_string_text(t, s)) s.swap(t);
+}
+
+void append_java_double(std::string& out, double v) { append_java_fp(out, v); }
+void append_java_float(std::string& out, float v) { append_java_fp(out, v); }
+
+// ---- canal-json strings
+// --------------------------------------------------------------------------
+
+namespace {
+char* extend(std::string& s, std::size_t n) {
+  const std::size_t at = s.size();
+  s.resize(at + n);
+  return s.data() + at;
+}
+char* extend(OutBuf& b, std::size_t n) { return b.extend(n); }
 }  // namespace
+
+template <typename Out>
+void flat_json_string(Out& out, std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  if (plain_json_body(s.data(), n)) {  // the common case: written as it is
+    char* o = extend(out, n + 2);
+    o[0] = '"';
+    if (n > 0) std::memcpy(o + 1, s.data(), n);
+    o[n + 1] = '"';
+    return;
+  }
+  out.push_back('"');
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t run = i;
+    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
+    out.append(s.data() + i, run - i);
+    if (run == n) break;
+    const unsigned char c = p[run];
+    i = run + 1;
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out.append("\\\"", 2);
+          break;
+        case '\\':
+          out.append("\\\\", 2);
+          break;
+        case '\b':
+          out.append("\\b", 2);
+          break;
+        case '\t':
+          out.append("\\t", 2);
+          break;
+        case '\n':
+          out.append("\\n", 2);
+          break;
+        case '\f':
+          out.append("\\f", 2);
+          break;
+        case '\r':
+          out.append("\\r", 2);
+          break;
+        default: {
+          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          out.append(esc, 6);
+        }
+      }
+      continue;
+    }
+    // Non-ASCII: a well-formed sequence is copied; otherwise its maximal ill-formed prefix
+    // (nlohmann's DFA rejects at the first byte that cannot continue it, and reads that byte
+    // again as a new start) becomes one U+FFFD.
+    std::size_t want = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf)
+      want = 1;
+    else if (c == 0xe0)
+      want = 2, lo = 0xa0;
+    else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
+      want = 2;
+    else if (c == 0xed)
+      want = 2, hi = 0x9f;
+    else if (c == 0xf0)
+      want = 3, lo = 0x90;
+    else if (c >= 0xf1 && c <= 0xf3)
+      want = 3;
+    else if (c == 0xf4)
+      want = 3, hi = 0x8f;
+    if (want == 0) {
+      out.append("\xEF\xBF\xBD", 3);
+      continue;
+    }
+    std::size_t k = 0;
+    while (k < want && run + 1 + k < n) {
+      const unsigned char b = p[run + 1 + k];
+      if (b < (k == 0 ? lo : 0x80) || b > (k == 0 ? hi : 0xbf)) break;
+      ++k;
+    }
+    if (k == want) {
+      out.append(s.data() + run, want + 1);
+      i = run + 1 + want;
+    } else {
+      out.append("\xEF\xBF\xBD", 3);
+      i = run + 1 + k;  // the byte that broke the sequence (or the end) starts over
+    }
+  }
+  out.push_back('"');
+}
+
+void append_flat_json_string(std::string& out, std::string_view s) { flat_json_string(out, s); }
+void append_flat_json_string(OutBuf& out, std::string_view s) { flat_json_string(out, s); }
+
+void append_dec(OutBuf& out, std::uint64_t v) {
+  char buf[20];
+  char* b = put_dec_backwards(buf + sizeof buf, v);
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+}
+void append_dec(OutBuf& out, std::int64_t v) {
+  char buf[21];
+  const std::uint64_t mag =
+      v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  char* b = put_dec_backwards(buf + sizeof buf, mag);
+  if (v < 0) *--b = '-';
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+}
 
 // ---- time zone ---------------------------------------------------------------------------------
 
@@ -145,27 +585,58 @@ TimeZone::TimeZone(std::string_view tz) {
 }
 
 void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
-  std::tm tm{};
+  unsigned year, month, day, hour, minute, second;
   if (named_) {
+    std::tm tm{};
     const std::time_t t = static_cast<std::time_t>(seconds);
     ::localtime_r(&t, &tm);
+    year = static_cast<unsigned>(tm.tm_year + 1900);
+    month = static_cast<unsigned>(tm.tm_mon + 1);
+    day = static_cast<unsigned>(tm.tm_mday);
+    hour = static_cast<unsigned>(tm.tm_hour);
+    minute = static_cast<unsigned>(tm.tm_min);
+    second = static_cast<unsigned>(tm.tm_sec);
   } else {
-    const std::time_t t = static_cast<std::time_t>(seconds + offset_);
-    ::gmtime_r(&t, &tm);
+    // gmtime_r's calendar (days to civil date, H. Hinnant's algorithm), without its call.
+    const std::int64_t t = seconds + offset_;
+    std::int64_t days = t / 86400, rem = t % 86400;
+    if (rem < 0) {
+      rem += 86400;
+      --days;
+    }
+    hour = static_cast<unsigned>(rem / 3600);
+    minute = static_cast<unsigned>(rem / 60 % 60);
+    second = static_cast<unsigned>(rem % 60);
+    const std::int64_t z = days + 719468;
+    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const std::int64_t doe = z - era * 146097;
+    const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const std::int64_t mp = (5 * doy + 2) / 153;
+    day = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
+    month = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
+    year = static_cast<unsigned>(yoe + era * 400 + (month <= 2 ? 1 : 0));
   }
-  const unsigned y = static_cast<unsigned>(tm.tm_year + 1900);
-  append_2(out, y / 100);
-  append_2(out, y % 100);
-  out.push_back('-');
-  append_2(out, static_cast<unsigned>(tm.tm_mon + 1));
-  out.push_back('-');
-  append_2(out, static_cast<unsigned>(tm.tm_mday));
-  out.push_back(' ');
-  append_2(out, static_cast<unsigned>(tm.tm_hour));
-  out.push_back(':');
-  append_2(out, static_cast<unsigned>(tm.tm_min));
-  out.push_back(':');
-  append_2(out, static_cast<unsigned>(tm.tm_sec));
+  char b[19] = {static_cast<char>('0' + year / 1000 % 10),
+                static_cast<char>('0' + year / 100 % 10),
+                static_cast<char>('0' + year / 10 % 10),
+                static_cast<char>('0' + year % 10),
+                '-',
+                static_cast<char>('0' + month / 10 % 10),
+                static_cast<char>('0' + month % 10),
+                '-',
+                static_cast<char>('0' + day / 10 % 10),
+                static_cast<char>('0' + day % 10),
+                ' ',
+                static_cast<char>('0' + hour / 10 % 10),
+                static_cast<char>('0' + hour % 10),
+                ':',
+                static_cast<char>('0' + minute / 10 % 10),
+                static_cast<char>('0' + minute % 10),
+                ':',
+                static_cast<char>('0' + second / 10 % 10),
+                static_cast<char>('0' + second % 10)};
+  out.append(b, sizeof b);
 }
 
 // ---- sqlType and values ------------------------------------------------------------------------
@@ -217,37 +688,139 @@ int null_sql_type(const ColumnDef& c) {
   }
 }
 
-Status render_value(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::uint64_t offset, const TimeZone& tz,
-                    CanalValue& v) {
+// Canal-side fast paths for the temporal types met in every row (canal_internal.h). They decode
+// as temporal.cpp does (MySQL's packed formats) and print without its per-character appends.
+bool append_datetime2_text(std::string& out, Bytes raw, unsigned fsp) {
+  if (fsp > 6 || raw.size() != 5 + (fsp + 1) / 2) return false;
+  const std::int64_t intpart = static_cast<std::int64_t>(load_be(raw.data(), 5)) - 0x8000000000LL;
+  std::int64_t frac = 0;
+  if (fsp >= 5) {
+    const auto f = static_cast<std::int64_t>(load_be(raw.data() + 5, 3));
+    frac = f >= 0x800000 ? f - 0x1000000 : f;
+  } else if (fsp >= 3) {
+    frac = static_cast<std::int16_t>(load_be(raw.data() + 5, 2)) * 100LL;
+  } else if (fsp >= 1) {
+    frac = static_cast<std::int8_t>(raw[5]) * 10000LL;
+  }
+  if (intpart < 0 || frac < 0 || frac > 999999) return false;
+  const auto ymdhms = static_cast<std::uint64_t>(intpart);
+  const std::uint64_t ymd = ymdhms >> 17, ym = ymd >> 5, hms = ymdhms % (1u << 17);
+  const std::uint64_t y = ym / 13;
+  if (y > 9999) return false;
+  char b[26];
+  char* p = put2(b, static_cast<unsigned>(y / 100));
+  p = put2(p, static_cast<unsigned>(y % 100));
+  *p++ = '-';
+  p = put2(p, static_cast<unsigned>(ym % 13));
+  *p++ = '-';
+  p = put2(p, static_cast<unsigned>(ymd % 32));
+  *p++ = ' ';
+  p = put2(p, static_cast<unsigned>(hms >> 12));
+  *p++ = ':';
+  p = put2(p, static_cast<unsigned>((hms >> 6) % 64));
+  *p++ = ':';
+  p = put2(p, static_cast<unsigned>(hms % 64));
+  if (fsp > 0) p = put_fraction(p, static_cast<std::uint32_t>(frac), fsp);
+  out.append(b, static_cast<std::size_t>(p - b));
+  return true;
+}
+
+bool append_time2_text(std::string& out, Bytes raw, unsigned fsp) {
+  if (fsp > 6 || raw.size() != 3 + (fsp + 1) / 2) return false;
+  std::int64_t packed = 0;
+  if (fsp >= 5) {
+    packed = static_cast<std::int64_t>(load_be(raw.data(), 6)) - 0x800000000000LL;
+  } else {
+    std::int64_t intpart = static_cast<std::int64_t>(load_be(raw.data(), 3)) - 0x800000;
+    std::int64_t frac = 0;
+    if (fsp >= 1) {
+      const std::int64_t unit = fsp <= 2 ? 0x100 : 0x10000;
+      frac = static_cast<std::int64_t>(load_be(raw.data() + 3, fsp <= 2 ? 1 : 2));
+      if (intpart < 0 && frac != 0) {
+        ++intpart;
+        frac -= unit;
+      }
+      frac *= fsp <= 2 ? 10000 : 100;
+    }
+    packed = intpart * (std::int64_t{1} << 24) + frac;
+  }
+  const bool neg = packed < 0;
+  const std::uint64_t mag =
+      neg ? 0 - static_cast<std::uint64_t>(packed) : static_cast<std::uint64_t>(packed);
+  const auto usec = static_cast<std::uint32_t>(mag % (1u << 24));
+  if (usec > 999999) return false;
+  const std::uint64_t hms = mag >> 24;
+  const auto h = static_cast<unsigned>((hms >> 12) % (1u << 10));
+  if (h > 99) return false;
+  char b[20];
+  char* p = b;
+  if (neg) *p++ = '-';
+  p = put2(p, h);
+  *p++ = ':';
+  p = put2(p, static_cast<unsigned>((hms >> 6) % 64));
+  *p++ = ':';
+  p = put2(p, static_cast<unsigned>(hms % 64));
+  if (fsp > 0) p = put_fraction(p, usec, fsp);
+  out.append(b, static_cast<std::size_t>(p - b));
+  return true;
+}
+
+bool append_date_text(std::string& out, Bytes raw) {
+  if (raw.size() != 3) return false;
+  const auto v = static_cast<std::uint32_t>(load_le(raw.data(), 3));
+  const unsigned y = v >> 9;
+  if (y > 9999) return false;
+  char b[10];
+  char* p = put2(b, y / 100);
+  p = put2(p, y % 100);
+  *p++ = '-';
+  p = put2(p, (v >> 5) & 15);
+  *p++ = '-';
+  p = put2(p, v & 31);
+  out.append(b, 10);
+  return true;
+}
+
+Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, Bytes raw,
+                    std::uint64_t offset, const TimeZone& tz, CanalValue& v) {
   using namespace types;
   v.is_null = false;
   v.value.clear();
+  std::string& out = v.value;
   const ColumnType t = c.real_type == ColumnType::null ? c.type : c.real_type;
-  auto sign_ext = [](std::uint64_t x, unsigned bits) {
-    const std::uint64_t m = 1ull << (bits - 1);
-    return static_cast<std::int64_t>((x ^ m) - m);
-  };
   auto integer = [&](unsigned bytes, int base, int bumped) {
-    const std::int64_t s = sign_ext(le(raw, bytes), bytes * 8);
+    const std::uint64_t u = le(raw, bytes);
+    const unsigned shift = 64 - bytes * 8;
+    const std::int64_t s = static_cast<std::int64_t>(u << shift) >> shift;
     if (c.is_unsigned && s < 0) {
-      v.value = std::to_string(le(raw, bytes));
+      append_dec(out, u);
       v.sql_type = bumped;
     } else {
-      v.value = std::to_string(s);
+      append_dec_signed(out, s);
       v.sql_type = base;
     }
   };
   switch (t) {
-    case ColumnType::tiny: integer(1, TINYINT, SMALLINT); return {};
-    case ColumnType::short_: integer(2, SMALLINT, INTEGER); return {};
-    case ColumnType::int24: integer(3, INTEGER, INTEGER); return {};
-    case ColumnType::long_: integer(4, INTEGER, BIGINT); return {};
-    case ColumnType::longlong: integer(8, BIGINT, DECIMAL); return {};
+    case ColumnType::tiny:
+      integer(1, TINYINT, SMALLINT);
+      return {};
+    case ColumnType::short_:
+      integer(2, SMALLINT, INTEGER);
+      return {};
+    case ColumnType::int24:
+      integer(3, INTEGER, INTEGER);
+      return {};
+    case ColumnType::long_:
+      integer(4, INTEGER, BIGINT);
+      return {};
+    case ColumnType::longlong:
+      integer(8, BIGINT, DECIMAL);
+      return {};
     case ColumnType::float_: {
       const auto bits = static_cast<std::uint32_t>(le(raw, 4));
       float f;
       std::memcpy(&f, &bits, 4);
-      v.value = java_float_string(f);
+      append_java_float(out, f);
       v.sql_type = REAL;
       return {};
     }
@@ -255,39 +828,43 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::
       const std::uint64_t bits = le(raw, 8);
       double d;
       std::memcpy(&d, &bits, 8);
-      v.value = java_double_string(d);
+      append_java_double(out, d);
       v.sql_type = DOUBLE;
       return {};
     }
     case ColumnType::year: {
       const unsigned y = raw.empty() ? 0 : raw[0];
-      v.value = y == 0 ? "0000" : std::to_string(1900 + y);
+      if (y == 0)
+        out.append("0000", 4);
+      else
+        append_dec(out, 1900 + y);
       v.sql_type = VARCHAR;
       return {};
     }
     case ColumnType::enum_:
-      v.value = std::to_string(le(raw, raw.size()));
+      append_dec(out, le(raw, raw.size()));
       v.sql_type = INTEGER;
       return {};
     case ColumnType::set:
-      v.value = std::to_string(le(raw, raw.size()));
+      append_dec(out, le(raw, raw.size()));
       v.sql_type = BIT;
       return {};
     case ColumnType::timestamp:
     case ColumnType::timestamp2: {
       const bool v2 = t == ColumnType::timestamp2;
       const std::uint64_t sec = v2 ? be(raw, 0, 4) : le(raw, 4);
-      if (sec == 0) v.value = "0000-00-00 00:00:00";
-      else tz.append_local(v.value, static_cast<std::int64_t>(sec));
+      if (sec == 0)
+        out.append("0000-00-00 00:00:00", 19);
+      else
+        tz.append_local(out, static_cast<std::int64_t>(sec));
       const unsigned fsp = v2 ? c.meta : 0;
       if (fsp >= 1 && fsp <= 6) {
         const std::size_t n = (fsp + 1) / 2;
-        std::uint64_t frac = be(raw, 4, n);
-        const std::uint64_t usec = n == 1 ? frac * 10000 : n == 2 ? frac * 100 : frac;
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "%06u", static_cast<unsigned>(usec % 1000000));
-        v.value.push_back('.');
-        v.value.append(buf, fsp);
+        const std::uint64_t frac = be(raw, 4, n);
+        const std::uint64_t usec = (n == 1 ? frac * 10000 : n == 2 ? frac * 100 : frac) % 1000000;
+        char buf[7];
+        out.append(buf, static_cast<std::size_t>(
+                            put_fraction(buf, static_cast<std::uint32_t>(usec), fsp) - buf));
       }
       v.sql_type = TIMESTAMP;
       return {};
@@ -302,18 +879,20 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::
     case ColumnType::geometry: {
       // Skip the length prefix.
       std::size_t prefix = 0;
-      if (t == ColumnType::string) prefix = unpack_string_meta(c.meta).length > 255 ? 2 : 1;
-      else if (t == ColumnType::varchar || t == ColumnType::var_string) prefix = c.meta > 255 ? 2 : 1;
-      else prefix = c.meta;
+      if (t == ColumnType::string)
+        prefix = unpack_string_meta(c.meta).length > 255 ? 2 : 1;
+      else if (t == ColumnType::varchar || t == ColumnType::var_string)
+        prefix = c.meta > 255 ? 2 : 1;
+      else
+        prefix = c.meta;
       const Bytes data = raw.size() >= prefix ? raw.subspan(prefix) : Bytes{};
-      const bool binary = t == ColumnType::geometry || c.charset == 63 || (blob_family(t) && c.charset == 0);
+      const bool binary =
+          t == ColumnType::geometry || c.charset == 63 || (blob_family(t) && c.charset == 0);
       if (binary) {
-        latin1_to_utf8(v.value, data);
+        append_iso8859_1(out, data);
         v.sql_type = BLOB;
       } else {
-        std::string j;
-        append_text_json(j, std::string_view(reinterpret_cast<const char*>(data.data()), data.size()), c.charset);
-        v.value = json_to_text(j);
+        append_canal_text(out, as_string_view(data), c.charset, text);
         v.sql_type = blob_family(t) ? CLOB : t == ColumnType::string ? CHAR : VARCHAR;
       }
       return {};
@@ -322,11 +901,46 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::
       const std::uint64_t len = le(raw, c.meta);
       v.sql_type = VARCHAR;
       if (len == 0) return {};
-      Status st = append_json_binary(v.value, raw.subspan(c.meta), offset + c.meta);
-      return st;
+      return append_json_binary(out, raw.subspan(c.meta), offset + c.meta);
     }
-    case ColumnType::decimal:
+    case ColumnType::datetime2:
+      if (info.type == ColumnType::datetime2 && append_datetime2_text(out, raw, info.meta)) {
+        v.sql_type = TIMESTAMP;
+        return {};
+      }
+      break;
+    case ColumnType::time2:
+      if (info.type == ColumnType::time2 && append_time2_text(out, raw, info.meta)) {
+        v.sql_type = TIME;
+        return {};
+      }
+      break;
+    case ColumnType::date:
+    case ColumnType::newdate:
+      if (info.type == t && append_date_text(out, raw)) {
+        v.sql_type = DATE;
+        return {};
+      }
+      break;
+    default:
+      break;
+  }
+  switch (t) {
     case ColumnType::newdecimal:
+      if (info.type == ColumnType::newdecimal) {
+        // append_value_json's "<decimal text>" without the quotes.
+        ByteReader r(raw, offset);
+        Status st = append_decimal_text(out, c.meta >> 8, c.meta & 0xff, r);
+        if (st.ok() && !r.ok()) st = r.error();
+        if (!st.ok()) {
+          out.clear();
+          return st;
+        }
+        v.sql_type = DECIMAL;
+        return {};
+      }
+      [[fallthrough]];
+    case ColumnType::decimal:
     case ColumnType::bit:
     case ColumnType::date:
     case ColumnType::newdate:
@@ -334,16 +948,16 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::
     case ColumnType::time2:
     case ColumnType::datetime:
     case ColumnType::datetime2: {
-      std::string j;
+      // convert's rendering, as text.
       ByteReader r(raw, offset);
-      Status st = append_value_json(info, r, j, {});
+      Status st = append_value_json(info, r, out, {});
       if (!st.ok()) return st;
-      v.value = json_to_text(j);
+      json_value_to_text(out);
       v.sql_type = (t == ColumnType::decimal || t == ColumnType::newdecimal) ? DECIMAL
-                   : t == ColumnType::bit                                     ? BIT
-                   : (t == ColumnType::date || t == ColumnType::newdate)      ? DATE
-                   : (t == ColumnType::time || t == ColumnType::time2)        ? TIME
-                                                                              : TIMESTAMP;
+                   : t == ColumnType::bit                                    ? BIT
+                   : (t == ColumnType::date || t == ColumnType::newdate)     ? DATE
+                   : (t == ColumnType::time || t == ColumnType::time2)       ? TIME
+                                                                             : TIMESTAMP;
       return {};
     }
     default:
@@ -448,8 +1062,16 @@ std::string mysql_type_text(const ColumnDef& c, bool display_widths) {
 
 namespace binlogctl {
 
-std::string java_double_string(double v) { return canal_detail::java_fp(v); }
-std::string java_float_string(float v) { return canal_detail::java_fp(v); }
+std::string java_double_string(double v) {
+  std::string s;
+  canal_detail::append_java_double(s, v);
+  return s;
+}
+std::string java_float_string(float v) {
+  std::string s;
+  canal_detail::append_java_float(s, v);
+  return s;
+}
 
 bool canal_timezone_valid(std::string_view tz) {
   return canal_detail::fixed_offset(tz).has_value() || canal_detail::zone_file_exists(tz);
