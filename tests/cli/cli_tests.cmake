@@ -118,6 +118,20 @@ if(TARGET binlogctl_canal)
     binlogctl_cli_test(canal_packets_${comp} ${Python3_EXECUTABLE} ${CLI}/canal_packets.py ${BIN}
                        ${Protobuf_PROTOC_EXECUTABLE} ${CMAKE_SOURCE_DIR}/proto ${FIX}/basic/binlogs 50 ${comp})
   endforeach()
+  # Schema history as Canal's table meta: names, keys and declared types where the TABLE_MAP
+  # has no metadata (binlog_row_metadata=NO_LOG), from the binlog's DDL or from --schema.
+  binlogctl_cli_test(canal_protoc_schema ${Python3_EXECUTABLE} ${CLI}/canal_protoc.py ${BIN} ${Protobuf_PROTOC_EXECUTABLE}
+                     ${CMAKE_SOURCE_DIR}/proto ${FIX}/schema/binlogs)
+  binlogctl_cli_test(canal_json_schema ${Python3_EXECUTABLE} ${CLI}/canal_json.py ${BIN} ${FIX}/schema/binlogs)
+  binlogctl_cli_test(canal_schema_history ${EXPECT} --rc 0
+                     --stdout-contains "\"mysqlType\":{\"id\":\"bigint unsigned\",\"ti\":\"tinyint unsigned\""
+                     --stdout-contains "{\"id\":\"18446744073709551615\",\"ti\":\"255\""
+                     -- ${BIN} convert --format canal-json ${FIX}/schema/binlogs)
+  binlogctl_cli_test(canal_schema_file ${EXPECT} --rc 0
+                     --stdout-contains "\"t6\":\"-03:00:00.000003\"}"
+                     --stdout-contains "\"mysqlType\":{\"id\":\"int(11)\",\"dt0\":\"datetime\",\"dt3\":\"datetime(3)\""
+                     -- ${BIN} convert --format canal-json --schema ${FIX}/schema/expected/schema.sql
+                        ${FIX}/schema/binlogs/mariadb-bin.000002)
   binlogctl_cli_test(canal_packets_json ${EXPECT} --rc 2 -- ${BIN} convert --format canal-json --canal-packets ${FIX}/basic/binlogs)
   binlogctl_cli_test(canal_batch_ids ${EXPECT} --rc 0 --stdout-contains "\"id\":415,"
                      -- ${BIN} convert --format canal-json --batch-size 1 ${FIX}/basic/binlogs)

@@ -184,14 +184,15 @@ std::uint32_t fixed_value_size(const ColumnDef& c) {
   return n && *n > 0 && *n < sizeof zeros ? static_cast<std::uint32_t>(*n) : 0;
 }
 
-TablePlan make_plan(const TableMap& tm, bool display_widths) {
+TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* def) {
   TablePlan plan;
   plan.cols.resize(tm.columns.size());
   std::unordered_map<std::string_view, std::uint32_t> first;
   for (std::size_t i = 0; i < tm.columns.size(); ++i) {
     const ColumnDef& c = tm.columns[i];
     ColumnPlan& p = plan.cols[i];
-    const std::string mysql_type = canal_detail::mysql_type_text(c, display_widths);
+    const std::string mysql_type =
+        def != nullptr ? column_type_text(def->columns[i]) : canal_detail::mysql_type_text(c, display_widths);
     if (!c.name.empty()) canal_detail::append_len_field(p.pb_name, 3, c.name);
     if (!mysql_type.empty()) canal_detail::append_len_field(p.pb_mysql_type, 10, mysql_type);
     append_flat_json_string(p.js_key, c.name);
@@ -562,7 +563,9 @@ class CanalMapper {
         sink_(sink),
         diag_(diag),
         err_(err),
-        tz_(co.timezone) {}
+        tz_(co.timezone) {
+    if (opts.schema) schema_ = *opts.schema;
+  }
 
   bool mid_stream = false;
 
@@ -881,7 +884,7 @@ class CanalMapper {
       return;
     }
     TableMap* cached = tables_.find(r->table_id);
-    if (cached != nullptr && cached->same_as(*r)) return;
+    if (cached != nullptr && cached->same_as(*r) && cached->schema_generation == schema_.generation()) return;
     const std::uint64_t base = ev.body_offset();
     const auto off = [&](Bytes b) {
       return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
@@ -892,22 +895,38 @@ class CanalMapper {
       return;
     }
     TableMap& stored = tables_.put(std::move(*tm));
+    stored.schema_generation = schema_.generation();
+    // Schema history (Canal's table meta): names, keys, signedness, charsets where the TABLE_MAP
+    // has no metadata, and then the declared types as mysqlType.
+    const SchemaTable* def = schema_.find(stored.db, stored.table);
+    if (def != nullptr) {
+      const std::string why_not = apply_table_schema(stored, *def);
+      if (!why_not.empty()) {
+        if (warned_schema_.insert(stored.db + "." + stored.table + "\n" + why_not).second)
+          fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: schema history not used: {}\n", *log_name_,
+                     top_pos(ev), stored.db, stored.table, why_not);
+        def = nullptr;
+      }
+    }
     if (!stored.has_names()) {
       std::string key = stored.db + "." + stored.table;
       if (warned_.insert(key).second)
         fmt::print(err_,
                    "binlogctl: {}:{}: warning: table {}: the TABLE_MAP carries no column names "
-                   "(binlog_row_metadata is not FULL); columns are named @1, @2, ...\n",
+                   "(binlog_row_metadata is not FULL) and schema history has no usable definition "
+                   "(give one with --schema); columns are named @1, @2, ...\n",
                    *log_name_, top_pos(ev), key);
     }
-    // mysqlType: display widths as MariaDB and MySQL before 8.0.19 print them.
+    // mysqlType: rebuilt from the TABLE_MAP when it has the metadata (SPEC), with display widths
+    // as MariaDB and MySQL before 8.0.19 print them; else the declared type from schema history.
     const std::uint32_t ver = parse_server_version(ev.fde->server_version);
     const bool widths = ev.fde->server_version.find("MariaDB") != std::string::npos || ver < 80019;
-    plans_[stored.table_id] = make_plan(stored, widths);
+    plans_[stored.table_id] = make_plan(stored, widths, stored.names_from_schema ? def : nullptr);
   }
 
   void statement(const Event& ev, const QueryEvent& q) {
     const StatementKind k = classify_statement(q.sql);
+    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);  // whatever the selection keeps
     switch (k) {
       case StatementKind::begin:
         if (txn_selected_) begin_entry(ev, q.thread_id);
@@ -1081,7 +1100,7 @@ class CanalMapper {
     auto pi = plans_.find(h->table_id);
     if (pi == plans_.end() ||
         pi->second.cols.size() != tm->columns.size())  // not expected: made with the map
-      pi = plans_.insert_or_assign(h->table_id, make_plan(*tm, true)).first;
+      pi = plans_.insert_or_assign(h->table_id, make_plan(*tm, true, nullptr)).first;
     const TablePlan& plan = pi->second;
     Bytes rows = h->rows;
     std::uint64_t rows_at = h->rows_offset;
@@ -1162,6 +1181,8 @@ class CanalMapper {
   TransactionTracker tracker_;
   TableMapCache tables_;
   std::unordered_map<std::uint64_t, TablePlan> plans_;
+  SchemaHistory schema_;
+  std::unordered_set<std::string> warned_schema_;
   std::unordered_set<std::string> warned_;
   std::uint64_t selected_txn_ = ~0ull;
   bool txn_selected_ = true;

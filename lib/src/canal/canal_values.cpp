@@ -852,16 +852,21 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, B
     case ColumnType::timestamp:
     case ColumnType::timestamp2: {
       const bool v2 = t == ColumnType::timestamp2;
-      const std::uint64_t sec = v2 ? be(raw, 0, 4) : le(raw, 4);
+      // MariaDB's pre-10.0 TIMESTAMP(fsp) (meta = fsp from schema history): big-endian seconds,
+      // then the fraction in units of 10^(6-fsp) (TIMESTAMP2: of 10^(6-2*bytes)).
+      const bool hires = t == ColumnType::timestamp && c.meta >= 1 && c.meta <= 6;
+      const std::uint64_t sec = v2 || hires ? be(raw, 0, 4) : le(raw, 4);
       if (sec == 0)
         out.append("0000-00-00 00:00:00", 19);
       else
         tz.append_local(out, static_cast<std::int64_t>(sec));
-      const unsigned fsp = v2 ? c.meta : 0;
+      const unsigned fsp = v2 || hires ? c.meta : 0;
       if (fsp >= 1 && fsp <= 6) {
+        static constexpr std::uint64_t kUnit[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
         const std::size_t n = (fsp + 1) / 2;
         const std::uint64_t frac = be(raw, 4, n);
-        const std::uint64_t usec = (n == 1 ? frac * 10000 : n == 2 ? frac * 100 : frac) % 1000000;
+        const std::uint64_t usec =
+            (hires ? frac * kUnit[fsp] : n == 1 ? frac * 10000 : n == 2 ? frac * 100 : frac) % 1000000;
         char buf[7];
         out.append(buf, static_cast<std::size_t>(
                             put_fraction(buf, static_cast<std::uint32_t>(usec), fsp) - buf));
@@ -1020,11 +1025,17 @@ std::string mysql_type_text(const ColumnDef& c, bool display_widths) {
     case ColumnType::float_: s = c.is_unsigned ? "float unsigned" : "float"; break;
     case ColumnType::double_: s = c.is_unsigned ? "double unsigned" : "double"; break;
     case ColumnType::bit: s = "bit(" + std::to_string((c.meta >> 8) * 8 + (c.meta & 0xff)) + ")"; break;
-    case ColumnType::timestamp: s = "timestamp"; break;
+    case ColumnType::timestamp:  // meta = fsp of a MariaDB pre-10.0 column (schema history)
+      s = c.meta >= 1 && c.meta <= 6 ? "timestamp(" + std::to_string(c.meta) + ")" : "timestamp";
+      break;
     case ColumnType::timestamp2: fsp("timestamp"); break;
-    case ColumnType::datetime: s = "datetime"; break;
+    case ColumnType::datetime:  // meta = fsp of a MariaDB pre-10.0 column (schema history)
+      s = c.meta >= 1 && c.meta <= 6 ? "datetime(" + std::to_string(c.meta) + ")" : "datetime";
+      break;
     case ColumnType::datetime2: fsp("datetime"); break;
-    case ColumnType::time: s = "time"; break;
+    case ColumnType::time:  // meta = fsp of a MariaDB pre-10.0 column (schema history)
+      s = c.meta >= 1 && c.meta <= 6 ? "time(" + std::to_string(c.meta) + ")" : "time";
+      break;
     case ColumnType::time2: fsp("time"); break;
     case ColumnType::date:
     case ColumnType::newdate: s = "date"; break;
