@@ -132,8 +132,10 @@ if(TARGET binlogctl_canal)
                      --stdout-contains "\"mysqlType\":{\"id\":\"int(11)\",\"dt0\":\"datetime\",\"dt3\":\"datetime(3)\""
                      -- ${BIN} convert --format canal-json --schema ${FIX}/schema/expected/schema.sql
                         ${FIX}/schema/binlogs/mariadb-bin.000002)
+  binlogctl_cli_test(canal_gtidlog ${Python3_EXECUTABLE} ${CLI}/canal_gtidlog.py ${BIN} ${Protobuf_PROTOC_EXECUTABLE}
+                     ${CMAKE_SOURCE_DIR}/proto ${FIX}/basic/binlogs ${SHARED}/corpus/public)
   binlogctl_cli_test(canal_packets_json ${EXPECT} --rc 2 -- ${BIN} convert --format canal-json --canal-packets ${FIX}/basic/binlogs)
-  binlogctl_cli_test(canal_batch_ids ${EXPECT} --rc 0 --stdout-contains "\"id\":415,"
+  binlogctl_cli_test(canal_batch_ids ${EXPECT} --rc 0 --stdout-contains "\"id\":422,"
                      -- ${BIN} convert --format canal-json --batch-size 1 ${FIX}/basic/binlogs)
 else()
   binlogctl_cli_test(canal_unavailable ${EXPECT} --rc 2 --stderr-contains "without protobuf"

@@ -1075,3 +1075,23 @@ TEST_CASE("canal-proto --canal-packets: one packet per batch, whatever the outpu
 }
 TEST_SUITE_END();
 #endif
+
+TEST_CASE("GTID_LIST as Canal prints it: java.util.HashMap order by domain") {
+  using binlogctl::MariaGtidList;
+  auto l = MariaGtidList::parse("0-1-100,1-2-5");
+  REQUIRE(l.ok());
+  CHECK(binlogctl::canal_detail::gtid_list_text(*l) == "0-1-100,1-2-5");
+  auto rev = MariaGtidList::parse("11-2022-100,1-1011-1000");
+  REQUIRE(rev.ok());
+  CHECK(binlogctl::canal_detail::gtid_list_text(*rev) == "1-1011-1000,11-2022-100");  // buckets 1, 11
+  // one entry per domain: the later one (binlog state lists a domain once per server)
+  auto two = MariaGtidList::parse("1-1-5,1-2-7");
+  REQUIRE(two.ok());
+  CHECK(binlogctl::canal_detail::gtid_list_text(*two) == "1-2-7");
+  // domain 16 falls in bucket 0 of a 16-bucket map, before domain 1; 17 collides with 1 and
+  // follows it in insertion order
+  auto wrap = MariaGtidList::parse("1-1-1,17-1-1,16-1-1");
+  REQUIRE(wrap.ok());
+  CHECK(binlogctl::canal_detail::gtid_list_text(*wrap) == "16-1-1,1-1-1,17-1-1");
+  CHECK(binlogctl::canal_detail::gtid_list_text(MariaGtidList{}).empty());
+}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <binlogctl/columns.h>
+#include <binlogctl/gtid.h>
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
 
@@ -264,5 +265,8 @@ struct WireWriter {
     string(2, value, "com.alibaba.otter.canal.protocol.Pair.value");
   }
 };
+
+// The text Canal's MariaGtidListLogEvent.getGtidStr() gives for a GTID_LIST (canal_mapper.cpp).
+std::string gtid_list_text(const MariaGtidList& list);
 
 }  // namespace binlogctl::canal_detail

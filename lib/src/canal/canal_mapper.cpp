@@ -96,6 +96,31 @@ int canal_statement_event_type(std::string_view sql) noexcept {
   }
 }
 
+// MariaDB's GTID_LIST: Canal's MariaGtidListLogEvent keeps a java.util.HashMap from domain to
+// GTID (a later entry of a domain replaces the earlier one) and prints it comma-joined in the
+// map's iteration order: by bucket, (h ^ h >>> 16) & (capacity - 1) with h the domain id, the
+// capacity 16 doubled while the map is more than 3/4 full; insertion order within a bucket.
+std::string canal_detail::gtid_list_text(const MariaGtidList& list) {
+  std::vector<MariaGtid> by_domain;
+  for (const MariaGtid& g : list.entries()) {
+    auto it = std::find_if(by_domain.begin(), by_domain.end(),
+                           [&](const MariaGtid& x) { return x.domain == g.domain; });
+    if (it != by_domain.end()) *it = g;
+    else by_domain.push_back(g);
+  }
+  std::size_t cap = 16;
+  while (by_domain.size() > cap / 4 * 3) cap *= 2;
+  const auto bucket = [cap](const MariaGtid& g) { return (g.domain ^ (g.domain >> 16)) & (cap - 1); };
+  std::stable_sort(by_domain.begin(), by_domain.end(),
+                   [&](const MariaGtid& a, const MariaGtid& b) { return bucket(a) < bucket(b); });
+  std::string s;
+  for (const MariaGtid& g : by_domain) {
+    if (!s.empty()) s.push_back(',');
+    s += g.to_string();
+  }
+  return s;
+}
+
 namespace {
 
 using canal_detail::append_dec;
@@ -637,6 +662,9 @@ class CanalMapper {
       case EventType::gtid_tagged_log:
         mysql_gtid(ev);
         break;
+      case EventType::mariadb_gtid_list:
+        if (!ev.is_inner()) gtid_list_entry(ev);
+        break;
       case EventType::mariadb_gtid:
         cur_sn_.clear();
         cur_lct_.clear();
@@ -848,16 +876,27 @@ class CanalMapper {
     }
     emit(canalpb::TRANSACTIONEND, ev, "", "", 0, 0, store_, nullptr);
   }
-  // Canal's parseGTIDLogEvent: a Pair {gtid, the GTID}; header eventType GTID.
-  void gtid_entry(const Event& ev) {
+  // Canal's parseGTIDLogEvent / parseMariaGTIDLogEvent: one Pair, header eventType GTID. Canal
+  // fills a single Pair.Builder with setKey/setValue three times for a MySQL GTID with a logical
+  // clock, so what it sends is {sequenceNumber, n}; {gtid, the GTID} otherwise.
+  void gtid_entry(const Event& ev, std::string_view key, std::string_view value) {
     store_.clear();
     if (!json_) {
-      canal_detail::append_string_field(store_, 1, "gtid",
-                                        "com.alibaba.otter.canal.protocol.Pair.key");
-      canal_detail::append_string_field(store_, 2, tracker_.state().gtid_text,
-                                        "com.alibaba.otter.canal.protocol.Pair.value");
+      canal_detail::append_string_field(store_, 1, key, "com.alibaba.otter.canal.protocol.Pair.key");
+      canal_detail::append_string_field(store_, 2, value, "com.alibaba.otter.canal.protocol.Pair.value");
     }
     emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, 0, store_, nullptr);
+  }
+  void gtid_entry(const Event& ev) { gtid_entry(ev, "gtid", tracker_.state().gtid_text); }
+
+  void gtid_list_entry(const Event& ev) {
+    ByteReader r = ev.body_reader();
+    auto l = decode_gtid_list(r);
+    if (!l) {
+      undecodable(ev, "GTID_LIST", l.error());
+      return;
+    }
+    gtid_entry(ev, "gtid", canal_detail::gtid_list_text(*l));
   }
 
   void mysql_gtid(const Event& ev) {
@@ -874,7 +913,10 @@ class CanalMapper {
       (void)executed_.add(g->uuid, g->tag, g->gno);
       executed_dirty_ = true;
     }
-    if (txn_selected_ && tracker_.state().has_gtid) gtid_entry(ev);
+    if (txn_selected_ && tracker_.state().has_gtid) {
+      if (g->has_logical_clock) gtid_entry(ev, "sequenceNumber", cur_sn_);
+      else gtid_entry(ev);
+    }
   }
 
   void table_map(const Event& ev) {
