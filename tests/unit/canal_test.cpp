@@ -236,6 +236,23 @@ TEST_CASE("canal: statement event types") {
   CHECK(canal_statement_event_type("CREATE TABLE t (a int)") == canalpb::CREATE);
   CHECK(canal_statement_event_type("create temporary table t (a int)") == canalpb::CREATE);
   CHECK(canal_statement_event_type("/* x */ ALTER TABLE t ADD b int") == canalpb::ALTER);
+  // ALTER TABLE: the first alteration decides, as in Canal's DruidDdlParser
+  CHECK(canal_statement_event_type("ALTER TABLE t ADD INDEX i (a)") == canalpb::CINDEX);
+  CHECK(canal_statement_event_type("/* x */ alter table `d`.`t` add unique key u (a), add c int") == canalpb::CINDEX);
+  CHECK(canal_statement_event_type("ALTER TABLE t ADD PRIMARY KEY (a)") == canalpb::CINDEX);
+  CHECK(canal_statement_event_type("ALTER TABLE t ADD CONSTRAINT u UNIQUE (a)") == canalpb::CINDEX);
+  CHECK(canal_statement_event_type("ALTER TABLE t ADD CONSTRAINT f FOREIGN KEY (a) REFERENCES x (a)") == canalpb::ALTER);
+  CHECK(canal_statement_event_type("ALTER TABLE t ADD FULLTEXT INDEX ft (b)") == canalpb::CINDEX);
+  CHECK(canal_statement_event_type("ALTER TABLE t DROP INDEX i") == canalpb::DINDEX);
+  CHECK(canal_statement_event_type("ALTER IGNORE TABLE t DROP KEY i, ADD c int") == canalpb::DINDEX);
+  CHECK(canal_statement_event_type("ALTER TABLE t DROP COLUMN i") == canalpb::ALTER);
+  CHECK(canal_statement_event_type("ALTER TABLE t ADD c int, ADD INDEX i (c)") == canalpb::ALTER);
+  CHECK(canal_statement_event_type("ALTER TABLE t RENAME TO u") == canalpb::RENAME);
+  CHECK(canal_statement_event_type("ALTER TABLE `a b` RENAME u") == canalpb::RENAME);
+  CHECK(canal_statement_event_type("ALTER TABLE t RENAME COLUMN a TO b") == canalpb::ALTER);
+  CHECK(canal_statement_event_type("ALTER TABLE t ENGINE=InnoDB") == canalpb::ALTER);
+  CHECK(canal_statement_event_type("ALTER TABLE") == canalpb::ALTER);
+  CHECK(canal_statement_event_type("ALTER TABLE `unterminated") == canalpb::ALTER);
   CHECK(canal_statement_event_type("DROP TABLE IF EXISTS t") == canalpb::ERASE);
   CHECK(canal_statement_event_type("TRUNCATE TABLE t") == canalpb::TRUNCATE);
   CHECK(canal_statement_event_type("RENAME TABLE a TO b") == canalpb::RENAME);

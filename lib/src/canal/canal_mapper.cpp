@@ -65,6 +65,81 @@ std::vector<std::string> leading_words(std::string_view sql, std::size_t n) {
   return words;
 }
 
+// The first alteration of ALTER TABLE, as Canal's DruidDdlParser classifies it (Canal keeps the
+// type of the first DdlResult, one per alteration): RENAME [TO|AS] -> RENAME; ADD INDEX/KEY/
+// FULLTEXT/SPATIAL, ADD UNIQUE, ADD PRIMARY KEY, ADD CONSTRAINT [name] UNIQUE|PRIMARY -> CINDEX;
+// DROP INDEX/KEY -> DINDEX; anything else, and statements with table options, -> ALTER.
+std::size_t skip_space_and_comments(std::string_view sql, std::size_t i) {
+  while (i < sql.size()) {
+    if (std::isspace(static_cast<unsigned char>(sql[i]))) {
+      ++i;
+    } else if (sql.substr(i, 2) == "/*") {
+      const std::size_t e = sql.find("*/", i + 2);
+      i = e == std::string_view::npos ? sql.size() : e + 2;
+    } else if (sql.substr(i, 2) == "--" || sql[i] == '#') {
+      const std::size_t e = sql.find('\n', i);
+      i = e == std::string_view::npos ? sql.size() : e + 1;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+int alter_table_event_type(std::string_view sql) {
+  // Past ALTER [ONLINE|IGNORE] TABLE and the (possibly quoted, qualified) table name.
+  const std::size_t t = [&] {
+    std::size_t i = 0;
+    int words = 0;
+    while (i < sql.size() && words < 4) {
+      i = skip_space_and_comments(sql, i);
+      const std::size_t b = i;
+      while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) ++i;
+      if (i == b) return std::string_view::npos;
+      ++words;
+      std::string w(sql.substr(b, i - b));
+      for (char& c : w) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (w == "TABLE") return i;
+    }
+    return std::string_view::npos;
+  }();
+  if (t == std::string_view::npos) return canalpb::ALTER;
+  std::size_t i = t;
+  for (;;) {  // name parts: ident or `quoted`, joined by '.'
+    i = skip_space_and_comments(sql, i);
+    if (i < sql.size() && sql[i] == '`') {
+      ++i;
+      while (i < sql.size()) {
+        if (sql[i] == '`' && (i + 1 >= sql.size() || sql[i + 1] != '`')) break;
+        i += sql[i] == '`' ? 2 : 1;
+      }
+      ++i;
+    } else {
+      while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_' || sql[i] == '$'))
+        ++i;
+    }
+    i = skip_space_and_comments(sql, i);
+    if (i < sql.size() && sql[i] == '.') {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (i >= sql.size()) return canalpb::ALTER;
+  const auto w = leading_words(sql.substr(i), 4);
+  const auto at = [&](std::size_t k) { return k < w.size() ? std::string_view(w[k]) : std::string_view(); };
+  if (at(0) == "RENAME" && at(1) != "COLUMN" && at(1) != "INDEX" && at(1) != "KEY") return canalpb::RENAME;
+  if (at(0) == "ADD") {
+    std::size_t k = 1;
+    if (at(1) == "CONSTRAINT") k = at(2) == "UNIQUE" || at(2) == "PRIMARY" ? 2 : 3;
+    const std::string_view x = at(k);
+    if (x == "INDEX" || x == "KEY" || x == "FULLTEXT" || x == "SPATIAL" || x == "UNIQUE" || x == "PRIMARY")
+      return canalpb::CINDEX;
+  }
+  if (at(0) == "DROP" && (at(1) == "INDEX" || at(1) == "KEY")) return canalpb::DINDEX;
+  return canalpb::ALTER;
+}
+
 }  // namespace
 
 int canal_statement_event_type(std::string_view sql) noexcept {
@@ -85,7 +160,7 @@ int canal_statement_event_type(std::string_view sql) noexcept {
       if (b == "OR" && w.size() > 3 && w[3] == "TABLE") return canalpb::CREATE;
       return canalpb::QUERY;
     }
-    if (a == "ALTER" && (b == "TABLE" || c == "TABLE")) return canalpb::ALTER;
+    if (a == "ALTER" && (b == "TABLE" || c == "TABLE")) return alter_table_event_type(sql);
     if (a == "DROP") {
       if (b == "TABLE" || c == "TABLE") return canalpb::ERASE;
       if (b == "INDEX") return canalpb::DINDEX;
