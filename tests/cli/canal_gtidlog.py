@@ -14,19 +14,24 @@ import subprocess
 import sys
 
 
+def varint(data, i):
+    """(value, next offset) of the protobuf varint at data[i]."""
+    n, shift = 0, 0
+    while True:
+        c = data[i]
+        i += 1
+        n |= (c & 0x7f) << shift
+        shift += 7
+        if c < 0x80:
+            return n, i
+
+
 def entries(binlogctl, path):
     data = subprocess.run([binlogctl, "convert", "--format", "canal-proto", path],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
     i, out = 0, []
     while i < len(data):
-        n, shift = 0, 0
-        while True:
-            c = data[i]
-            i += 1
-            n |= (c & 0x7f) << shift
-            shift += 7
-            if c < 0x80:
-                break
+        n, i = varint(data, i)
         out.append(data[i:i + n])
         i += n
     return out
@@ -46,33 +51,16 @@ def gtidlog_pairs(binlogctl, protoc, proto_dir, path):
         text = decode(protoc, proto_dir, "Entry", e)
         if "entryType: GTIDLOG" not in text:
             continue
-        # storeValue is the only bytes field at top level: re-encode via protoc's text is messy,
-        # so decode the Entry's storeValue by parsing the Entry raw (field 3, length-delimited).
+        # storeValue (field 3, length-delimited) taken from the raw Entry, then decoded as a Pair
         j = 0
         store = b""
         while j < len(e):
-            key, shift = 0, 0
-            while True:
-                c = e[j]
-                j += 1
-                key |= (c & 0x7f) << shift
-                shift += 7
-                if c < 0x80:
-                    break
+            key, j = varint(e, j)
             field, wt = key >> 3, key & 7
             if wt == 0:
-                while e[j] & 0x80:
-                    j += 1
-                j += 1
+                _, j = varint(e, j)
             elif wt == 2:
-                n, shift = 0, 0
-                while True:
-                    c = e[j]
-                    j += 1
-                    n |= (c & 0x7f) << shift
-                    shift += 7
-                    if c < 0x80:
-                        break
+                n, j = varint(e, j)
                 if field == 3:
                     store = e[j:j + n]
                 j += n
