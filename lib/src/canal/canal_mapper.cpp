@@ -1034,11 +1034,12 @@ class CanalMapper {
                    "(give one with --schema); columns are named @1, @2, ...\n",
                    *log_name_, top_pos(ev), key);
     }
-    // mysqlType: rebuilt from the TABLE_MAP when it has the metadata (SPEC), with display widths
-    // as MariaDB and MySQL before 8.0.19 print them; else the declared type from schema history.
+    // mysqlType: Canal spells it from its DDL-built table meta, whatever the TABLE_MAP carries:
+    // the declared type from schema history when it has a fitting definition; else rebuilt from
+    // the TABLE_MAP, with display widths as MariaDB and MySQL before 8.0.19 print them.
     const std::uint32_t ver = parse_server_version(ev.fde->server_version);
     const bool widths = ev.fde->server_version.find("MariaDB") != std::string::npos || ver < 80019;
-    plans_[stored.table_id] = make_plan(stored, widths, stored.names_from_schema ? def : nullptr);
+    plans_[stored.table_id] = make_plan(stored, widths, def);
   }
 
   void statement(const Event& ev, const QueryEvent& q) {
