@@ -37,11 +37,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace binlogctl {
@@ -162,6 +164,33 @@ class TableMapCache {
   std::size_t capacity_;
   std::unordered_map<std::uint64_t, std::unique_ptr<TableMap>> map_;
   std::deque<std::uint64_t> order_;  // insertion order, for eviction
+};
+
+struct Event;
+
+// The TABLE_MAP handling every row consumer shares (convert, the Canal mapper): decode, reuse of
+// a map whose bytes and schema generation are unchanged, parse, completion from schema history
+// (apply_table_schema), and two warnings on `err`, each once per table: that its definition does
+// not fit (and why), and that its columns are named @1, @2, ... for want of names.
+class TableMapLoader {
+ public:
+  TableMapLoader(TableMapCache& cache, const SchemaHistory& schema, std::FILE* err)
+      : cache_(cache), schema_(schema), err_(err) {}
+
+  struct Loaded {
+    TableMap* map = nullptr;
+    bool fresh = false;                // false: the cached map was reused as it was
+    const SchemaTable* def = nullptr;  // the definition applied (fresh maps only), or null
+  };
+  // `log_name` and `pos` place the warnings. Errors: those of decode_table_map and
+  // parse_table_map (the caller reports the event as undecodable).
+  Result<Loaded> load(const Event& ev, std::string_view log_name, std::uint64_t pos);
+
+ private:
+  TableMapCache& cache_;
+  const SchemaHistory& schema_;
+  std::FILE* err_;
+  std::unordered_set<std::string> warned_names_, warned_schema_;
 };
 
 }  // namespace binlogctl

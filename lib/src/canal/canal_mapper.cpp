@@ -995,51 +995,19 @@ class CanalMapper {
   }
 
   void table_map(const Event& ev) {
-    auto r = decode_table_map(ev.body_reader(), *ev.fde);
-    if (!r) {
-      undecodable(ev, "TABLE_MAP", r.error());
+    auto l = loader_.load(ev, *log_name_, top_pos(ev));
+    if (!l) {
+      undecodable(ev, "TABLE_MAP", l.error());
       return;
     }
-    TableMap* cached = tables_.find(r->table_id);
-    if (cached != nullptr && cached->same_as(*r) && cached->schema_generation == schema_.generation()) return;
-    const std::uint64_t base = ev.body_offset();
-    const auto off = [&](Bytes b) {
-      return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
-    };
-    auto tm = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
-    if (!tm) {
-      undecodable(ev, "TABLE_MAP", tm.error());
-      return;
-    }
-    TableMap& stored = tables_.put(std::move(*tm));
-    stored.schema_generation = schema_.generation();
-    // Schema history (Canal's table meta): names, keys, signedness, charsets where the TABLE_MAP
-    // has no metadata, and then the declared types as mysqlType.
-    const SchemaTable* def = schema_.find(stored.db, stored.table);
-    if (def != nullptr) {
-      const std::string why_not = apply_table_schema(stored, *def);
-      if (!why_not.empty()) {
-        if (warned_schema_.insert(stored.db + "." + stored.table + "\n" + why_not).second)
-          fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: schema history not used: {}\n", *log_name_,
-                     top_pos(ev), stored.db, stored.table, why_not);
-        def = nullptr;
-      }
-    }
-    if (!stored.has_names()) {
-      std::string key = stored.db + "." + stored.table;
-      if (warned_.insert(key).second)
-        fmt::print(err_,
-                   "binlogctl: {}:{}: warning: table {}: the TABLE_MAP carries no column names "
-                   "(binlog_row_metadata is not FULL) and schema history has no usable definition "
-                   "(give one with --schema); columns are named @1, @2, ...\n",
-                   *log_name_, top_pos(ev), key);
-    }
+    if (!l->fresh) return;
+    const TableMap& stored = *l->map;
     // mysqlType: Canal spells it from its DDL-built table meta, whatever the TABLE_MAP carries:
     // the declared type from schema history when it has a fitting definition; else rebuilt from
     // the TABLE_MAP, with display widths as MariaDB and MySQL before 8.0.19 print them.
     const std::uint32_t ver = parse_server_version(ev.fde->server_version);
     const bool widths = ev.fde->server_version.find("MariaDB") != std::string::npos || ver < 80019;
-    plans_[stored.table_id] = make_plan(stored, widths, def);
+    plans_[stored.table_id] = make_plan(stored, widths, l->def);
   }
 
   void statement(const Event& ev, const QueryEvent& q) {
@@ -1300,8 +1268,7 @@ class CanalMapper {
   TableMapCache tables_;
   std::unordered_map<std::uint64_t, TablePlan> plans_;
   SchemaHistory schema_;
-  std::unordered_set<std::string> warned_schema_;
-  std::unordered_set<std::string> warned_;
+  TableMapLoader loader_{tables_, schema_, err_};
   std::uint64_t selected_txn_ = ~0ull;
   bool txn_selected_ = true;
   GtidSet executed_;

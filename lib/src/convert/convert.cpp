@@ -223,41 +223,8 @@ class Converter {
   }
 
   void table_map(const Event& ev) {
-    auto r = decode_table_map(ev.body_reader(), *ev.fde);
-    if (!r) {
-      undecodable(ev, "TABLE_MAP", r.error());
-      return;
-    }
-    TableMap* cached = tables_.find(r->table_id);
-    if (cached != nullptr && cached->same_as(*r) && cached->schema_generation == schema_.generation()) return;
-    const std::uint64_t base = ev.body_offset();
-    const auto off = [&](Bytes b) {
-      return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
-    };
-    auto tm = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
-    if (!tm) {
-      undecodable(ev, "TABLE_MAP", tm.error());
-      return;
-    }
-    TableMap& stored = tables_.put(std::move(*tm));
-    stored.schema_generation = schema_.generation();
-    std::string why_not;
-    if (const SchemaTable* def = schema_.find(stored.db, stored.table)) {
-      why_not = apply_table_schema(stored, *def);
-      if (!why_not.empty() && warned_schema_.insert(stored.db + "." + stored.table + "\n" + why_not).second)
-        fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: schema history not used: {}\n", *log_name_,
-                   top_pos(ev), stored.db, stored.table, why_not);
-    }
-    if (!stored.has_names()) {
-      std::string key = stored.db + "." + stored.table;
-      if (warned_.insert(key).second) {
-        // Not a finding about the data (no check code, not counted): a note on the output.
-        fmt::print(err_, "binlogctl: {}:{}: warning: table {}: the TABLE_MAP carries no column names "
-                         "(binlog_row_metadata is not FULL) and schema history has no usable definition "
-                         "(give one with --schema); columns are named @1, @2, ...\n",
-                   *log_name_, top_pos(ev), key);
-      }
-    }
+    auto l = loader_.load(ev, *log_name_, top_pos(ev));
+    if (!l) undecodable(ev, "TABLE_MAP", l.error());
   }
 
   void begin_record(const Event& ev) {
@@ -465,11 +432,10 @@ class Converter {
   const std::string* log_name_ = nullptr;
   TransactionTracker tracker_;
   TableMapCache tables_;
-  RowImageDecoder images_;
-  std::unordered_set<std::string> warned_;
-  std::unordered_set<std::string> warned_schema_;
-  std::unordered_set<std::uint8_t> warned_types_;
   SchemaHistory schema_;
+  TableMapLoader loader_{tables_, schema_, err_};
+  RowImageDecoder images_;
+  std::unordered_set<std::uint8_t> warned_types_;
   std::uint64_t selected_txn_ = ~0ull;
   bool txn_selected_ = true;
   std::string ts_text_;
