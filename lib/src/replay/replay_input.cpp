@@ -2,16 +2,7 @@
 // for the option values (durations, sizes, rates, sink specs).
 #include <binlogctl/replay.h>
 
-// libstdc++ 12's <regex> trips -Wmaybe-uninitialized inside std::function at -O1/-O2 with
-// sanitizers (a known false positive, GCC PR 105562); keep it from failing -Werror builds.
-#if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <regex>
-#if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC diagnostic pop
-#endif
+#include "../std_regex.h"
 
 #include <algorithm>
 #include <charconv>
