@@ -31,6 +31,7 @@ struct ConvertArgs {
   std::uint32_t batch_size = 50;
   bool canal_packets = false;
   std::string compression = "none";
+  unsigned threads = 2;
 };
 
 std::optional<GtidSelection> gtid_option(const std::string& text, const char* name) {
@@ -45,6 +46,7 @@ int run(ConvertArgs& a) {
   ConvertOptions& o = a.opts;
   o.render.binary_as = a.binary_as == "hex" ? BinaryAs::hex : BinaryAs::base64;
   o.progress = progress_mode(a.progress);
+  o.render_threads = a.threads;
   o.verify_checksums = !a.no_checksum;
   if (a.start_position != 0) o.start_position = a.start_position;
   if (a.stop_position != 0) o.stop_position = a.stop_position;
@@ -141,6 +143,10 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"none", "zlib", "gzip"}))
       ->default_val("none");
   sub->add_flag("--no-verify-checksum", a->no_checksum, "Do not verify CRC32 checksums");
+  sub->add_option("--threads", a->threads,
+                  "json: threads rendering row changes beside the decoding one (default 2; 0 = none)")
+      ->check(CLI::Range(0u, 64u))
+      ->default_val(2);
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
   add_progress_option(*sub, a->progress);
   sub->callback([a, &exit_code] { exit_code = run(*a); });

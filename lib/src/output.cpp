@@ -19,9 +19,7 @@ LineOutput::~LineOutput() {
   }
 }
 
-void LineOutput::flush() {
-  const char* p = buf_.data();
-  std::size_t n = buf_.size();
+void LineOutput::write_all(const char* p, std::size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -32,7 +30,16 @@ void LineOutput::flush() {
     p += w;
     n -= static_cast<std::size_t>(w);
   }
+}
+
+void LineOutput::flush() {
+  write_all(buf_.data(), buf_.size());
   buf_.clear();
+}
+
+void LineOutput::write(std::string_view block) {
+  if (!buf_.empty()) flush();
+  write_all(block.data(), block.size());
 }
 
 }  // namespace binlogctl

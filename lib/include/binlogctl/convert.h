@@ -84,6 +84,15 @@ struct ConvertOptions {
   // Schema history's seed (--schema FILE.sql, read with load_schema_file); the DDL in the
   // binlog is applied on top of it as the conversion goes. Null = start empty.
   std::shared_ptr<const SchemaHistory> schema;
+  // --format json: threads that render row changes to JSON while this one decodes (output order
+  // is kept). 0 renders everything on the converting thread. Output to a terminal is rendered
+  // there, line by line, whatever this says.
+  unsigned render_threads = 2;
+  // Rendering batches close once their copied row images pass this many bytes; a rows event with
+  // more row-image bytes than render_inline_bytes is rendered by the converting thread,
+  // streaming, instead. (Tunables; tests shrink them to exercise every path on small files.)
+  std::size_t render_batch_bytes = 48 * 1024;
+  std::size_t render_inline_bytes = 256 * 1024;
 };
 
 // Runs the conversion; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable

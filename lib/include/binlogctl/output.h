@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace binlogctl {
 
@@ -23,8 +24,13 @@ class LineOutput {
     if (line_buffered_ || buf_.size() >= kBlock) flush();
   }
   void flush();
+  // Writes `block` (whole lines) after whatever the buffer holds.
+  void write(std::string_view block);
+  // True when every line is written as soon as it ends (a terminal).
+  bool interactive() const noexcept { return line_buffered_; }
 
  private:
+  void write_all(const char* p, std::size_t n);
   static constexpr std::size_t kBlock = 256 * 1024;
   std::FILE* f_;
   int fd_;

@@ -157,12 +157,15 @@ class TableMapCache {
   TableMap& put(std::unique_ptr<TableMap> tm);
   const TableMap* find(std::uint64_t table_id) const;
   TableMap* find(std::uint64_t table_id);
+  // The stored map, shared: it outlives its replacement in the cache for as long as the caller
+  // holds it (convert's rendering threads render rows events after the map was replaced).
+  std::shared_ptr<const TableMap> find_shared(std::uint64_t table_id) const;
   void clear();
   std::size_t size() const noexcept { return map_.size(); }
 
  private:
   std::size_t capacity_;
-  std::unordered_map<std::uint64_t, std::unique_ptr<TableMap>> map_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<TableMap>> map_;
   std::deque<std::uint64_t> order_;  // insertion order, for eviction
 };
 
@@ -185,11 +188,16 @@ class TableMapLoader {
   // `log_name` and `pos` place the warnings. Errors: those of decode_table_map and
   // parse_table_map (the caller reports the event as undecodable).
   Result<Loaded> load(const Event& ev, std::string_view log_name, std::uint64_t pos);
+  // Warnings are appended to `*to` (whole lines) instead of being printed on `err`, for a
+  // caller that must order them with output it has not written yet. Null: print them.
+  void defer_warnings(std::string* to) noexcept { deferred_ = to; }
 
  private:
+  void warn(std::string text);
   TableMapCache& cache_;
   const SchemaHistory& schema_;
   std::FILE* err_;
+  std::string* deferred_ = nullptr;
   std::unordered_set<std::string> warned_names_, warned_schema_;
 };
 

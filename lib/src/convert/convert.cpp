@@ -11,6 +11,8 @@
 #include <binlogctl/source.h>
 #include <binlogctl/table_map.h>
 
+#include "render_pool.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -129,12 +131,26 @@ bool ddl_table(std::string_view sql, std::string& db, std::string& table) {
 
 namespace {
 
+using convert_detail::Batch;
+using convert_detail::Job;
+using convert_detail::RenderPool;
+using convert_detail::RowsView;
+
 class Converter {
  public:
   Converter(const ConvertOptions& opts, LineOutput& out, StderrDiagnostics& diag, std::FILE* err)
-      : opts_(opts), out_(out), diag_(diag), err_(err) {
+      : opts_(opts),
+        out_(out),
+        diag_(diag),
+        err_(err),
+        interactive_(out.interactive()),
+        pool_(interactive_ ? 0u : opts.render_threads, opts.render_batch_bytes, out, diag, opts.render) {
     if (opts.schema) schema_ = *opts.schema;
+    loader_.defer_warnings(&deferred_warnings_);
   }
+
+  // Writes out everything prepared so far (at the end, and before anything goes to stderr).
+  void sync() { pool_.sync(); }
 
   void begin_file(const std::string& log_name) {
     log_name_ = &log_name;
@@ -172,12 +188,12 @@ class Converter {
       sql = qe.sql;
     }
     if (!tracker_.begin_event(ev, sql)) {
-      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                              "GTID event does not decode"});
+      report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                        "GTID event does not decode"});
     }
     if (tracker_.open_at_gtid()) {
-      diag_.report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
-                              "GTID event while the previous transaction is still open"});
+      report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
+                        "GTID event while the previous transaction is still open"});
     }
     const TransactionState& ts = tracker_.state();
     if (tracker_.state().txn_id != selected_txn_) {
@@ -205,6 +221,8 @@ class Converter {
         break;
     }
     tracker_.end_event();
+    if (interactive_) pool_.sync();  // every line as soon as it is complete
+    else pool_.maybe_submit();
   }
 
   bool mid_stream = false;  // a start position/time was given: tolerate missing table maps
@@ -215,20 +233,31 @@ class Converter {
   }
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
+  static std::int64_t inner_index(const Event& ev) {
+    return ev.is_inner() ? static_cast<std::int64_t>(ev.inner_index) : -1;
+  }
+
+  // What this thread reports goes out after every record prepared before it.
+  void report(const Diagnostic& d) {
+    pool_.sync();
+    diag_.report(d);
+  }
+
   void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
-    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                            fmt::format("{} event does not decode: {} at offset {}{}", what, e.what, e.offset,
-                                        ev.is_inner() ? fmt::format(" (inner event {} of the payload)", ev.inner_index)
-                                                      : std::string())});
+    report(convert_detail::undecodable_rows(*log_name_, top_pos(ev), inner_index(ev), what, e));
   }
 
   void table_map(const Event& ev) {
     auto l = loader_.load(ev, *log_name_, top_pos(ev));
+    if (!deferred_warnings_.empty()) {
+      pool_.sync();
+      std::fputs(deferred_warnings_.c_str(), err_);
+      deferred_warnings_.clear();
+    }
     if (!l) undecodable(ev, "TABLE_MAP", l.error());
   }
 
-  void begin_record(const Event& ev) {
-    std::string& b = out_.buf();
+  void begin_record(std::string& b, const Event& ev) {
     b.append("{\"log_name\":");
     append_json_quoted(b, *log_name_);
     b.append(",\"pos\":");
@@ -243,8 +272,8 @@ class Converter {
     b.append("\",\"database\":");
   }
 
-  void end_record(const Event& ev) {
-    std::string& b = out_.buf();
+  // The keys after the record's own ones, and its closing brace.
+  void end_record(std::string& b, const Event& ev) {
     if (!tracker_.state().xid.empty()) {
       b.append(",\"xid\":");
       append_json_quoted(b, tracker_.state().xid);
@@ -256,7 +285,22 @@ class Converter {
       append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
     }
     b.push_back('}');
-    out_.end_line();
+  }
+
+  // A record rendered here, as a literal job of the current batch.
+  std::string& begin_literal(const Event& ev) {
+    Batch& batch = pool_.current();
+    literal_at_ = batch.arena.size();
+    begin_record(batch.arena, ev);
+    return batch.arena;
+  }
+  void end_literal() {
+    Batch& batch = pool_.current();
+    batch.arena.push_back('\n');
+    Job j;
+    j.literal = true;
+    j.text = {literal_at_, batch.arena.size() - literal_at_};
+    batch.jobs.push_back(std::move(j));
   }
 
   void statement(const Event& ev, const QueryEvent& q) {
@@ -267,8 +311,7 @@ class Converter {
       // The outcome of a prepared XA transaction (or the end of a one-phase one).
       if (!txn_selected_) return;
       const std::string_view xid = xa_statement_xid(q.sql);
-      begin_record(ev);
-      std::string& b = out_.buf();
+      std::string& b = begin_literal(ev);
       append_text_json(b, q.db, 0);
       b.append(xa_statement_is_rollback(q.sql) ? ",\"type\":\"XA_ROLLBACK\",\"xid\":"
                                                 : ",\"type\":\"XA_COMMIT\",\"xid\":");
@@ -284,7 +327,7 @@ class Converter {
         append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
       }
       b.push_back('}');
-      out_.end_line();
+      end_literal();
       return;
     }
     if (k != StatementKind::ddl && k != StatementKind::other) return;  // transaction structure
@@ -295,14 +338,14 @@ class Converter {
       if (!ddl_table(q.sql, db, table)) table.clear();
       if (!opts_.filter.matches(db, table)) return;
     }
-    begin_record(ev);
-    std::string& b = out_.buf();
+    std::string& b = begin_literal(ev);
     append_text_json(b, q.db, 0);
     b.append(",\"type\":\"");
     b.append(k == StatementKind::ddl ? "DDL" : "QUERY");
     b.append("\",\"sql\":");
     append_text_json(b, q.sql, 0);
-    end_record(ev);
+    end_record(b, ev);
+    end_literal();
   }
 
   // A server whose FDE gives this type code a post-header no rows event has (pre-release 5.2
@@ -312,10 +355,12 @@ class Converter {
     if (t > ev.fde->n_post_headers) return true;  // not listed: the standard meaning
     const std::uint8_t ph = ev.fde->post_header(t);
     if (ph == 6 || ph == 8 || ph == 10) return true;
-    if (warned_types_.insert(t).second)
+    if (warned_types_.insert(t).second) {
+      pool_.sync();
       fmt::print(err_, "binlogctl: {}:{}: warning: type code {} has a {}-byte post-header in this server's "
                        "format description ({}): not a rows event here; such events are skipped\n",
                  *log_name_, top_pos(ev), t, ph, ev.fde->server_version);
+    }
     return false;
   }
 
@@ -329,10 +374,10 @@ class Converter {
     const TableMap* tm = tables_.find(h->table_id);
     if (tm == nullptr) {
       if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;  // dummy event (no table)
-      diag_.report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error,
-                              *log_name_, top_pos(ev),
-                              fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev),
-                                          h->table_id)});
+      report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error,
+                        *log_name_, top_pos(ev),
+                        fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev),
+                                    h->table_id)});
       return;
     }
     if (!txn_selected_) return;
@@ -382,45 +427,59 @@ class Converter {
       }
       rows = as_bytes(rows_buf_);
     }
-    ByteReader r(rows, rows_at);
-    std::string& b = out_.buf();
-    while (r.ok() && !r.empty()) {
-      const std::size_t mark = b.size();
-      begin_record(ev);
-      append_json_string(b, tm->db);
-      b.append(",\"table\":");
-      append_json_string(b, tm->table);
-      b.append(",\"type\":\"");
-      b.append(rows_kind_name(kind.kind));
-      b.append("\",\"before\":");
-      Status st;
-      if (kind.kind == RowsKind::insert) {
-        b.append("null,\"after\":");
-        st = images_.decode(*tm, h->width, h->columns_before, ImageRole::after, false, r, b, opts_.render);
-      } else {
-        st = images_.decode(*tm, h->width, h->columns_before, ImageRole::before, false, r, b, opts_.render);
-        if (st.ok()) {
-          b.append(",\"after\":");
-          if (kind.kind == RowsKind::update)
-            st = images_.decode(*tm, h->width, h->columns_after, ImageRole::after, kind.partial_json, r, b,
-                                opts_.render);
-          else
-            b.append("null");
-        }
-      }
-      if (!st.ok()) {
-        b.resize(mark);
-        undecodable(ev, event_name(ev), st.error());
-        return;
-      }
-      b.append(suffix_);
-      if (kind.partial_json && !images_.json_diffs().empty()) {
-        b.append(",\"json_diffs\":");
-        b.append(images_.json_diffs());
-      }
-      end_record(ev);
+    // The parts every record of this event shares.
+    prefix_.clear();
+    begin_record(prefix_, ev);
+    append_json_string(prefix_, tm->db);
+    prefix_.append(",\"table\":");
+    append_json_string(prefix_, tm->table);
+    prefix_.append(",\"type\":\"");
+    prefix_.append(rows_kind_name(kind.kind));
+    prefix_.append("\",\"before\":");
+    tail_.clear();
+    end_record(tail_, ev);
+
+    if (rows.size() > opts_.render_inline_bytes) {
+      // A large event: rendered here, streaming, rather than copied into a batch.
+      pool_.sync();
+      RowsView v;
+      v.map = tm;
+      v.text = prefix_;
+      v.suffix = suffix_;
+      v.tail = tail_;
+      v.rows = rows;
+      v.present_before = h->columns_before;
+      v.present_after = h->columns_after;
+      v.rows_offset = rows_at;
+      v.width = h->width;
+      v.kind = kind.kind;
+      v.partial_json = kind.partial_json;
+      auto e = convert_detail::render_rows(v, out_, images_, opts_.render);
+      out_.flush();
+      if (e) undecodable(ev, event_name(ev), *e);
+      return;
     }
-    if (!r.ok()) undecodable(ev, event_name(ev), r.error());
+    Batch& batch = pool_.current();
+    Job j;
+    j.literal = false;
+    j.text = batch.add(prefix_);
+    j.suffix = batch.add(suffix_);
+    j.tail = batch.add(tail_);
+    j.rows = batch.add(std::string_view(reinterpret_cast<const char*>(rows.data()), rows.size()));
+    j.present_before = batch.add(std::string_view(reinterpret_cast<const char*>(h->columns_before.data()),
+                                                  h->columns_before.size()));
+    j.present_after = batch.add(std::string_view(reinterpret_cast<const char*>(h->columns_after.data()),
+                                                 h->columns_after.size()));
+    j.log_name = batch.add(*log_name_);
+    j.rows_offset = rows_at;
+    j.width = h->width;
+    j.pos = top_pos(ev);
+    j.inner_index = inner_index(ev);
+    j.event_name = event_name(ev);
+    j.kind = kind.kind;
+    j.partial_json = kind.partial_json;
+    j.map = tables_.find_shared(h->table_id);
+    batch.jobs.push_back(std::move(j));
   }
 
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
@@ -429,6 +488,11 @@ class Converter {
   LineOutput& out_;
   StderrDiagnostics& diag_;
   std::FILE* err_;
+  bool interactive_;
+  RenderPool pool_;
+  std::string deferred_warnings_;
+  std::string prefix_, tail_;
+  std::size_t literal_at_ = 0;
   const std::string* log_name_ = nullptr;
   TransactionTracker tracker_;
   TableMapCache tables_;
@@ -471,6 +535,7 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
     void event(const Event& ev, const InputFile&) override { c.event(ev); }
   } visitor(conv);
   const bool readable = read_chain(chain_options(opts), visitor, diag, errf);
+  conv.sync();
   out.flush();
   if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;

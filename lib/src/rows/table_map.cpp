@@ -315,6 +315,11 @@ TableMap* TableMapCache::find(std::uint64_t table_id) {
   return it == map_.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<const TableMap> TableMapCache::find_shared(std::uint64_t table_id) const {
+  auto it = map_.find(table_id);
+  return it == map_.end() ? nullptr : it->second;
+}
+
 void TableMapCache::clear() {
   map_.clear();
   order_.clear();

@@ -7,6 +7,13 @@
 
 namespace binlogctl {
 
+void TableMapLoader::warn(std::string text) {
+  if (deferred_ != nullptr)
+    deferred_->append(text);
+  else
+    std::fputs(text.c_str(), err_);
+}
+
 Result<TableMapLoader::Loaded> TableMapLoader::load(const Event& ev, std::string_view log_name,
                                                     std::uint64_t pos) {
   auto r = decode_table_map(ev.body_reader(), *ev.fde);
@@ -28,16 +35,16 @@ Result<TableMapLoader::Loaded> TableMapLoader::load(const Event& ev, std::string
     if (!why_not.empty()) {
       def = nullptr;
       if (warned_schema_.insert(stored.db + "." + stored.table + "\n" + why_not).second)
-        fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: schema history not used: {}\n", log_name, pos,
-                   stored.db, stored.table, why_not);
+        warn(fmt::format("binlogctl: {}:{}: warning: table {}.{}: schema history not used: {}\n", log_name, pos,
+                         stored.db, stored.table, why_not));
     }
   }
   // Not findings about the data (no check code, not counted): notes on the output.
   if (!stored.has_names() && warned_names_.insert(stored.db + "." + stored.table).second)
-    fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: the TABLE_MAP carries no column names "
+    warn(fmt::format("binlogctl: {}:{}: warning: table {}.{}: the TABLE_MAP carries no column names "
                      "(binlog_row_metadata is not FULL) and schema history has no usable definition "
                      "(give one with --schema); columns are named @1, @2, ...\n",
-               log_name, pos, stored.db, stored.table);
+                     log_name, pos, stored.db, stored.table));
   return Loaded{&stored, true, def};
 }
 

@@ -1,0 +1,147 @@
+#include "render_pool.h"
+
+#include <fmt/format.h>
+
+namespace binlogctl::convert_detail {
+
+Diagnostic undecodable_rows(std::string_view log_name, std::uint64_t pos, std::int64_t inner_index,
+                            std::string_view event_name, const DecodeError& e) {
+  return Diagnostic{Check::undecodable_event, Severity::error, std::string(log_name), pos,
+                    fmt::format("{} event does not decode: {} at offset {}{}", event_name, e.what, e.offset,
+                                inner_index >= 0 ? fmt::format(" (inner event {} of the payload)", inner_index)
+                                                 : std::string())};
+}
+
+void render_batch(Batch& b, RowImageDecoder& images, const RenderOptions& ro) {
+  struct Sink {
+    std::string& s;
+    std::string& buf() { return s; }
+    void end_line() { s.push_back('\n'); }
+  } sink{b.out};
+  for (const Job& j : b.jobs) {
+    if (j.literal) {
+      b.out.append(b.view(j.text));
+      continue;
+    }
+    RowsView v;
+    v.map = j.map.get();
+    v.text = b.view(j.text);
+    v.suffix = b.view(j.suffix);
+    v.tail = b.view(j.tail);
+    v.rows = b.bytes(j.rows);
+    v.present_before = b.bytes(j.present_before);
+    v.present_after = b.bytes(j.present_after);
+    v.rows_offset = j.rows_offset;
+    v.width = j.width;
+    v.kind = j.kind;
+    v.partial_json = j.partial_json;
+    if (auto e = render_rows(v, sink, images, ro))
+      b.diags.push_back(undecodable_rows(b.view(j.log_name), j.pos, j.inner_index, j.event_name, *e));
+  }
+}
+
+RenderPool::RenderPool(unsigned threads, std::size_t batch_bytes, LineOutput& out, DiagnosticSink& diag,
+                       const RenderOptions& ro)
+    : batch_bytes_(batch_bytes), out_(out), diag_(diag), ro_(ro) {
+  const std::size_t batches = threads == 0 ? 1 : 2 * static_cast<std::size_t>(threads) + 2;
+  for (std::size_t i = 0; i < batches; ++i) {
+    pool_.push_back(std::make_unique<Batch>());
+    free_.push_back(pool_.back().get());
+  }
+  current_ = free_.back();
+  free_.pop_back();
+  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { worker(); });
+}
+
+RenderPool::~RenderPool() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void RenderPool::write_batch(Batch& b) {
+  out_.write(b.out);
+  for (const Diagnostic& d : b.diags) diag_.report(d);
+}
+
+void RenderPool::submit() {
+  if (current_->jobs.empty()) return;
+  if (threads_.empty()) {
+    render_batch(*current_, inline_images_, ro_);
+    Batch& b = *current_;
+    try {
+      write_batch(b);
+    } catch (...) {
+      b.clear();
+      throw;
+    }
+    b.clear();
+    return;
+  }
+  std::unique_lock<std::mutex> l(m_);
+  if (failed_) std::rethrow_exception(failed_);
+  todo_.push_back(current_);
+  inflight_.push_back(current_);
+  current_ = nullptr;
+  work_cv_.notify_one();
+  free_cv_.wait(l, [&] { return !free_.empty() || failed_; });
+  if (failed_) std::rethrow_exception(failed_);
+  current_ = free_.back();
+  free_.pop_back();
+}
+
+void RenderPool::sync() {
+  submit();
+  if (threads_.empty()) return;
+  std::unique_lock<std::mutex> l(m_);
+  free_cv_.wait(l, [&] { return (inflight_.empty() && !writing_) || failed_; });
+  if (failed_) std::rethrow_exception(failed_);
+}
+
+void RenderPool::worker() {
+  RowImageDecoder images;
+  std::unique_lock<std::mutex> l(m_);
+  for (;;) {
+    work_cv_.wait(l, [&] { return stop_ || !todo_.empty(); });
+    if (todo_.empty()) return;  // stopped, nothing left
+    Batch* b = todo_.front();
+    todo_.pop_front();
+    l.unlock();
+    render_batch(*b, images, ro_);
+    l.lock();
+    b->done = true;
+    write_ready(l);
+  }
+}
+
+// Writes the rendered batches at the head of the submission order; one writer at a time.
+void RenderPool::write_ready(std::unique_lock<std::mutex>& l) {
+  if (writing_) return;  // the writer will find this batch done when it gets to it
+  writing_ = true;
+  while (!inflight_.empty() && inflight_.front()->done) {
+    Batch* b = inflight_.front();
+    inflight_.pop_front();
+    const bool failed = static_cast<bool>(failed_);
+    l.unlock();
+    std::exception_ptr err;
+    if (!failed) {
+      try {
+        write_batch(*b);
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    b->clear();
+    l.lock();
+    if (err && !failed_) failed_ = err;
+    free_.push_back(b);
+    free_cv_.notify_all();
+  }
+  writing_ = false;
+  free_cv_.notify_all();
+}
+
+}  // namespace binlogctl::convert_detail

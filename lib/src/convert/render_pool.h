@@ -1,0 +1,186 @@
+// convert --format json, rendering side: row changes prepared by the converting thread (which
+// keeps all the state: transactions, table maps, schema history, selection) are rendered to JSON
+// by a pool of threads, batch by batch, and written in the order they were prepared.
+//
+// A batch owns copies of what its jobs need (the rows bytes, the per-event parts of every record,
+// the table map by shared pointer), so the input behind it can be released and the table map
+// replaced while it waits. Diagnostics raised while rendering travel with the batch and are
+// reported when it is written, so stdout and stderr keep the order of a one-thread run. Memory is
+// bounded: a fixed pool of batches, each closed once its copied input passes a set size.
+#pragma once
+
+#include <binlogctl/columns.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/output.h>
+#include <binlogctl/rows.h>
+#include <binlogctl/table_map.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace binlogctl::convert_detail {
+
+// A range of Batch::arena.
+struct Span {
+  std::size_t at = 0, len = 0;
+};
+
+// One job: literal lines (statements, already rendered), or the rows of one rows event.
+struct Job {
+  bool literal = true;
+  Span text;  // literal: whole lines; rows: the record up to and including "before":
+  // rows only:
+  Span suffix;                      // ,"primary_key":[..] and the extra row info keys
+  Span tail;                        // ,"xid", ,"payload_pos","inner_index", and '}'
+  Span rows;                        // the row images (decompressed if they were compressed)
+  Span present_before, present_after;  // the column bitmaps
+  Span log_name;                    // for diagnostics
+  std::uint64_t rows_offset = 0;    // absolute offset of the row images, for error offsets
+  std::uint64_t width = 0;
+  std::uint64_t pos = 0;            // the record's pos (the payload's for inner events)
+  std::int64_t inner_index = -1;    // -1: top-level event
+  std::string_view event_name;      // static storage (event_type_constant)
+  RowsKind kind = RowsKind::insert;
+  bool partial_json = false;
+  std::shared_ptr<const TableMap> map;
+};
+
+struct Batch {
+  std::string arena;
+  std::vector<Job> jobs;
+  std::string out;
+  std::vector<Diagnostic> diags;
+  bool done = false;
+
+  Span add(std::string_view bytes) {
+    Span s{arena.size(), bytes.size()};
+    arena.append(bytes);
+    return s;
+  }
+  std::string_view view(Span s) const { return std::string_view(arena).substr(s.at, s.len); }
+  Bytes bytes(Span s) const { return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + s.at, s.len); }
+  void clear() {
+    arena.clear();
+    jobs.clear();
+    out.clear();
+    diags.clear();
+    done = false;
+  }
+};
+
+// The diagnostic for a rows event that does not decode, as the converter words it.
+Diagnostic undecodable_rows(std::string_view log_name, std::uint64_t pos, std::int64_t inner_index,
+                            std::string_view event_name, const DecodeError& e);
+
+// What rendering one rows event needs, as views (into a batch, or into the event itself when the
+// converting thread renders it).
+struct RowsView {
+  const TableMap* map = nullptr;
+  std::string_view text, suffix, tail;  // as Job's
+  Bytes rows, present_before, present_after;
+  std::uint64_t rows_offset = 0, width = 0;
+  RowsKind kind = RowsKind::insert;
+  bool partial_json = false;
+};
+
+// Renders the rows of `v` as records into `sink`, which has `std::string& buf()` and
+// `void end_line()`. Returns the error that stopped it, if any (the record being rendered is
+// dropped; the records before it stay).
+template <class Sink>
+std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDecoder& images,
+                                       const RenderOptions& ro) {
+  const TableMap& tm = *v.map;
+  ByteReader r(v.rows, v.rows_offset);
+  while (r.ok() && !r.empty()) {
+    std::string& out = sink.buf();
+    const std::size_t mark = out.size();
+    out.append(v.text);
+    Status st;
+    if (v.kind == RowsKind::insert) {
+      out.append("null,\"after\":");
+      st = images.decode(tm, v.width, v.present_before, ImageRole::after, false, r, out, ro);
+    } else {
+      st = images.decode(tm, v.width, v.present_before, ImageRole::before, false, r, out, ro);
+      if (st.ok()) {
+        out.append(",\"after\":");
+        if (v.kind == RowsKind::update)
+          st = images.decode(tm, v.width, v.present_after, ImageRole::after, v.partial_json, r, out, ro);
+        else
+          out.append("null");
+      }
+    }
+    if (!st.ok()) {
+      out.resize(mark);
+      return st.error();
+    }
+    out.append(v.suffix);
+    if (v.partial_json && !images.json_diffs().empty()) {
+      out.append(",\"json_diffs\":");
+      out.append(images.json_diffs());
+    }
+    out.append(v.tail);
+    sink.end_line();
+  }
+  if (!r.ok()) return r.error();
+  return std::nullopt;
+}
+
+// Renders every job of `b` into b.out and its diagnostics into b.diags.
+void render_batch(Batch& b, RowImageDecoder& images, const RenderOptions& ro);
+
+class RenderPool {
+ public:
+  // `threads` 0: batches are rendered and written by the calling thread when submitted.
+  // `batch_bytes`: a batch is handed on once its copied input passes this size.
+  RenderPool(unsigned threads, std::size_t batch_bytes, LineOutput& out, DiagnosticSink& diag,
+             const RenderOptions& ro);
+  ~RenderPool();
+  RenderPool(const RenderPool&) = delete;
+  RenderPool& operator=(const RenderPool&) = delete;
+
+  // The batch being filled (converting thread only).
+  Batch& current() { return *current_; }
+  // Hands the current batch on when it is full enough.
+  void maybe_submit() {
+    if (current_->arena.size() >= batch_bytes_) submit();
+  }
+  // Hands the current batch on and waits until every batch is rendered and written: after it,
+  // the caller may write to the output or to stderr itself. Rethrows a write error.
+  void sync();
+
+ private:
+  void submit();
+  void worker();
+  void write_batch(Batch& b);  // the output and the diagnostics of a rendered batch
+  void write_ready(std::unique_lock<std::mutex>& l);
+
+  std::size_t batch_bytes_;
+  LineOutput& out_;
+  DiagnosticSink& diag_;
+  const RenderOptions& ro_;
+  std::vector<std::unique_ptr<Batch>> pool_;
+  Batch* current_ = nullptr;
+  RowImageDecoder inline_images_;  // threads == 0
+
+  std::mutex m_;
+  std::condition_variable work_cv_, free_cv_;
+  std::vector<Batch*> free_;
+  std::deque<Batch*> todo_;      // submitted, not yet taken by a worker
+  std::deque<Batch*> inflight_;  // submitted, not yet written, in submission order
+  bool writing_ = false;
+  bool stop_ = false;
+  std::exception_ptr failed_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace binlogctl::convert_detail
