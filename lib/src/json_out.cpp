@@ -55,34 +55,54 @@ void append_invalid_byte(std::string& out, unsigned char b) {
 void append_json_escaped(std::string& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    std::size_t run = i;
-    while (run < n && !kSpecial[p[run]]) ++run;
-    out.append(s.data() + i, run - i);
-    if (run == n) break;
-    const unsigned char c = p[run];
-    if (c < 0x80) {
-      append_ascii_special(out, c);
-      i = run + 1;
-    } else if (std::size_t len = utf8_sequence_length(p, run, n); len != 0) {
-      out.append(s.data() + run, len);
-      i = run + len;
-    } else {
-      append_invalid_byte(out, c);
-      i = run + 1;
+  std::size_t i = 0;    // start of the bytes not yet appended
+  std::size_t run = 0;  // scan position: everything in [i, run) goes out as it is
+  while (run < n) {
+    if (!kSpecial[p[run]]) {
+      ++run;
+      continue;
     }
+    const unsigned char c = p[run];
+    if (c >= 0x80) {
+      if (std::size_t len = utf8_sequence_length(p, run, n); len != 0) {
+        run += len;  // valid UTF-8 stays in the run
+        continue;
+      }
+    }
+    out.append(s.data() + i, run - i);
+    if (c < 0x80)
+      append_ascii_special(out, c);
+    else
+      append_invalid_byte(out, c);
+    i = ++run;
   }
+  out.append(s.data() + i, n - i);
 }
 
 void append_u64(std::string& out, std::uint64_t v) {
+  // Two digits at a time from a table of the pairs 00..99.
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
   char buf[20];
-  char* e = buf + sizeof buf;
+  char* const e = buf + sizeof buf;
   char* b = e;
-  do {
-    *--b = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
+  while (v >= 100) {
+    const auto r = static_cast<std::size_t>(v % 100) * 2;
+    v /= 100;
+    b -= 2;
+    b[0] = kPairs[r];
+    b[1] = kPairs[r + 1];
+  }
+  if (v >= 10) {
+    const auto r = static_cast<std::size_t>(v) * 2;
+    b -= 2;
+    b[0] = kPairs[r];
+    b[1] = kPairs[r + 1];
+  } else {
+    *--b = static_cast<char>('0' + v);
+  }
   out.append(b, static_cast<std::size_t>(e - b));
 }
 

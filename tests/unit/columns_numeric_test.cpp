@@ -2,7 +2,10 @@
 #include <binlogctl/columns.h>
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
+#include <random>
+#include <fmt/format.h>
 #include <limits>
 #include <string>
 #include <vector>
@@ -181,6 +184,53 @@ TEST_SUITE("columns") {
     CHECK(f(-std::numeric_limits<float>::infinity()) == "null");
     CHECK(fails(col(ColumnType::double_, 8), Buf(7)).offset == kBase);
     CHECK(fails(col(ColumnType::float_, 4), Buf(3)).code == Errc::truncated);
+  }
+
+  TEST_CASE("FLOAT and DOUBLE: the same text as fmt's shortest form in Python's layout, on random bits") {
+    // The oracle: fmt's "{}" (Dragonbox shortest round-trip; exponent notation below 1e-4 and from
+    // 1e16 on, like Python's repr), with ".0" added to integral values as Python prints them.
+    auto oracle = [](auto v) {
+      if (!std::isfinite(v)) return std::string("null");
+      std::string s = fmt::format("{}", v);
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+      return s;
+    };
+    std::mt19937_64 rng(20261130);
+    int mismatches = 0;
+    for (int i = 0; i < 300000 && mismatches < 5; ++i) {
+      const std::uint64_t bits = rng();
+      double d;
+      std::memcpy(&d, &bits, 8);
+      std::string got;
+      append_double_json(got, d);
+      if (got != oracle(d)) {
+        ++mismatches;
+        CHECK(got == oracle(d));
+      }
+      const auto bits32 = static_cast<std::uint32_t>(bits >> 17);
+      float f;
+      std::memcpy(&f, &bits32, 4);
+      got.clear();
+      append_float_json(got, f);
+      if (got != oracle(f)) {
+        ++mismatches;
+        CHECK(got == oracle(f));
+      }
+      // values near the fixed/exponent boundaries and small integers, which random bits rarely hit
+      const double near = std::ldexp(static_cast<double>(bits % 100000), static_cast<int>(bits % 120) - 60);
+      got.clear();
+      append_double_json(got, near);
+      if (got != oracle(near)) {
+        ++mismatches;
+        CHECK(got == oracle(near));
+      }
+    }
+    for (double v : {1e15, 9.999999999999999e15, 1e16, 1e-4, 9.99e-5, 123456789012345.6, -0.0, 1.0, 100.0}) {
+      std::string got;
+      append_double_json(got, v);
+      CHECK(got == oracle(v));
+    }
+    CHECK(mismatches == 0);
   }
 
   TEST_CASE("FLOAT(M,D) and DOUBLE(M,D): D decimals, as SELECT prints them") {

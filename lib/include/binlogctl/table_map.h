@@ -100,7 +100,7 @@ struct TableMap {
   // Rendering view of each column (built by finalize()).
   std::vector<ColumnInfo> infos;
   std::vector<std::vector<std::string_view>> value_views;
-  std::vector<std::string> keys;  // per column: the quoted JSON key and ':' ("name":)
+  std::vector<std::string> keys;  // per column: ',', the quoted JSON key and ':' (,"name":)
 
   bool names_from_schema = false;          // column names taken from schema history
   std::uint64_t schema_generation = 0;     // SchemaHistory::generation() when it was applied

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 
@@ -12,39 +13,96 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// fmt's "{}" is the shortest round-trip form and switches to exponent notation where Python's
-// repr does (exponent < -4 or >= 16); Python also marks integral values with ".0".
-void finish_python_repr(std::string& out, std::size_t start) {
-  for (std::size_t i = start; i < out.size(); ++i) {
-    char c = out[i];
-    if (c == '.' || c == 'e') return;
+// The shortest decimal digits that read back as `v` (finite), and the decimal exponent of the
+// first: v = 0.d1d2d3... * 10^(e+1). fmt's Dragonbox where fmt exposes it (fmt 9 and 10, as
+// Debian ships), else std::to_chars' shortest scientific form (slower in libstdc++ 12).
+template <class T>
+int shortest_digits(T v, char* digits, int& e) {
+#if defined(FMT_VERSION) && FMT_VERSION >= 90000 && FMT_VERSION < 110000
+  const auto dec = fmt::detail::dragonbox::to_decimal(v < 0 ? -v : v);
+  auto sig = static_cast<std::uint64_t>(dec.significand);
+  if (sig == 0) {
+    digits[0] = '0';
+    e = 0;
+    return 1;
   }
-  out.append(".0", 2);
+  char tmp[24];
+  int n = 0;
+  while (sig != 0) {
+    tmp[n++] = static_cast<char>('0' + sig % 10);
+    sig /= 10;
+  }
+  for (int i = 0; i < n; ++i) digits[i] = tmp[n - 1 - i];
+  e = dec.exponent + n - 1;
+  while (n > 1 && digits[n - 1] == '0') --n;
+  return n;
+#else
+  char sci[48];
+  const auto res = std::to_chars(sci, sci + sizeof sci, v < 0 ? -v : v, std::chars_format::scientific);
+  const char* p = sci;
+  const char* const end = res.ptr;
+  int nd = 0;
+  digits[nd++] = *p++;
+  if (*p == '.')
+    for (++p; p < end && *p != 'e' && nd < 24; ++p) digits[nd++] = *p;
+  ++p;  // 'e'
+  const bool neg_exp = p < end && *p == '-';
+  ++p;  // the exponent's sign
+  e = 0;
+  for (; p < end; ++p) e = e * 10 + (*p - '0');
+  if (neg_exp) e = -e;
+  return nd;
+#endif
+}
+
+// Python's repr of a float: the shortest round-trip digits, in fixed notation when the decimal
+// exponent is in [-4, 16), else as d.ddde+XX (at least two exponent digits); integral values in
+// fixed notation end in ".0". NaN and infinities are not JSON: null.
+template <class T>
+void append_python_repr(std::string& out, T v) {
+  if (!std::isfinite(v)) {
+    out.append("null", 4);
+    return;
+  }
+  char buf[64];
+  char* o = buf;
+  if (std::signbit(v)) *o++ = '-';
+  char digits[24];
+  int e = 0;
+  const int nd = shortest_digits(v, digits, e);
+  if (e < -4 || e >= 16) {
+    *o++ = digits[0];
+    if (nd > 1) {
+      *o++ = '.';
+      for (int i = 1; i < nd; ++i) *o++ = digits[i];
+    }
+    *o++ = 'e';
+    *o++ = e < 0 ? '-' : '+';
+    const int ae = e < 0 ? -e : e;
+    if (ae >= 100) *o++ = static_cast<char>('0' + ae / 100);
+    *o++ = static_cast<char>('0' + ae / 10 % 10);
+    *o++ = static_cast<char>('0' + ae % 10);
+  } else if (e >= 0) {
+    for (int i = 0; i <= e; ++i) *o++ = i < nd ? digits[i] : '0';
+    *o++ = '.';
+    if (nd > e + 1)
+      for (int i = e + 1; i < nd; ++i) *o++ = digits[i];
+    else
+      *o++ = '0';
+  } else {
+    *o++ = '0';
+    *o++ = '.';
+    for (int i = 0; i < -e - 1; ++i) *o++ = '0';
+    for (int i = 0; i < nd; ++i) *o++ = digits[i];
+  }
+  out.append(buf, static_cast<std::size_t>(o - buf));
 }
 
 }  // namespace
 
-void append_double_json(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out.append("null", 4);
-    return;
-  }
-  std::size_t start = out.size();
-  char buf[32];
-  out.append(buf, fmt::format_to_n(buf, sizeof buf, "{}", v).size);
-  finish_python_repr(out, start);
-}
+void append_double_json(std::string& out, double v) { append_python_repr(out, v); }
 
-void append_float_json(std::string& out, float v) {
-  if (!std::isfinite(v)) {
-    out.append("null", 4);
-    return;
-  }
-  std::size_t start = out.size();
-  char buf[32];
-  out.append(buf, fmt::format_to_n(buf, sizeof buf, "{}", v).size);  // shortest round-trip float32
-  finish_python_repr(out, start);
-}
+void append_float_json(std::string& out, float v) { append_python_repr(out, v); }  // shortest float32
 
 void append_fixed_json(std::string& out, double v, int decimals) {
   if (!std::isfinite(v)) {

@@ -96,9 +96,14 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
   const std::size_t n_present = count_bits(present, width);
   const Bytes nulls = r.bytes((n_present + 7) / 8);
   if (!r.ok()) return r.error();
-  if (role == ImageRole::before) {
+  // Where each before-image value lies in `out`: only a partial JSON after image needs them.
+  const bool track = role == ImageRole::before && tm.json_columns > 0;
+  if (track) {
     span_begin_.assign(n, kNoSpan);
     span_end_.assign(n, kNoSpan);
+  } else if (role == ImageRole::before) {
+    span_begin_.clear();
+    span_end_.clear();
   }
   out.push_back('{');
   bool first = true;
@@ -130,17 +135,17 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
           doc_.clear();
           st = apply_json_diffs(before, diffs, diffs_at, doc_);
           if (!st.ok()) return st;
-          if (!first) out.push_back(',');
+          const std::string& key = tm.keys[i];
+          out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
           first = false;
-          out.append(tm.keys[i]);
           out.append(doc_);
         }
       }
       continue;  // without a before image the new document is not known: absent
     }
-    if (!first) out.push_back(',');
+    const std::string& key = tm.keys[i];  // ,"name":
+    out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
     first = false;
-    out.append(tm.keys[i]);
     const std::size_t begin = out.size();
     if (is_null) {
       out.append("null", 4);
@@ -148,7 +153,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
       Status st = append_value_json(ci, r, out, opts);
       if (!st.ok()) return st;
     }
-    if (role == ImageRole::before) {
+    if (track) {
       span_begin_[i] = begin;
       span_end_[i] = out.size();
     }

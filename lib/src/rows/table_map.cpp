@@ -283,6 +283,7 @@ void TableMap::finalize() {
     ci.names = std::span<const std::string_view>(views.data(), views.size());
     ci.hint = c.hint;
     ci.decimals = c.decimals;
+    keys[i].push_back(',');
     append_json_string(keys[i], c.name);
     keys[i].push_back(':');
   }
