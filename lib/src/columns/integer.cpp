@@ -12,6 +12,10 @@ namespace binlogctl {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
+constexpr char kPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
 
 // The shortest decimal digits that read back as `v` (finite), and the decimal exponent of the
 // first: v = 0.d1d2d3... * 10^(e+1). fmt's Dragonbox where fmt exposes it (fmt 9 and 10, as
@@ -26,13 +30,18 @@ int shortest_digits(T v, char* digits, int& e) {
     e = 0;
     return 1;
   }
-  char tmp[24];
-  int n = 0;
-  while (sig != 0) {
-    tmp[n++] = static_cast<char>('0' + sig % 10);
-    sig /= 10;
+  int n = 1;
+  for (std::uint64_t p10 = 10; n < 20 && sig >= p10; p10 *= 10) ++n;
+  for (int i = n; i > 0;) {  // right to left, two digits per division
+    if (i >= 2) {
+      const auto r = static_cast<std::size_t>(sig % 100) * 2;
+      sig /= 100;
+      digits[--i] = kPairs[r + 1];
+      digits[--i] = kPairs[r];
+    } else {
+      digits[--i] = static_cast<char>('0' + sig);
+    }
   }
-  for (int i = 0; i < n; ++i) digits[i] = tmp[n - 1 - i];
   e = dec.exponent + n - 1;
   while (n > 1 && digits[n - 1] == '0') --n;
   return n;

@@ -80,6 +80,40 @@ void put_hms(std::string& out, std::uint64_t h, std::uint64_t mi, std::uint64_t 
   out.append(b, 8);
 }
 
+// "YYYY-MM-DD HH:MM:SS[.f..]" with its quotes, written in one append, when every field has its
+// usual width (y <= 9999, the others <= 99; fsp <= 6). False: the caller takes the general path.
+bool put_quoted_datetime(std::string& out, std::uint64_t y, std::uint64_t mo, std::uint64_t d, std::uint64_t h,
+                         std::uint64_t mi, std::uint64_t s, std::uint32_t usec, unsigned fsp) {
+  if (y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 || fsp > 6) return false;
+  char b[28];
+  b[0] = '"';
+  two_digits(b + 1, y / 100);
+  two_digits(b + 3, y % 100);
+  b[5] = '-';
+  two_digits(b + 6, mo);
+  b[8] = '-';
+  two_digits(b + 9, d);
+  b[11] = ' ';
+  two_digits(b + 12, h);
+  b[14] = ':';
+  two_digits(b + 15, mi);
+  b[17] = ':';
+  two_digits(b + 18, s);
+  std::size_t n = 20;
+  if (fsp > 0) {
+    b[n++] = '.';
+    std::uint32_t f = usec / kPow10[6 - fsp];
+    for (unsigned i = fsp; i > 0; --i) {
+      b[n + i - 1] = static_cast<char>('0' + f % 10);
+      f /= 10;
+    }
+    n += fsp;
+  }
+  b[n++] = '"';
+  out.append(b, n);
+  return true;
+}
+
 // Howard Hinnant's civil_from_days: days since 1970-01-01 -> proleptic Gregorian date.
 void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
   z += 719468;
@@ -195,8 +229,8 @@ namespace {
 // timestamp) shifted by tz_offset, and microseconds cut to fsp digits.
 void put_timestamp(std::string& out, std::uint64_t secs, std::uint32_t usec, unsigned fsp,
                    std::int32_t tz_offset) {
-  out.push_back('"');
   if (secs == 0) {
+    out.push_back('"');
     out.append("0000-00-00 00:00:00", 19);
   } else {
     const std::int64_t t = static_cast<std::int64_t>(secs) + tz_offset;
@@ -208,9 +242,12 @@ void put_timestamp(std::string& out, std::uint64_t secs, std::uint32_t usec, uns
     std::int64_t y = 0;
     unsigned m = 0, d = 0;
     civil_from_days(days, y, m, d);
-    put_date(out, static_cast<std::uint64_t>(y < 0 ? 0 : y), m, d);
-    out.push_back(' ');
     const auto s = static_cast<std::uint64_t>(rem);
+    const auto yy = static_cast<std::uint64_t>(y < 0 ? 0 : y);
+    if (usec < 1000000 && put_quoted_datetime(out, yy, m, d, s / 3600, s / 60 % 60, s % 60, usec, fsp)) return;
+    out.push_back('"');
+    put_date(out, yy, m, d);
+    out.push_back(' ');
     put_hms(out, s / 3600, s / 60 % 60, s % 60);
   }
   put_fraction(out, usec, fsp);
@@ -242,6 +279,11 @@ Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp) {
   const std::int64_t packed = intpart * (std::int64_t{1} << 24) + frac;
   if (packed < 0 || frac < 0 || frac > 999999)
     return DecodeError{Errc::bad_value, at, "DATETIME2 value out of range"};
+  const auto v = static_cast<std::uint64_t>(packed);
+  const std::uint64_t ymdhms = v >> 24, ymd = ymdhms >> 17, ym = ymd >> 5, hms = ymdhms % (1u << 17);
+  if (put_quoted_datetime(out, ym / 13, ym % 13, ymd % 32, hms >> 12, (hms >> 6) % 64, hms % 64,
+                          static_cast<std::uint32_t>(frac), fsp))
+    return {};
   out.push_back('"');
   append_packed_datetime_text(out, packed, fsp, false);
   out.push_back('"');
