@@ -7,6 +7,7 @@
 #include <binlogctl/columns.h>
 
 #include <array>
+#include <cstring>
 
 namespace binlogctl {
 
@@ -18,12 +19,21 @@ constexpr std::uint32_t kPow10[10] = {1,      10,      100,      1000,      1000
                                       100000, 1000000, 10000000, 100000000, 1000000000};
 constexpr int kMaxPrecision = 65;  // DECIMAL_MAX_PRECISION (MySQL and MariaDB)
 
-// Writes `digits` decimal digits of v (zero-padded) at p.
+constexpr char kPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Writes `digits` decimal digits of v (zero-padded) at p, two per division.
 void put_digits(char* p, std::uint32_t v, int digits) {
-  for (int i = digits - 1; i >= 0; --i) {
-    p[i] = static_cast<char>('0' + v % 10);
-    v /= 10;
+  int i = digits;
+  while (i >= 2) {
+    const auto r = static_cast<std::size_t>(v % 100) * 2;
+    v /= 100;
+    p[--i] = kPairs[r + 1];
+    p[--i] = kPairs[r];
   }
+  if (i == 1) p[0] = static_cast<char>('0' + v % 10);
 }
 
 }  // namespace
@@ -43,8 +53,8 @@ Status append_decimal_text(std::string& out, int precision, int scale, ByteReade
   Bytes raw = r.bytes(size);
   if (!r.ok()) return r.error();
 
-  std::array<std::uint8_t, 40> buf{};  // 65 digits need at most 30 bytes
-  for (std::size_t i = 0; i < size; ++i) buf[i] = raw[i];
+  std::uint8_t buf[40];  // 65 digits need at most 30 bytes
+  std::memcpy(buf, raw.data(), size);
   const bool negative = (buf[0] & 0x80) == 0;
   buf[0] ^= 0x80;
   if (negative)
@@ -52,18 +62,25 @@ Status append_decimal_text(std::string& out, int precision, int scale, ByteReade
 
   // Decode every group into its decimal digits: integer part first, then the fraction.
   const int intg = precision - scale;
-  std::array<char, kMaxPrecision> digits{};
+  char digits[kMaxPrecision + 8];
   std::size_t pos = 0;  // into buf
   int nd = 0;           // digits written
-  bool ok = true;
+  bool ok = true, nonzero = false;
   auto group = [&](int ndigits) {
-    const auto nbytes =
-        static_cast<std::size_t>(ndigits == kDigitsPerGroup ? 4 : kDig2Bytes[ndigits]);
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < nbytes; ++i) v = (v << 8) | buf[pos + i];
-    pos += nbytes;
+    std::uint32_t v;
+    switch (ndigits == kDigitsPerGroup ? 4 : kDig2Bytes[ndigits]) {
+      case 1: v = buf[pos]; pos += 1; break;
+      case 2: v = std::uint32_t{buf[pos]} << 8 | buf[pos + 1]; pos += 2; break;
+      case 3: v = std::uint32_t{buf[pos]} << 16 | std::uint32_t{buf[pos + 1]} << 8 | buf[pos + 2]; pos += 3; break;
+      default:
+        v = std::uint32_t{buf[pos]} << 24 | std::uint32_t{buf[pos + 1]} << 16 | std::uint32_t{buf[pos + 2]} << 8 |
+            buf[pos + 3];
+        pos += 4;
+        break;
+    }
     if (v >= kPow10[ndigits]) ok = false;  // bin2decimal rejects such groups too
-    put_digits(digits.data() + nd, v, ndigits);
+    nonzero |= v != 0;
+    put_digits(digits + nd, v, ndigits);
     nd += ndigits;
   };
   if (int lead = intg % kDigitsPerGroup; lead > 0) group(lead);
@@ -72,21 +89,25 @@ Status append_decimal_text(std::string& out, int precision, int scale, ByteReade
   if (int trail = scale % kDigitsPerGroup; trail > 0) group(trail);
   if (!ok) return DecodeError{Errc::bad_value, at, "DECIMAL digit group out of range"};
 
-  // decimal2string: no leading zeros in the integer part ("0" when it is empty), full scale.
+  // decimal2string: no leading zeros in the integer part ("0" when it is empty), full scale;
+  // the server never stores -0.
   int first = 0;
   while (first < intg && digits[first] == '0') ++first;
-  bool is_zero = true;
-  for (int i = first; i < nd; ++i)
-    if (digits[i] != '0') is_zero = false;
-  if (negative && !is_zero) out.push_back('-');  // the server never stores -0
-  if (first == intg)
-    out.push_back('0');
-  else
-    out.append(digits.data() + first, static_cast<std::size_t>(intg - first));
-  if (scale > 0) {
-    out.push_back('.');
-    out.append(digits.data() + intg, static_cast<std::size_t>(scale));
+  char text[kMaxPrecision + 8];
+  std::size_t n = 0;
+  if (negative && nonzero) text[n++] = '-';
+  if (first == intg) {
+    text[n++] = '0';
+  } else {
+    std::memcpy(text + n, digits + first, static_cast<std::size_t>(intg - first));
+    n += static_cast<std::size_t>(intg - first);
   }
+  if (scale > 0) {
+    text[n++] = '.';
+    std::memcpy(text + n, digits + intg, static_cast<std::size_t>(scale));
+    n += static_cast<std::size_t>(scale);
+  }
+  out.append(text, n);
   return {};
 }
 
