@@ -2,6 +2,7 @@
 # Times binlogctl against cat and mariadb-binlog on the same large real binlog, in one run.
 #
 #   bench/run.sh [FILE] [REPEAT]
+#   BENCH_ONLY='convert|-vv' bench/run.sh ...   # only the commands whose name matches (grep -E)
 #
 # FILE defaults to bench/work/mariadb-1024mb/mariadb-bin.000001 (make it with
 # bench/make-large-binlog.sh). Each command runs REPEAT times (default 3) with output to
@@ -20,6 +21,7 @@ cat "$FILE" > /dev/null  # warm the page cache
 
 measure() {  # name, command...
   local name=$1; shift
+  if [ -n "${BENCH_ONLY:-}" ] && ! grep -qE -- "$BENCH_ONLY" <<<"$name"; then return 0; fi
   local times=() rss=0
   for _ in $(seq "$REPEAT"); do
     local out tf
@@ -47,7 +49,10 @@ measure "binlogctl dump --no-verify-checksum" "$BIN" dump --progress never --no-
 measure "binlogctl verify (CRC32 on)" "$BIN" verify --progress never "$FILE"
 measure "mariadb-binlog --base64-output=decode-rows -vv" mariadb-binlog --no-defaults --base64-output=decode-rows -vv "$FILE"
 measure "binlogctl convert --format json" "$BIN" convert --progress never --format json "$FILE"
-if [ -x build/bench/replay_bench ]; then
+measure "binlogctl convert --format json --threads 0" "$BIN" convert --progress never --format json --threads 0 "$FILE"
+measure "binlogctl convert --format canal-proto" "$BIN" convert --progress never --format canal-proto -o /dev/null "$FILE"
+measure "binlogctl convert --format canal-json" "$BIN" convert --progress never --format canal-json "$FILE"
+if [ -x build/bench/replay_bench ] && [ -z "${BENCH_ONLY:-}" ]; then
   echo "== replay engine (build/bench/replay_bench; cmake -DBINLOGCTL_BUILD_BENCH=ON)"
   build/bench/replay_bench "$FILE"
 fi

@@ -84,7 +84,7 @@ void put_hms(std::string& out, std::uint64_t h, std::uint64_t mi, std::uint64_t 
 // usual width (y <= 9999, the others <= 99; fsp <= 6). False: the caller takes the general path.
 bool put_quoted_datetime(std::string& out, std::uint64_t y, std::uint64_t mo, std::uint64_t d, std::uint64_t h,
                          std::uint64_t mi, std::uint64_t s, std::uint32_t usec, unsigned fsp) {
-  if (y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 || fsp > 6) return false;
+  if (y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 || fsp > 6 || usec > 999999) return false;
   char b[28];
   b[0] = '"';
   two_digits(b + 1, y / 100);
@@ -101,13 +101,12 @@ bool put_quoted_datetime(std::string& out, std::uint64_t y, std::uint64_t mo, st
   two_digits(b + 18, s);
   std::size_t n = 20;
   if (fsp > 0) {
-    b[n++] = '.';
-    std::uint32_t f = usec / kPow10[6 - fsp];
-    for (unsigned i = fsp; i > 0; --i) {
-      b[n + i - 1] = static_cast<char>('0' + f % 10);
-      f /= 10;
-    }
-    n += fsp;
+    // all six digits (usec < 10^6), then keep fsp of them
+    b[n] = '.';
+    two_digits(b + n + 1, usec / 10000);
+    two_digits(b + n + 3, usec / 100 % 100);
+    two_digits(b + n + 5, usec % 100);
+    n += 1 + fsp;
   }
   b[n++] = '"';
   out.append(b, n);
@@ -244,7 +243,7 @@ void put_timestamp(std::string& out, std::uint64_t secs, std::uint32_t usec, uns
     civil_from_days(days, y, m, d);
     const auto s = static_cast<std::uint64_t>(rem);
     const auto yy = static_cast<std::uint64_t>(y < 0 ? 0 : y);
-    if (usec < 1000000 && put_quoted_datetime(out, yy, m, d, s / 3600, s / 60 % 60, s % 60, usec, fsp)) return;
+    if (put_quoted_datetime(out, yy, m, d, s / 3600, s / 60 % 60, s % 60, usec, fsp)) return;
     out.push_back('"');
     put_date(out, yy, m, d);
     out.push_back(' ');
