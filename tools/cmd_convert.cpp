@@ -34,14 +34,6 @@ struct ConvertArgs {
   unsigned threads = 2;
 };
 
-std::optional<GtidSelection> gtid_option(const std::string& text, const char* name) {
-  if (text.empty()) return std::nullopt;
-  auto s = GtidSelection::parse(text);
-  if (!s)
-    throw CLI::ValidationError(name, fmt::format("{} at character {}: {}", text, s.error().offset, s.error().what));
-  return std::move(*s);
-}
-
 int run(ConvertArgs& a) {
   ConvertOptions& o = a.opts;
   o.render.binary_as = a.binary_as == "hex" ? BinaryAs::hex : BinaryAs::base64;
@@ -52,19 +44,10 @@ int run(ConvertArgs& a) {
   if (a.stop_position != 0) o.stop_position = a.stop_position;
   o.start_datetime = datetime_option(a.start_datetime, "--start-datetime");
   o.stop_datetime = datetime_option(a.stop_datetime, "--stop-datetime");
-  o.include_gtids = gtid_option(a.include_gtids, "--include-gtids");
-  o.exclude_gtids = gtid_option(a.exclude_gtids, "--exclude-gtids");
-  auto f = TableFilter::parse(a.filter);
-  if (!f) throw CLI::ValidationError("--filter", fmt::format("rule at character {}: {}", f.error().offset, f.error().what));
-  o.filter = std::move(*f);
-  if (!a.schema_files.empty()) {
-    auto h = std::make_shared<SchemaHistory>();
-    for (const std::string& path : a.schema_files) {
-      std::string error;
-      if (!load_schema_file(path, *h, error)) throw CLI::ValidationError("--schema", error);
-    }
-    o.schema = std::move(h);
-  }
+  o.include_gtids = gtid_selection_option(a.include_gtids, "--include-gtids");
+  o.exclude_gtids = gtid_selection_option(a.exclude_gtids, "--exclude-gtids");
+  o.filter = table_filter_option(a.filter);
+  o.schema = schema_files_option(a.schema_files);
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";
 #ifdef BINLOGCTL_HAVE_CANAL
   if (!canal_timezone_valid(a.timezone))

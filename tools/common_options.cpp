@@ -1,5 +1,7 @@
 #include <binlogctl/dump.h>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 
 namespace binlogctl::cli {
@@ -19,6 +21,30 @@ std::optional<std::int64_t> datetime_option(const std::string& value, const char
   auto t = parse_datetime(value);
   if (!t) throw CLI::ValidationError(option, "expected YYYY-MM-DD HH:MM:SS or YYYY-MM-DD");
   return t;
+}
+
+std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option) {
+  if (text.empty()) return std::nullopt;
+  auto s = GtidSelection::parse(text);
+  if (!s)
+    throw CLI::ValidationError(option, fmt::format("{} at character {}: {}", text, s.error().offset, s.error().what));
+  return std::move(*s);
+}
+
+TableFilter table_filter_option(const std::string& rules) {
+  auto f = TableFilter::parse(rules);
+  if (!f) throw CLI::ValidationError("--filter", fmt::format("rule at character {}: {}", f.error().offset, f.error().what));
+  return std::move(*f);
+}
+
+std::shared_ptr<const SchemaHistory> schema_files_option(const std::vector<std::string>& files) {
+  if (files.empty()) return nullptr;
+  auto h = std::make_shared<SchemaHistory>();
+  for (const std::string& path : files) {
+    std::string error;
+    if (!load_schema_file(path, *h, error)) throw CLI::ValidationError("--schema", error);
+  }
+  return h;
 }
 
 }  // namespace binlogctl::cli

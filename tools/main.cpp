@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   binlogctl::cli::setup_convert(app, exit_code);
   binlogctl::cli::setup_verify(app, exit_code);
   binlogctl::cli::setup_replay(app, exit_code);
+  binlogctl::cli::setup_stats(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -93,8 +93,46 @@ binlogctl_cli_test(convert_schema ${Python3_EXECUTABLE} ${CLI}/convert_schema.py
 binlogctl_cli_test(convert_public ${Python3_EXECUTABLE} ${CLI}/convert_public.py ${BIN} ${SHARED}/corpus/public)
 binlogctl_cli_test(convert_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert --format xml ${FIX}/basic/binlogs)
 
+# stats: per-table rows against convert, event types against dump, transactions against convert
+# and verify, on the project's fixtures; MySQL payloads and partial JSON updates from the shared
+# corpus (skipped without ../shared); exit codes.
+foreach(set basic nochecksum compressed schema)
+  binlogctl_cli_test(stats.${set} ${Python3_EXECUTABLE} ${CLI}/stats_check.py --verify-transactions ${BIN}
+                     ${FIX}/${set}/binlogs)
+endforeach()
+binlogctl_cli_test(stats.selection ${Python3_EXECUTABLE} ${CLI}/stats_check.py
+                   --args "--start-datetime 2024-02-01T00:20:00" ${BIN} ${FIX}/basic/binlogs)
+binlogctl_cli_test(stats.start_position ${Python3_EXECUTABLE} ${CLI}/stats_check.py
+                   --args "--start-position 389" ${BIN} ${FIX}/basic/binlogs/mariadb-bin.000002)
+set(RMC ${SHARED}/corpus/public/blackbeam__rust_mysql_common)
+binlogctl_cli_test(stats.shared_public ${Python3_EXECUTABLE} ${CLI}/stats_check.py ${BIN}
+                   ${RMC}/transaction_compression.000001 ${RMC}/update-partial-row.binlog ${RMC}/json.binlog.000001
+                   ${RMC}/vector.binlog ${SHARED}/corpus/mariadb/txn/binlogs)
+binlogctl_cli_test(stats.encrypted ${EXPECT} --rc 1 --stderr-contains "mariadb-bin.000001:256: error: unsupported_format"
+                   --stdout-contains "\"kind\":\"summary\"" -- ${BIN} stats --format json ${FIX}/encrypted/binlogs)
+binlogctl_cli_test(stats.schema_file ${EXPECT} --rc 0 --stdout-contains "\"table\":\"legacy_time\",\"inserts\":1,"
+                   -- ${BIN} stats --format json --schema ${FIX}/schema/expected/schema.sql ${FIX}/schema/binlogs/mariadb-bin.000002)
+binlogctl_cli_test(stats.undecodable ${EXPECT} --rc 1
+                   --stderr-contains "mariadb-bin.000002:789: error: undecodable_event: WRITE_ROWS_EVENT_V1"
+                   -- ${BIN} stats ${FIX}/schema/binlogs/mariadb-bin.000002)
+binlogctl_cli_test(stats.missing_file ${EXPECT} --rc 2 --stderr-contains "/nonexistent/binlog.000001: offset 0: file not found"
+                   -- ${BIN} stats /nonexistent/binlog.000001)
+binlogctl_cli_test(stats.missing_from_index ${EXPECT} --rc 2 --stderr-contains "file not found"
+                   -- ${BIN} stats ${CLI}/data/missing.index)
+binlogctl_cli_test(stats.usage_bad_format ${EXPECT} --rc 2 -- ${BIN} stats --format xml ${FIX}/basic/binlogs)
+binlogctl_cli_test(stats.usage_bad_interval ${EXPECT} --rc 2 --stderr-contains=--interval
+                   -- ${BIN} stats --interval 0 ${FIX}/basic/binlogs)
+binlogctl_cli_test(stats.usage_bad_filter ${EXPECT} --rc 2 --stderr-contains=--filter
+                   -- ${BIN} stats --filter "shop(" ${FIX}/basic/binlogs)
+binlogctl_cli_test(stats.filter ${EXPECT} --rc 0 --stdout-contains "\"tables\":1,\"rows\":41,"
+                   -- ${BIN} stats --format json --filter "shop\\.orders" ${FIX}/basic/binlogs)
+binlogctl_cli_test(stats.stdin ${EXPECT} --rc 0 --stdin ${FIX}/compressed/binlogs/mariadb-bin.000001
+                   --same-stdout-as "${BIN} stats --format json ${FIX}/compressed/binlogs/mariadb-bin.000001"
+                   --reference-sub "\"log_name\":\"mariadb-bin.000001\"" "\"log_name\":\"-\""
+                   -- ${BIN} stats --format json -)
+
 # Every long option printed by --help is documented in the man page.
-foreach(cmd dump verify replay convert)
+foreach(cmd dump verify replay convert stats)
   binlogctl_cli_test(man_${cmd} ${Python3_EXECUTABLE} ${CLI}/help_vs_man.py ${BIN} ${cmd}
                      ${CMAKE_SOURCE_DIR}/man/binlogctl-${cmd}.1.scd)
 endforeach()

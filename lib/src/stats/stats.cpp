@@ -1,0 +1,468 @@
+// collect_stats / run_stats: the chain -> transactions -> counts per table, event type,
+// transaction (bounded top-N) and interval.
+#include <binlogctl/chain.h>
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/output.h>
+#include <binlogctl/rows.h>
+#include <binlogctl/stats.h>
+#include <binlogctl/table_map.h>
+#include <binlogctl/transaction.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace binlogctl {
+
+namespace {
+
+// The best `n` transactions by a ranking, in a heap whose front is the worst kept one: memory
+// is bounded by n whatever the number of transactions.
+template <class Better>
+class TopN {
+ public:
+  TopN(std::size_t n, Better better) : n_(n), better_(better) {}
+  void offer(const TransactionStats& t) {
+    if (n_ == 0) return;
+    if (heap_.size() < n_) {
+      heap_.push_back(t);
+      std::push_heap(heap_.begin(), heap_.end(), better_);
+    } else if (better_(t, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), better_);
+      heap_.back() = t;
+      std::push_heap(heap_.begin(), heap_.end(), better_);
+    }
+  }
+  // Best first.
+  std::vector<TransactionStats> take() {
+    std::sort_heap(heap_.begin(), heap_.end(), better_);
+    return std::move(heap_);
+  }
+
+ private:
+  std::size_t n_;
+  Better better_;
+  std::vector<TransactionStats> heap_;
+};
+
+struct LargerTxn {
+  bool operator()(const TransactionStats& a, const TransactionStats& b) const {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return a.txn_id < b.txn_id;
+  }
+};
+struct LongerTxn {
+  bool operator()(const TransactionStats& a, const TransactionStats& b) const {
+    if (a.duration() != b.duration()) return a.duration() > b.duration();
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return a.txn_id < b.txn_id;
+  }
+};
+
+struct TableEntry {
+  TableStats s;
+  bool selected = true;        // --filter
+  std::uint64_t last_txn = 0;  // for the transaction count
+};
+
+struct TypeEntry {
+  std::string_view name;  // event_type_name's static text
+  std::uint64_t count = 0, bytes = 0;
+};
+
+class StatsCollector {
+ public:
+  StatsCollector(const StatsOptions& opts, DiagnosticSink& diag)
+      : opts_(opts), diag_(diag), largest_(opts.top, LargerTxn{}), longest_(opts.top, LongerTxn{}) {
+    if (opts.schema) schema_ = *opts.schema;
+    interval_ = opts.interval_seconds == 0 ? 60 : opts.interval_seconds;
+    mid_stream_ = opts.start_position.has_value() || opts.start_datetime.has_value();
+  }
+
+  void begin_file(const InputFile& f) {
+    close_txn(false);  // a transaction cannot go on in the next file
+    log_name_ = f.log_name;
+    first_file_ = summary_.files == 0;
+    ++summary_.files;
+    tracker_.reset();
+    tables_.clear();
+    by_id_.clear();
+  }
+
+  void event(const Event& ev) {
+    const std::uint8_t t = ev.type_code();
+    std::string_view sql;
+    QueryEvent q;
+    bool have_query = false;
+    if (t == 2 || t == 165) {
+      auto r = decode_query(ev.body_reader(), *ev.fde);
+      if (!r) {
+        undecodable(ev, r.error());
+      } else {
+        q = *r;
+        have_query = true;
+        if (t == 165) {
+          Status st = decompress_mariadb(as_bytes(q.sql), ev.body_offset(), sql_buf_);
+          if (!st.ok()) {
+            undecodable(ev, st.error());
+            have_query = false;
+          } else {
+            q.sql = sql_buf_;
+          }
+        }
+        if (have_query) sql = q.sql;
+      }
+    }
+    if (!tracker_.begin_event(ev, sql))
+      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+                              "GTID event does not decode"});
+    const TransactionState& ts = tracker_.state();
+    if (ts.open && (!cur_open_ || cur_.txn_id != ts.txn_id)) {
+      close_txn(false);  // still open when the next one began
+      open_txn(ev, ts);
+    }
+    const bool selected = !cur_open_ || txn_selected_;
+    const bool counted = selected && !before_start(ev);
+    if (counted) count_event(ev);
+
+    switch (ev.type()) {
+      case EventType::format_description:
+      case EventType::rotate:
+        if (!ev.is_inner()) {
+          tables_.clear();
+          by_id_.clear();
+        }
+        break;
+      case EventType::table_map:
+        table_map(ev);
+        break;
+      case EventType::query:
+      case EventType::mariadb_query_compressed:
+        // Schema history follows every DDL statement, counted or not.
+        if (have_query && classify_statement(q.sql) == StatementKind::ddl)
+          schema_.apply(q.db, q.sql);
+        break;
+      default:
+        if (auto k = classify_rows_event(t); k && counted) rows(ev, *k);
+        break;
+    }
+    tracker_.end_event();
+    if (cur_open_ && !tracker_.state().open) close_txn(true);
+  }
+
+  void finish(StatsReport& rep) {
+    close_txn(false);
+    rep.interval_seconds = static_cast<std::uint32_t>(interval_);
+    rep.tables.clear();
+    for (auto& [key, e] : tables_by_name_)  // mapped only by unselected transactions: left out
+      if (e.selected && e.s.events > 0) rep.tables.push_back(e.s);
+    std::sort(rep.tables.begin(), rep.tables.end(), [](const TableStats& a, const TableStats& b) {
+      return std::tie(b.bytes, a.database, a.table) < std::tie(a.bytes, b.database, b.table);
+    });
+    rep.event_types.clear();
+    for (std::size_t code = 0; code < types_.size(); ++code)
+      for (const TypeEntry& te : types_[code])
+        rep.event_types.push_back(EventTypeStats{static_cast<std::uint8_t>(code),
+                                                 std::string(te.name), te.count, te.bytes});
+    std::stable_sort(
+        rep.event_types.begin(), rep.event_types.end(),
+        [](const EventTypeStats& a, const EventTypeStats& b) { return a.bytes > b.bytes; });
+    rep.largest = largest_.take();
+    rep.longest = longest_.take();
+    rep.intervals.clear();
+    rep.intervals.reserve(intervals_.size());
+    for (const auto& [start, iv] : intervals_) rep.intervals.push_back(iv);
+    summary_.tables = rep.tables.size();
+    rep.summary = summary_;
+  }
+
+ private:
+  static Bytes as_bytes(std::string_view s) {
+    return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  }
+  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+
+  void undecodable(const Event& ev, const DecodeError& e) {
+    diag_.report(Diagnostic{
+        Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+        fmt::format("{} event does not decode: {} at offset {}{}",
+                    event_type_constant(ev.type_code()), e.what, e.offset,
+                    ev.is_inner() ? fmt::format(" (inner event {} of the payload)", ev.inner_index)
+                                  : std::string())});
+  }
+
+  // Format descriptions before the start point are read (rows need them) but not counted, so
+  // that the counts are those of the events dump lists.
+  bool before_start(const Event& ev) const {
+    if (ev.type() != EventType::format_description || ev.is_inner()) return false;
+    if (first_file_ && opts_.start_position && ev.pos < *opts_.start_position) return true;
+    return opts_.start_datetime &&
+           static_cast<std::int64_t>(ev.header.timestamp) < *opts_.start_datetime;
+  }
+
+  IntervalStats& interval_at(std::int64_t t) {
+    const std::int64_t w = interval_;
+    std::int64_t start = t - t % w;
+    if (t % w < 0) start -= w;
+    auto it = intervals_.try_emplace(start).first;
+    it->second.start = start;
+    return it->second;
+  }
+
+  void count_event(const Event& ev) {
+    const std::uint64_t size = ev.header.event_size;
+    const auto when = static_cast<std::int64_t>(ev.header.timestamp);
+    ++summary_.events;
+    if (ev.is_inner())
+      ++summary_.inner_events;
+    else
+      summary_.bytes += size;
+    if (when != 0) {
+      if (!summary_.first_time || when < *summary_.first_time) summary_.first_time = when;
+      if (!summary_.last_time || when > *summary_.last_time) summary_.last_time = when;
+      IntervalStats& iv = interval_at(when);
+      ++iv.events;
+      if (!ev.is_inner()) iv.bytes += size;
+    }
+    const std::string_view name =
+        event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
+    std::vector<TypeEntry>& slot = types_[ev.type_code()];
+    auto it =
+        std::find_if(slot.begin(), slot.end(), [&](const TypeEntry& e) { return e.name == name; });
+    if (it == slot.end()) it = slot.insert(slot.end(), TypeEntry{name});
+    ++it->count;
+    it->bytes += size;
+    if (cur_open_) {
+      ++cur_.events;
+      if (!ev.is_inner()) cur_.bytes += size;
+      if (when != 0) {
+        cur_.first_time = cur_.first_time == 0 ? when : std::min(cur_.first_time, when);
+        cur_.last_time = std::max(cur_.last_time, when);
+      }
+    }
+  }
+
+  void open_txn(const Event& ev, const TransactionState& ts) {
+    cur_open_ = true;
+    cur_.txn_id = ts.txn_id;
+    cur_.gtid = ts.gtid_text;
+    cur_.log_name = log_name_;
+    cur_.pos = top_pos(ev);
+    cur_.bytes = cur_.events = cur_.rows = 0;
+    cur_.first_time = cur_.last_time = 0;  // set by count_event
+    cur_.commit_time = ts.timestamp;
+    cur_.complete = true;
+    txn_selected_ = true;
+    if (opts_.include_gtids && !opts_.include_gtids->contains(ts)) txn_selected_ = false;
+    if (opts_.exclude_gtids && opts_.exclude_gtids->contains(ts)) txn_selected_ = false;
+  }
+
+  void close_txn(bool complete) {
+    if (!cur_open_) return;
+    cur_open_ = false;
+    if (!txn_selected_ || cur_.events == 0) return;  // unselected, or only uncounted events
+    cur_.complete = complete;
+    ++summary_.transactions;
+    if (cur_.commit_time != 0) ++interval_at(cur_.commit_time).transactions;
+    largest_.offer(cur_);
+    longest_.offer(cur_);
+  }
+
+  // TABLE_MAP: decoded, reused when unchanged, completed from schema history. (Not
+  // TableMapLoader: its warnings are about column names, which stats does not print.)
+  void table_map(const Event& ev) {
+    auto r = decode_table_map(ev.body_reader(), *ev.fde);
+    if (!r) {
+      undecodable(ev, r.error());
+      return;
+    }
+    TableMap* tm = tables_.find(r->table_id);
+    if (tm == nullptr || !tm->same_as(*r) || tm->schema_generation != schema_.generation()) {
+      const std::uint64_t base = ev.body_offset();
+      const auto off = [&](Bytes b) {
+        return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
+      };
+      auto parsed = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
+      if (!parsed) {
+        undecodable(ev, parsed.error());
+        return;
+      }
+      tm = &tables_.put(std::move(*parsed));
+      tm->schema_generation = schema_.generation();
+      if (const SchemaTable* def = schema_.find(tm->db, tm->table))
+        (void)apply_table_schema(*tm, *def);
+    }
+    auto& slot = by_id_[tm->table_id];
+    if (slot == nullptr || slot->s.database != tm->db || slot->s.table != tm->table)
+      slot = &table_entry(*tm);
+  }
+
+  TableEntry& table_entry(const TableMap& tm) {
+    key_.assign(tm.db);
+    key_.push_back('\0');
+    key_.append(tm.table);
+    auto it = tables_by_name_.find(key_);
+    if (it == tables_by_name_.end()) {
+      it = tables_by_name_.emplace(key_, TableEntry{}).first;
+      it->second.s.database = tm.db;
+      it->second.s.table = tm.table;
+      it->second.selected = opts_.filter.matches(tm.db, tm.table);
+    }
+    return it->second;
+  }
+
+  // A server whose FDE gives this type code a post-header no rows event has (pre-release 5.2
+  // builds numbered their events differently) does not mean a rows event by it.
+  static bool rows_type_in_this_server(const Event& ev) {
+    const std::uint8_t t = ev.type_code();
+    if (t > ev.fde->n_post_headers) return true;
+    const std::uint8_t ph = ev.fde->post_header(t);
+    return ph == 6 || ph == 8 || ph == 10;
+  }
+
+  void rows(const Event& ev, RowsEventKind kind) {
+    if (!rows_type_in_this_server(ev)) return;
+    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
+    if (!h) {
+      undecodable(ev, h.error());
+      ++summary_.uncounted_rows_events;
+      return;
+    }
+    const TableMap* tm = tables_.find(h->table_id);
+    auto id = by_id_.find(h->table_id);
+    if (tm == nullptr || id == by_id_.end()) {
+      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL)
+        return;  // dummy event (no table)
+      ++summary_.uncounted_rows_events;
+      diag_.report(Diagnostic{
+          Check::transaction_structure, mid_stream_ ? Severity::warning : Severity::error,
+          log_name_, top_pos(ev),
+          fmt::format("{} for table id {} without a TABLE_MAP before it: its rows are not counted",
+                      event_type_constant(ev.type_code()), h->table_id)});
+      return;
+    }
+    TableEntry& e = *id->second;
+    if (!e.selected) return;
+    ++e.s.events;
+    e.s.bytes += ev.header.event_size;
+    if (cur_open_ && e.last_txn != cur_.txn_id) {
+      e.last_txn = cur_.txn_id;
+      ++e.s.transactions;
+    }
+    Bytes rows = h->rows;
+    if (kind.compressed) {
+      Status st = decompress_mariadb(rows, h->rows_offset, rows_buf_);
+      if (!st.ok()) {
+        undecodable(ev, st.error());
+        ++summary_.uncounted_rows_events;
+        return;
+      }
+      rows = as_bytes(rows_buf_);
+    }
+    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset);
+    if (!n) {
+      undecodable(ev, n.error());
+      ++summary_.uncounted_rows_events;
+      return;
+    }
+    std::uint64_t StatsSummary::*total = &StatsSummary::inserts;
+    std::uint64_t TableStats::*per_table = &TableStats::inserts;
+    std::uint64_t IntervalStats::*per_interval = &IntervalStats::inserts;
+    if (kind.kind == RowsKind::update) {
+      total = &StatsSummary::updates;
+      per_table = &TableStats::updates;
+      per_interval = &IntervalStats::updates;
+    } else if (kind.kind == RowsKind::delete_) {
+      total = &StatsSummary::deletes;
+      per_table = &TableStats::deletes;
+      per_interval = &IntervalStats::deletes;
+    }
+    summary_.*total += *n;
+    e.s.*per_table += *n;
+    if (ev.header.timestamp != 0) interval_at(ev.header.timestamp).*per_interval += *n;
+    if (cur_open_) cur_.rows += *n;
+  }
+
+  const StatsOptions& opts_;
+  DiagnosticSink& diag_;
+  std::int64_t interval_ = 60;
+  bool mid_stream_ = false;
+  bool first_file_ = true;
+  std::string log_name_;
+  TransactionTracker tracker_;
+  SchemaHistory schema_;
+  TableMapCache tables_;
+  std::unordered_map<std::uint64_t, TableEntry*> by_id_;  // table id -> its entry (this file)
+  std::map<std::string, TableEntry> tables_by_name_;      // db NUL table
+  std::string key_;
+  std::array<std::vector<TypeEntry>, 256> types_;
+  std::map<std::int64_t, IntervalStats> intervals_;
+  StatsSummary summary_;
+  TransactionStats cur_;
+  bool cur_open_ = false;
+  bool txn_selected_ = true;
+  TopN<LargerTxn> largest_;
+  TopN<LongerTxn> longest_;
+  std::string sql_buf_, rows_buf_;
+};
+
+}  // namespace
+
+bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink& diag,
+                   std::FILE* err) {
+  StatsCollector c(opts, diag);
+  struct Visitor : ChainVisitor {
+    StatsCollector& c;
+    explicit Visitor(StatsCollector& cc) : c(cc) {}
+    void begin_file(const InputFile& f) override { c.begin_file(f); }
+    void event(const Event& ev, const InputFile&) override { c.event(ev); }
+  } visitor(c);
+  ChainOptions co;
+  co.inputs = opts.inputs;
+  co.start_position = opts.start_position;
+  co.stop_position = opts.stop_position;
+  co.start_datetime = opts.start_datetime;
+  co.stop_datetime = opts.stop_datetime;
+  co.verify_checksums = opts.verify_checksums;
+  co.pass_fde_before_start = true;  // row walking needs the format description in force
+  co.progress = opts.progress;
+  co.threads = opts.threads;
+  const bool readable = read_chain(co, visitor, diag, err);
+  c.finish(report);
+  return readable;
+}
+
+int run_stats(const StatsOptions& opts, std::FILE* outf, std::FILE* errf) {
+  StderrDiagnostics diag(errf);
+  StatsReport report;
+  const bool readable = collect_stats(opts, report, diag, errf);
+  report.summary.errors = diag.errors();
+  report.summary.warnings = diag.warnings();
+  std::string text;
+  if (opts.format == OutputFormat::json)
+    append_stats_json(report, text);
+  else
+    append_stats_text(report, text);
+  LineOutput out(outf);  // line by line, so that a terminal or a pipe gets whole lines
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    out.buf().append(line);
+    out.end_line();
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  }
+  out.flush();
+  if (!readable) return 2;
+  return diag.errors() > 0 ? 1 : 0;
+}
+
+}  // namespace binlogctl
