@@ -13,6 +13,8 @@
 #include <binlogctl/table_map.h>
 
 #include <doctest/doctest.h>
+
+#include "tmpfile_io.h"
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <nlohmann/json.hpp>
@@ -43,14 +45,7 @@ namespace {
 
 const std::string kBasic = std::string(BINLOGCTL_SOURCE_DIR) + "/testdata/mariadb-10.11/basic/binlogs";
 
-std::string read_all(std::FILE* f) {
-  std::string s;
-  std::rewind(f);
-  char buf[65536];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  return s;
-}
+using binlogctl::testing::read_all;
 
 // Runs a conversion into a temporary file; returns its bytes.
 std::string run(bool canal, CanalFormat fmt = CanalFormat::proto, const std::string& tz = "UTC",

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tmpfile_io.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,14 +24,7 @@ namespace {
 
 const fs::path kFixtures = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata" / "mariadb-10.11";
 
-std::string read_all(std::FILE* f) {
-  std::string s;
-  std::rewind(f);
-  char buf[65536];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  return s;
-}
+using binlogctl::testing::read_all;
 
 struct Run {
   int rc = -1;
