@@ -1,6 +1,9 @@
 // Damaged input never crashes, hangs or over-allocates: real binlogs mutated many ways (seeded,
 // so a failure reproduces) go through framing, every Info and body decoder and payload
 // expansion. Run under ASan+UBSan in CI, this is the fuzzing that always runs.
+#if defined(BINLOGCTL_HAVE_CANAL)
+#include <binlogctl/canal.h>
+#endif
 #include <binlogctl/convert.h>
 #include <binlogctl/describe.h>
 #include <binlogctl/event_stream.h>
@@ -174,6 +177,78 @@ TEST_SUITE("robustness") {
       }
     }
     CHECK(lines > 1000);
+    fs::remove(tmp);
+  }
+
+  TEST_CASE("a row image of no bytes ends its rows event with an error and never loops") {
+    // WRITE_ROWS whose column bitmap selects no column: each image is an empty null bitmap and
+    // no value, so it takes no bytes, and the bytes after it could never be consumed (found by
+    // fuzz_convert: convert looped, writing {} rows without end).
+    binlogctl::testing::BinlogBuilder b;
+    using Buf = binlogctl::testing::BinlogBuilder::Buf;
+    using binlogctl::testing::BinlogBuilder;
+    b.fde("8.0.32", false);
+    b.query("t", "BEGIN");
+    Buf tm;
+    BinlogBuilder::le(tm, 42, 6);  // table id
+    BinlogBuilder::le(tm, 1, 2);   // flags
+    const Buf names = {1, 't', 0, 5, 'i', 't', 'e', 'm', 's', 0};  // db "t", table "items"
+    const Buf columns = {2, 3, 15, 2, 80, 0, 0x02};  // LONG, VARCHAR(20) (meta 80); 2nd nullable
+    tm.insert(tm.end(), names.begin(), names.end());
+    tm.insert(tm.end(), columns.begin(), columns.end());
+    b.raw(19, tm);
+    Buf w;
+    BinlogBuilder::le(w, 42, 6);
+    BinlogBuilder::le(w, 1, 2);  // STMT_END
+    BinlogBuilder::le(w, 2, 2);  // extra info length (itself)
+    w.push_back(2);              // width
+    w.push_back(0x00);           // no column present
+    const Buf rest = {0x00, 7, 0, 0, 0};  // bytes no empty image can consume
+    w.insert(w.end(), rest.begin(), rest.end());
+    b.raw(30, w);
+    b.xid(9);
+    const fs::path tmp = fs::temp_directory_path() / "binlogctl-empty-image.bin";
+    {
+      const auto bytes = b.bytes();
+      std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+      o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    for (unsigned threads : {0u, 2u}) {
+      CAPTURE(threads);
+      ConvertOptions o;
+      o.inputs = {tmp.string()};
+      o.progress = ProgressMode::never;
+      o.render_threads = threads;
+      std::FILE* out = std::tmpfile();
+      std::FILE* err = std::tmpfile();
+      REQUIRE(out != nullptr);
+      REQUIRE(err != nullptr);
+      CHECK(run_convert(o, out, err) == 1);
+      const std::string text = binlogctl::testing::read_all(out);
+      const std::string diag = binlogctl::testing::read_all(err);
+      CHECK(text.size() < 1000);
+      CHECK(diag.find("undecodable_event: WRITE_ROWS_EVENT event does not decode: row image without any byte") !=
+            std::string::npos);
+      std::fclose(out);
+      std::fclose(err);
+    }
+#if defined(BINLOGCTL_HAVE_CANAL)
+    for (CanalFormat f : {CanalFormat::proto, CanalFormat::json}) {
+      ConvertOptions o;
+      o.inputs = {tmp.string()};
+      o.progress = ProgressMode::never;
+      CanalOptions co;
+      co.format = f;
+      std::FILE* out = std::tmpfile();
+      std::FILE* err = std::tmpfile();
+      REQUIRE(out != nullptr);
+      REQUIRE(err != nullptr);
+      CHECK(run_canal_convert(o, co, out, err) == 1);
+      CHECK(binlogctl::testing::read_all(err).find("row image without any byte") != std::string::npos);
+      std::fclose(out);
+      std::fclose(err);
+    }
+#endif
     fs::remove(tmp);
   }
 

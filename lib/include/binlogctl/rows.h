@@ -128,6 +128,11 @@ class RowImageDecoder {
   std::string doc_;
 };
 
+// The error of a row (all its images) that takes no bytes, as when the column bitmap selects no
+// column, while the rows event has bytes left: they could never be consumed, so every reader of
+// row images stops the event with this rather than loop.
+inline constexpr const char* kEmptyRowImage = "row image without any byte (no columns)";
+
 // Number of set bits among the first `n` bits of an LSB-first bitmap.
 std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept;
 inline bool bit_is_set(Bytes bitmap, std::size_t i) noexcept {

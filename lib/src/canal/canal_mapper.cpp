@@ -1222,6 +1222,7 @@ class CanalMapper {
     ByteReader r(rows, rows_at);
     while (r.ok() && !r.empty()) {
       ++row_stamp_;
+      const std::size_t row_at = r.position();
       Status st;
       if (kind.kind == RowsKind::insert) {
         before_.clear();
@@ -1237,6 +1238,8 @@ class CanalMapper {
                      true);
         }
       }
+      if (st.ok() && r.position() == row_at)  // the bytes after it could never be consumed
+        st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
       if (!st.ok()) {
         utf8_logs_.clear();
         undecodable(ev, event_type_constant(ev.type_code()), st.error());

@@ -104,6 +104,7 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
   while (r.ok() && !r.empty()) {
     std::string& out = sink.buf();
     const std::size_t mark = out.size();
+    const std::size_t row_at = r.position();
     out.append(v.text);
     Status st;
     if (v.kind == RowsKind::insert) {
@@ -119,6 +120,8 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
           out.append("null");
       }
     }
+    if (st.ok() && r.position() == row_at)  // the bytes after it could never be consumed
+      st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
     if (!st.ok()) {
       out.resize(mark);
       return st.error();

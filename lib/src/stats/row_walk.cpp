@@ -44,7 +44,7 @@ Result<std::uint64_t> count_row_changes(const TableMap& tm, const RowsEventHeade
       st = skip_row_image(tm, h.width, h.columns_after, kind.partial_json, r);
     if (!st.ok()) return st.error();
     if (r.position() == before)  // an image of no bytes would never end the event
-      return DecodeError{Errc::bad_value, r.offset(), "row image without any byte (no columns)"};
+      return DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
     ++n;
   }
   if (!r.ok()) return r.error();
