@@ -907,27 +907,37 @@ class StatementParser {
 
   // ---- CREATE -------------------------------------------------------------------------------
 
-  // The parenthesised list of CREATE TABLE t (...), from after '(' through ')'.
-  bool create_list(SchemaTable& t, bool& row_period) {
+  // A table constraint at the cursor (PRIMARY KEY sets t's key); false when it does not parse.
+  bool table_constraint(SchemaTable& t) {
+    std::vector<std::string> pk;
+    const Constraint r = constraint(pk);
+    if (r == Constraint::primary) t.primary_key = std::move(pk);
+    return r != Constraint::bad;
+  }
+
+  // A parenthesised list of column definitions and constraints, from after '(' through ')';
+  // `column` parses one column definition (false: the statement is not followed).
+  template <class Column>
+  bool definition_list(SchemaTable& t, Column column) {
     while (true) {
       if (at_end()) return false;
       if (accept(')')) return true;
       if (accept(',')) continue;
-      if (is_constraint_start()) {
-        std::vector<std::string> pk;
-        const Constraint r = constraint(pk);
-        if (r == Constraint::bad) return false;
-        if (r == Constraint::primary) t.primary_key = std::move(pk);
-      } else {
-        ColumnDef d;
-        if (!column_def(d, false)) return false;
-        if (d.primary) t.primary_key = {d.col.name};
-        row_period = row_period || d.row_period;
-        t.columns.push_back(std::move(d.col));
-        if (t.columns.size() > kMaxColumns) return false;
-      }
+      if (is_constraint_start() ? !table_constraint(t) : !column()) return false;
       if (!punct(',') && !punct(')')) return false;
     }
+  }
+
+  // The parenthesised list of CREATE TABLE t (...), from after '(' through ')'.
+  bool create_list(SchemaTable& t, bool& row_period) {
+    return definition_list(t, [&] {
+      ColumnDef d;
+      if (!column_def(d, false)) return false;
+      if (d.primary) t.primary_key = {d.col.name};
+      row_period = row_period || d.row_period;
+      t.columns.push_back(std::move(d.col));
+      return t.columns.size() <= kMaxColumns;
+    });
   }
 
   // True when a query starts at peek(k): SELECT, WITH, VALUES or TABLE, maybe after '('s.
@@ -1329,12 +1339,7 @@ class StatementParser {
         return true;
       }
       if (kw("SYSTEM")) return false;  // ADD SYSTEM VERSIONING: hidden columns not followed
-      if (is_constraint_start()) {
-        std::vector<std::string> pk;
-        const Constraint r = constraint(pk);
-        if (r == Constraint::primary) t.primary_key = std::move(pk);
-        return r != Constraint::bad;
-      }
+      if (is_constraint_start()) return table_constraint(t);
     }
     const bool if_not_exists = accept_if_not_exists();
     if (!accept('(')) {
@@ -1342,21 +1347,10 @@ class StatementParser {
       return column_def(d, true) && add_column(t, std::move(d), if_not_exists);
     }
     // ADD [COLUMN] (definition, ...): appended in order.
-    while (true) {
-      if (at_end()) return false;
-      if (accept(')')) return true;
-      if (accept(',')) continue;
-      if (is_constraint_start()) {
-        std::vector<std::string> pk;
-        const Constraint r = constraint(pk);
-        if (r == Constraint::bad) return false;
-        if (r == Constraint::primary) t.primary_key = std::move(pk);
-      } else {
-        ColumnDef d;
-        if (!column_def(d, true) || !add_column(t, std::move(d), if_not_exists)) return false;
-      }
-      if (!punct(',') && !punct(')')) return false;
-    }
+    return definition_list(t, [&] {
+      ColumnDef d;
+      return column_def(d, true) && add_column(t, std::move(d), if_not_exists);
+    });
   }
 
   static void rename_in_key(SchemaTable& t, std::string_view from, const std::string& to) {
