@@ -84,12 +84,8 @@ void append_batch_escaped(std::string& out, std::string_view s) {
 // A right-aligned decimal number in a column of `width`.
 void append_num_right(std::string& out, std::uint64_t v, int width) {
   char buf[20];
-  char* e = buf + sizeof buf;
-  char* b = e;
-  do {
-    *--b = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
+  char* const e = buf + sizeof buf;
+  const char* b = format_u64_backward(e, v);
   const int n = static_cast<int>(e - b);
   if (width > n) out.append(static_cast<std::size_t>(width - n), ' ');
   out.append(b, static_cast<std::size_t>(n));

@@ -80,30 +80,9 @@ void append_json_escaped(std::string& out, std::string_view s) {
 }
 
 void append_u64(std::string& out, std::uint64_t v) {
-  // Two digits at a time from a table of the pairs 00..99.
-  static constexpr char kPairs[] =
-      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-      "8081828384858687888990919293949596979899";
   char buf[20];
-  char* const e = buf + sizeof buf;
-  char* b = e;
-  while (v >= 100) {
-    const auto r = static_cast<std::size_t>(v % 100) * 2;
-    v /= 100;
-    b -= 2;
-    b[0] = kPairs[r];
-    b[1] = kPairs[r + 1];
-  }
-  if (v >= 10) {
-    const auto r = static_cast<std::size_t>(v) * 2;
-    b -= 2;
-    b[0] = kPairs[r];
-    b[1] = kPairs[r + 1];
-  } else {
-    *--b = static_cast<char>('0' + v);
-  }
-  out.append(b, static_cast<std::size_t>(e - b));
+  const char* b = format_u64_backward(buf + sizeof buf, v);
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
 }
 
 void append_i64(std::string& out, std::int64_t v) {

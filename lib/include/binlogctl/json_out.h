@@ -28,6 +28,42 @@ inline void append_json_quoted(std::string& out, std::string_view s) {
   append_json_escaped(out, s);
   out.push_back('"');
 }
+// Decimal digits, two per division from a table of the pairs 00..99 (the number renderers'
+// shared core). format_u64_backward writes v so that it ends just before `end` and returns where
+// it starts (at most 20 characters); format_fixed_digits writes exactly `digits` digits of v at p,
+// zero-padded on the left (v must have no more digits than that).
+inline constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+inline char* format_u64_backward(char* end, std::uint64_t v) noexcept {
+  while (v >= 100) {
+    const auto r = static_cast<std::size_t>(v % 100) * 2;
+    v /= 100;
+    end -= 2;
+    end[0] = kDigitPairs[r];
+    end[1] = kDigitPairs[r + 1];
+  }
+  if (v >= 10) {
+    const auto r = static_cast<std::size_t>(v) * 2;
+    end -= 2;
+    end[0] = kDigitPairs[r];
+    end[1] = kDigitPairs[r + 1];
+  } else {
+    *--end = static_cast<char>('0' + v);
+  }
+  return end;
+}
+inline void format_fixed_digits(char* p, std::uint64_t v, int digits) noexcept {
+  int i = digits;
+  while (i >= 2) {
+    const auto r = static_cast<std::size_t>(v % 100) * 2;
+    v /= 100;
+    p[--i] = kDigitPairs[r + 1];
+    p[--i] = kDigitPairs[r];
+  }
+  if (i == 1) p[0] = static_cast<char>('0' + v % 10);
+}
 void append_u64(std::string& out, std::uint64_t v);
 void append_i64(std::string& out, std::int64_t v);
 void append_hex(std::string& out, const std::uint8_t* p, std::size_t n);  // lowercase

@@ -5,6 +5,7 @@
 // dig2bytes[digits] bytes and comes first in the integer part, last in the fraction. The sign bit
 // (0x80 of the first byte) is flipped on store; negative values have every byte inverted.
 #include <binlogctl/columns.h>
+#include <binlogctl/json_out.h>
 
 #include <array>
 #include <cstring>
@@ -18,23 +19,6 @@ constexpr int kDig2Bytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 constexpr std::uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
                                       100000, 1000000, 10000000, 100000000, 1000000000};
 constexpr int kMaxPrecision = 65;  // DECIMAL_MAX_PRECISION (MySQL and MariaDB)
-
-constexpr char kPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-// Writes `digits` decimal digits of v (zero-padded) at p, two per division.
-void put_digits(char* p, std::uint32_t v, int digits) {
-  int i = digits;
-  while (i >= 2) {
-    const auto r = static_cast<std::size_t>(v % 100) * 2;
-    v /= 100;
-    p[--i] = kPairs[r + 1];
-    p[--i] = kPairs[r];
-  }
-  if (i == 1) p[0] = static_cast<char>('0' + v % 10);
-}
 
 }  // namespace
 
@@ -80,7 +64,7 @@ Status append_decimal_text(std::string& out, int precision, int scale, ByteReade
     }
     if (v >= kPow10[ndigits]) ok = false;  // bin2decimal rejects such groups too
     nonzero |= v != 0;
-    put_digits(digits + nd, v, ndigits);
+    format_fixed_digits(digits + nd, v, ndigits);
     nd += ndigits;
   };
   if (int lead = intg % kDigitsPerGroup; lead > 0) group(lead);

@@ -1,10 +1,12 @@
 // Numbers (floating-point JSON rendering) and binary encodings (base64, hex, UUID, INET4/6).
 #include <binlogctl/columns.h>
+#include <binlogctl/json_out.h>
 #include <fmt/format.h>
 
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 
 namespace binlogctl {
@@ -12,10 +14,6 @@ namespace binlogctl {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
-constexpr char kPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
 
 // The shortest decimal digits that read back as `v` (finite), and the decimal exponent of the
 // first: v = 0.d1d2d3... * 10^(e+1). fmt's Dragonbox where fmt exposes it (fmt 9 and 10, as
@@ -30,18 +28,10 @@ int shortest_digits(T v, char* digits, int& e) {
     e = 0;
     return 1;
   }
-  int n = 1;
-  for (std::uint64_t p10 = 10; n < 20 && sig >= p10; p10 *= 10) ++n;
-  for (int i = n; i > 0;) {  // right to left, two digits per division
-    if (i >= 2) {
-      const auto r = static_cast<std::size_t>(sig % 100) * 2;
-      sig /= 100;
-      digits[--i] = kPairs[r + 1];
-      digits[--i] = kPairs[r];
-    } else {
-      digits[--i] = static_cast<char>('0' + sig);
-    }
-  }
+  char tmp[20];
+  const char* b = format_u64_backward(tmp + sizeof tmp, sig);
+  int n = static_cast<int>(tmp + sizeof tmp - b);
+  std::memcpy(digits, b, static_cast<std::size_t>(n));
   e = dec.exponent + n - 1;
   while (n > 1 && digits[n - 1] == '0') --n;
   return n;

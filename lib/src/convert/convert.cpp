@@ -439,47 +439,28 @@ class Converter {
     tail_.clear();
     end_record(tail_, ev);
 
+    RowsView v;
+    v.map = tm;
+    v.text = prefix_;
+    v.suffix = suffix_;
+    v.tail = tail_;
+    v.rows = rows;
+    v.present_before = h->columns_before;
+    v.present_after = h->columns_after;
+    v.rows_offset = rows_at;
+    v.width = h->width;
+    v.kind = kind.kind;
+    v.partial_json = kind.partial_json;
     if (rows.size() > opts_.render_inline_bytes) {
       // A large event: rendered here, streaming, rather than copied into a batch.
       pool_.sync();
-      RowsView v;
-      v.map = tm;
-      v.text = prefix_;
-      v.suffix = suffix_;
-      v.tail = tail_;
-      v.rows = rows;
-      v.present_before = h->columns_before;
-      v.present_after = h->columns_after;
-      v.rows_offset = rows_at;
-      v.width = h->width;
-      v.kind = kind.kind;
-      v.partial_json = kind.partial_json;
       auto e = convert_detail::render_rows(v, out_, images_, opts_.render);
       out_.flush();
       if (e) undecodable(ev, event_name(ev), *e);
       return;
     }
-    Batch& batch = pool_.current();
-    Job j;
-    j.literal = false;
-    j.text = batch.add(prefix_);
-    j.suffix = batch.add(suffix_);
-    j.tail = batch.add(tail_);
-    j.rows = batch.add(std::string_view(reinterpret_cast<const char*>(rows.data()), rows.size()));
-    j.present_before = batch.add(std::string_view(reinterpret_cast<const char*>(h->columns_before.data()),
-                                                  h->columns_before.size()));
-    j.present_after = batch.add(std::string_view(reinterpret_cast<const char*>(h->columns_after.data()),
-                                                 h->columns_after.size()));
-    j.log_name = batch.add(*log_name_);
-    j.rows_offset = rows_at;
-    j.width = h->width;
-    j.pos = top_pos(ev);
-    j.inner_index = inner_index(ev);
-    j.event_name = event_name(ev);
-    j.kind = kind.kind;
-    j.partial_json = kind.partial_json;
-    j.map = tables_.find_shared(h->table_id);
-    batch.jobs.push_back(std::move(j));
+    pool_.current().add_rows(v, tables_.find_shared(h->table_id), *log_name_, top_pos(ev), inner_index(ev),
+                             event_name(ev));
   }
 
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }

@@ -35,24 +35,36 @@ struct Span {
   std::size_t at = 0, len = 0;
 };
 
-// One job: literal lines (statements, already rendered), or the rows of one rows event.
+// What rendering one rows event needs, as views (into a batch, or into the event itself when the
+// converting thread renders it).
+struct RowsView {
+  const TableMap* map = nullptr;
+  std::string_view text;    // the record up to and including "before":
+  std::string_view suffix;  // ,"primary_key":[..] and the extra row info keys
+  std::string_view tail;    // ,"xid", ,"payload_pos","inner_index", and '}'
+  Bytes rows;                            // the row images (decompressed if they were compressed)
+  Bytes present_before, present_after;   // the column bitmaps
+  std::uint64_t rows_offset = 0, width = 0;
+  RowsKind kind = RowsKind::insert;
+  bool partial_json = false;
+};
+
+// One job: literal lines (statements, already rendered), or the rows of one rows event (a
+// RowsView whose bytes were copied into the batch's arena).
 struct Job {
   bool literal = true;
-  Span text;  // literal: whole lines; rows: the record up to and including "before":
+  Span text;  // literal: whole lines; rows: RowsView::text
   // rows only:
-  Span suffix;                      // ,"primary_key":[..] and the extra row info keys
-  Span tail;                        // ,"xid", ,"payload_pos","inner_index", and '}'
-  Span rows;                        // the row images (decompressed if they were compressed)
-  Span present_before, present_after;  // the column bitmaps
+  Span suffix, tail, rows, present_before, present_after;  // RowsView's, in the arena
   Span log_name;                    // for diagnostics
-  std::uint64_t rows_offset = 0;    // absolute offset of the row images, for error offsets
+  std::uint64_t rows_offset = 0;
   std::uint64_t width = 0;
   std::uint64_t pos = 0;            // the record's pos (the payload's for inner events)
   std::int64_t inner_index = -1;    // -1: top-level event
   std::string_view event_name;      // static storage (event_type_constant)
   RowsKind kind = RowsKind::insert;
   bool partial_json = false;
-  std::shared_ptr<const TableMap> map;
+  std::shared_ptr<const TableMap> map;  // owns RowsView::map while the job waits
 };
 
 struct Batch {
@@ -68,7 +80,13 @@ struct Batch {
     return s;
   }
   std::string_view view(Span s) const { return std::string_view(arena).substr(s.at, s.len); }
+  Span add(Bytes bytes) { return add(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())); }
   Bytes bytes(Span s) const { return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + s.at, s.len); }
+  // A rows job: what `v` views copied into the arena; `map` owns v.map.
+  void add_rows(const RowsView& v, std::shared_ptr<const TableMap> map, std::string_view log_name,
+                std::uint64_t pos, std::int64_t inner_index, std::string_view event_name);
+  // The RowsView of rows job `j`, into the arena.
+  RowsView rows_view(const Job& j) const;
   void clear() {
     arena.clear();
     jobs.clear();
@@ -81,17 +99,6 @@ struct Batch {
 // The diagnostic for a rows event that does not decode, as the converter words it.
 Diagnostic undecodable_rows(std::string_view log_name, std::uint64_t pos, std::int64_t inner_index,
                             std::string_view event_name, const DecodeError& e);
-
-// What rendering one rows event needs, as views (into a batch, or into the event itself when the
-// converting thread renders it).
-struct RowsView {
-  const TableMap* map = nullptr;
-  std::string_view text, suffix, tail;  // as Job's
-  Bytes rows, present_before, present_after;
-  std::uint64_t rows_offset = 0, width = 0;
-  RowsKind kind = RowsKind::insert;
-  bool partial_json = false;
-};
 
 // Renders the rows of `v` as records into `sink`, which has `std::string& buf()` and
 // `void end_line()`. Returns the error that stopped it, if any (the record being rendered is
