@@ -14,7 +14,8 @@ constexpr std::array<std::uint8_t, 256> make_special_table() {
 }
 constexpr auto kSpecial = make_special_table();
 
-void append_ascii_special(std::string& out, unsigned char c) {
+template <class Out>
+void append_ascii_special(Out& out, unsigned char c) {
   switch (c) {
     case '"': out.append("\\\"", 2); return;
     case '\\': out.append("\\\\", 2); return;
@@ -47,12 +48,14 @@ std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::siz
   return 0;
 }
 
-void append_invalid_byte(std::string& out, unsigned char b) {
+template <class Out>
+void append_invalid_byte(Out& out, unsigned char b) {
   const char esc[5] = {'\\', '\\', 'x', kHex[b >> 4], kHex[b & 15]};
   out.append(esc, 5);
 }
 
-void append_json_escaped(std::string& out, std::string_view s) {
+template <class Out>
+void append_json_escaped(Out& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;    // start of the bytes not yet appended
@@ -79,29 +82,16 @@ void append_json_escaped(std::string& out, std::string_view s) {
   out.append(s.data() + i, n - i);
 }
 
-void append_u64(std::string& out, std::uint64_t v) {
-  char buf[20];
-  const char* b = format_u64_backward(buf + sizeof buf, v);
-  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
-}
-
-void append_i64(std::string& out, std::int64_t v) {
-  if (v < 0) {
-    out.push_back('-');
-    append_u64(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v));
-  } else {
-    append_u64(out, static_cast<std::uint64_t>(v));
-  }
-}
-
-void append_hex(std::string& out, const std::uint8_t* p, std::size_t n) {
+template <class Out>
+void append_hex(Out& out, const std::uint8_t* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     out.push_back(kHex[p[i] >> 4]);
     out.push_back(kHex[p[i] & 15]);
   }
 }
 
-void append_base64(std::string& out, const std::uint8_t* p, std::size_t n) {
+template <class Out>
+void append_base64(Out& out, const std::uint8_t* p, std::size_t n) {
   static constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::size_t i = 0;
   for (; i + 3 <= n; i += 3) {
@@ -120,5 +110,14 @@ void append_base64(std::string& out, const std::uint8_t* p, std::size_t n) {
     out.push_back('=');
   }
 }
+
+#define BINLOGCTL_INSTANTIATE(Out)                                                   \
+  template void append_invalid_byte<Out>(Out&, unsigned char);                    \
+  template void append_json_escaped<Out>(Out&, std::string_view);                 \
+  template void append_hex<Out>(Out&, const std::uint8_t*, std::size_t);          \
+  template void append_base64<Out>(Out&, const std::uint8_t*, std::size_t);
+BINLOGCTL_INSTANTIATE(std::string)
+BINLOGCTL_INSTANTIATE(JsonBuf)
+#undef BINLOGCTL_INSTANTIATE
 
 }  // namespace binlogctl

@@ -62,3 +62,73 @@ TEST_SUITE("json_out") {
     CHECK(s == R"({"a":1,"b":["x",null],"c":false})");
   }
 }
+
+TEST_SUITE("JsonBuf") {
+  TEST_CASE("appends of every length up to past the inline copies, and growth") {
+    std::string ref;
+    JsonBuf b;
+    std::string src;
+    for (int i = 0; i < 80; ++i) src.push_back(static_cast<char>('a' + i % 26));
+    for (int round = 0; round < 200; ++round) {  // well past the first growth
+      for (std::size_t n = 0; n <= 40; ++n) {
+        b.append(src.data() + round % 7, n);
+        ref.append(src.data() + round % 7, n);
+        b.push_back('|');
+        ref.push_back('|');
+      }
+    }
+    REQUIRE(b.size() == ref.size());
+    CHECK(b.view() == ref);
+    b.resize(10);
+    CHECK(b.view() == ref.substr(0, 10));
+    b.resize(12, 'x');
+    CHECK(b.view() == ref.substr(0, 10) + "xx");
+    b.clear();
+    CHECK(b.empty());
+  }
+
+  TEST_CASE("appending a part of itself survives the growth that moves it") {
+    JsonBuf b;
+    b.append("0123456789");
+    for (int i = 0; i < 20; ++i) b.append(b.data(), b.size());  // doubles each time: grows often
+    CHECK(b.size() == 10u << 20);
+    const std::string_view v = b.view();
+    CHECK(v.substr(0, 10) == "0123456789");
+    CHECK(v.substr(v.size() - 10) == "0123456789");
+    CHECK(v.find_first_not_of("0123456789") == std::string_view::npos);
+  }
+
+  TEST_CASE("a borrowed std::string gets exactly what was appended") {
+    std::string s = "head:";
+    s.reserve(1000);
+    {
+      JsonBuf b(s);
+      append_json_quoted(b, "x\"y");
+      append_u64(b, 42);
+      append_i64(b, -7);
+    }
+    CHECK(s == "head:\"x\\\"y\"42-7");
+    std::string empty;
+    { JsonBuf b(empty); }
+    CHECK(empty.empty());
+  }
+
+  TEST_CASE("integers written in place, at every digit count") {
+    std::uint64_t p = 1;
+    for (int digits = 1; digits <= 20; ++digits) {
+      for (std::uint64_t v : {p, p == 1 ? 0 : p - 1, p + 1, p * 9 / 10 * 10 + 9}) {
+        JsonBuf b;
+        b.push_back('[');
+        append_u64(b, v);
+        b.push_back(']');
+        CHECK(b.view() == "[" + std::to_string(v) + "]");
+        CHECK(decimal_digits(v) == static_cast<int>(std::to_string(v).size()));
+      }
+      if (digits < 20) p *= 10;
+    }
+    JsonBuf b;
+    append_u64(b, ~0ull);
+    append_i64(b, INT64_MIN);
+    CHECK(b.view() == "18446744073709551615-9223372036854775808");
+  }
+}

@@ -152,7 +152,7 @@ struct ColumnInfo {
 //   NULL type                       null
 // Errors: Errc::truncated (offset of the field that runs past the end), Errc::bad_value or
 // Errc::bad_length (offset of the offending field) for values the format does not allow.
-Status append_value_json(const ColumnInfo& col, ByteReader& row, std::string& out,
+Status append_value_json(const ColumnInfo& col, ByteReader& row, JsonBuf& out,
                          const RenderOptions& opts = {});
 
 // ---- building blocks (also used by other modules) ----------------------------------------------
@@ -166,16 +166,16 @@ Status append_value_json(const ColumnInfo& col, ByteReader& row, std::string& ou
 // left is valid text that itself contains backslash, 'x', two hex digits; accepted, because the
 // alternatives (U+FFFD, \u00XX) would silently turn bytes into other characters.
 // (The escaping lives in json_out.h; these names are kept for the column code.)
-inline void append_json_string(std::string& out, std::string_view s) { append_json_quoted(out, s); }
+inline void append_json_string(JsonBuf& out, std::string_view s) { append_json_quoted(out, s); }
 // Same escaping without the surrounding quotes.
-inline void append_json_string_body(std::string& out, std::string_view s) { append_json_escaped(out, s); }
+inline void append_json_string_body(JsonBuf& out, std::string_view s) { append_json_escaped(out, s); }
 
 // Text in the charset of MySQL/MariaDB collation `collation` (0 = unknown: utf8mb4), converted to
 // UTF-8 and appended as a quoted JSON string. utf8mb3/utf8mb4/ascii pass through; latin1 (MySQL's
 // latin1 is cp1252 with the 5 undefined bytes mapped to U+0081.. as the server does) is converted
 // in place; other charsets go through iconv. Bytes the charset cannot decode are escaped as
 // `\xHH` like invalid UTF-8 above. Collation 63 (binary) is treated like utf8mb4 here.
-void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation);
+void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation);
 
 // Charset name ("utf8mb4", "latin1", "binary", ...) of a collation id of MySQL 5.x-9.x or MariaDB
 // 10.x/11.x; "utf8mb4" for unknown ids.
@@ -187,41 +187,41 @@ inline bool is_binary_collation(std::uint16_t collation) noexcept { return colla
 std::uint16_t charset_collation_id(std::string_view name) noexcept;
 
 // Quoted JSON string of binary data per RenderOptions::binary_as.
-void append_binary_json(std::string& out, Bytes b, BinaryAs how);
+void append_binary_json(JsonBuf& out, Bytes b, BinaryAs how);
 
 // Canonical text (no quotes) of MariaDB's UUID (8-4-4-4-12 lowercase hex of the 16 bytes in binlog
 // order), INET4 (dotted quad) and INET6 (RFC 5952, as inet_ntop: longest run of >= 2 zero groups
 // compressed to "::", IPv4-mapped ::ffff:a.b.c.d). Shorter inputs (the binlog strips trailing zero
 // bytes of BINARY columns) are zero-padded; longer ones are cut to the type's size.
-void append_uuid_text(std::string& out, Bytes b);
-void append_inet4_text(std::string& out, Bytes b);
-void append_inet6_text(std::string& out, Bytes b);
+void append_uuid_text(JsonBuf& out, Bytes b);
+void append_inet4_text(JsonBuf& out, Bytes b);
+void append_inet6_text(JsonBuf& out, Bytes b);
 
 // JSON numbers for floating-point values: shortest round-trip digits; integral values get ".0"
 // (Python repr); NaN and infinities are written as null.
-void append_double_json(std::string& out, double v);
-void append_float_json(std::string& out, float v);
+void append_double_json(JsonBuf& out, double v);
+void append_float_json(JsonBuf& out, float v);
 // Fixed-point with `decimals` (0..30) digits after the point, exactly rounded, as the server
 // prints FLOAT(M,D)/DOUBLE(M,D) columns: 1.5 with 3 decimals -> 1.500. NaN/Inf -> null.
-void append_fixed_json(std::string& out, double v, int decimals);
+void append_fixed_json(JsonBuf& out, double v, int decimals);
 
 // Binary DECIMAL (bin2decimal): size in bytes of DECIMAL(precision, scale), 0 when the metadata
 // is impossible (precision 1..65, scale <= precision).
 std::size_t decimal_binary_size(int precision, int scale) noexcept;
 // Decodes a binary DECIMAL(precision, scale) from `r` and appends its text without quotes
 // ("-12.340"). Errc::bad_value for impossible metadata or digit groups over 999999999.
-Status append_decimal_text(std::string& out, int precision, int scale, ByteReader& r);
+Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r);
 
 // MySQL binary JSON (the JSON column format, json_binary.cc) as compact JSON text. `base_offset` is
 // the absolute offset of doc[0], for error offsets. An empty document renders as null.
-Status append_json_binary(std::string& out, Bytes doc, std::uint64_t base_offset);
+Status append_json_binary(JsonBuf& out, Bytes doc, std::uint64_t base_offset);
 
 // ---- per-type decoders (what append_value_json dispatches to) ----------------------------------
 // Each reads one value of its row format from `r` and appends the JSON value; errors as above.
 
-Status append_date_json(std::string& out, ByteReader& r);      // DATE, NEWDATE
-Status append_time_json(std::string& out, ByteReader& r);      // pre-5.6 TIME
-Status append_datetime_json(std::string& out, ByteReader& r);  // pre-5.6 DATETIME
+Status append_date_json(JsonBuf& out, ByteReader& r);      // DATE, NEWDATE
+Status append_time_json(JsonBuf& out, ByteReader& r);      // pre-5.6 TIME
+Status append_datetime_json(JsonBuf& out, ByteReader& r);  // pre-5.6 DATETIME
 // MariaDB's pre-10.0 high-precision temporals (Field_time_hires, Field_datetime_hires,
 // Field_timestamp_hires; still written for tables created with mysql56_temporal_format=OFF or
 // before 10.0). The TABLE_MAP gives them the plain TIME/DATETIME/TIMESTAMP codes and no metadata,
@@ -234,22 +234,68 @@ Status append_datetime_json(std::string& out, ByteReader& r);  // pre-5.6 DATETI
 //   TIMESTAMP  4 bytes of seconds since the epoch, then {_,1,1,2,2,3,3}[fsp] bytes of fraction
 // Sizes for column_value_size: legacy_hires_size(t, fsp) (0 when t/fsp is not such a column).
 std::size_t legacy_hires_size(ColumnType t, unsigned fsp) noexcept;
-Status append_time_hires_json(std::string& out, ByteReader& r, unsigned fsp);
-Status append_datetime_hires_json(std::string& out, ByteReader& r, unsigned fsp);
-Status append_timestamp_hires_json(std::string& out, ByteReader& r, unsigned fsp,
+Status append_time_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp);
+Status append_datetime_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp);
+Status append_timestamp_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp,
                                    std::int32_t tz_offset_seconds);
-Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
+Status append_timestamp_json(JsonBuf& out, ByteReader& r, bool v2, unsigned fsp,
                              std::int32_t tz_offset_seconds);  // TIMESTAMP, TIMESTAMP2
-Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp);
-Status append_time2_json(std::string& out, ByteReader& r, unsigned fsp);
+Status append_datetime2_json(JsonBuf& out, ByteReader& r, unsigned fsp);
+Status append_time2_json(JsonBuf& out, ByteReader& r, unsigned fsp);
 // STRING (CHAR/BINARY/ENUM/SET), VARCHAR, VAR_STRING, BLOB family, GEOMETRY, JSON, VECTOR.
-Status append_string_family_json(const ColumnInfo& col, ByteReader& r, std::string& out,
+Status append_string_family_json(const ColumnInfo& col, ByteReader& r, JsonBuf& out,
                                  const RenderOptions& opts);
 
 // MySQL's in-memory packed temporals (my_time.h MY_PACKED_TIME_*), as text without quotes:
 // "YYYY-MM-DD[ HH:MM:SS[.f]]" / "[-]HH:MM:SS[.f]" with fsp (0..6) fraction digits.
-void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned fsp,
+void append_packed_datetime_text(JsonBuf& out, std::int64_t packed, unsigned fsp,
                                  bool date_only);
-void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp);
+void append_packed_time_text(JsonBuf& out, std::int64_t packed, unsigned fsp);
+
+// ---- the same renderers appending to a std::string (tests, Canal, info) ------------------------
+// They borrow the string through a JsonBuf; the hot paths write to a JsonBuf directly.
+inline Status append_value_json(const ColumnInfo& col, ByteReader& row, std::string& out,
+                                const RenderOptions& opts = {}) {
+  JsonBuf b(out);
+  return append_value_json(col, row, b, opts);
+}
+inline void append_json_string(std::string& out, std::string_view s) { append_json_quoted(out, s); }
+inline void append_json_string_body(std::string& out, std::string_view s) { append_json_escaped(out, s); }
+inline void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation) {
+  JsonBuf b(out);
+  append_text_json(b, bytes, collation);
+}
+inline void append_binary_json(std::string& out, Bytes bytes, BinaryAs how) {
+  JsonBuf b(out);
+  append_binary_json(b, bytes, how);
+}
+inline void append_inet6_text(std::string& out, Bytes bytes) {
+  JsonBuf b(out);
+  append_inet6_text(b, bytes);
+}
+inline void append_double_json(std::string& out, double v) {
+  JsonBuf b(out);
+  append_double_json(b, v);
+}
+inline void append_float_json(std::string& out, float v) {
+  JsonBuf b(out);
+  append_float_json(b, v);
+}
+inline Status append_decimal_text(std::string& out, int precision, int scale, ByteReader& r) {
+  JsonBuf b(out);
+  return append_decimal_text(b, precision, scale, r);
+}
+inline Status append_json_binary(std::string& out, Bytes doc, std::uint64_t base_offset) {
+  JsonBuf b(out);
+  return append_json_binary(b, doc, base_offset);
+}
+inline void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned fsp, bool date_only) {
+  JsonBuf b(out);
+  append_packed_datetime_text(b, packed, fsp, date_only);
+}
+inline void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp) {
+  JsonBuf b(out);
+  append_packed_time_text(b, packed, fsp);
+}
 
 }  // namespace binlogctl

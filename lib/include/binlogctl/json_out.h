@@ -8,6 +8,8 @@
 // the output is still valid JSON and valid UTF-8.
 #pragma once
 
+#include <binlogctl/json_buf.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,14 +18,19 @@
 
 namespace binlogctl {
 
+// The appenders write to a std::string or a JsonBuf (Out); both are instantiated in json_out.cpp.
+
 // Appends s as the contents of a JSON string (no surrounding quotes).
-void append_json_escaped(std::string& out, std::string_view s);
+template <class Out>
+void append_json_escaped(Out& out, std::string_view s);
 // Length of the well-formed UTF-8 sequence starting at s[i] (1 for ASCII), 0 when ill-formed.
 std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::size_t n) noexcept;
 // A byte that is not valid UTF-8 (or not decodable in its charset): the JSON text \\xHH.
-void append_invalid_byte(std::string& out, unsigned char b);
+template <class Out>
+void append_invalid_byte(Out& out, unsigned char b);
 // Appends s as a quoted JSON string.
-inline void append_json_quoted(std::string& out, std::string_view s) {
+template <class Out>
+inline void append_json_quoted(Out& out, std::string_view s) {
   out.push_back('"');
   append_json_escaped(out, s);
   out.push_back('"');
@@ -64,12 +71,46 @@ inline void format_fixed_digits(char* p, std::uint64_t v, int digits) noexcept {
   }
   if (i == 1) p[0] = static_cast<char>('0' + v % 10);
 }
-void append_u64(std::string& out, std::uint64_t v);
-void append_i64(std::string& out, std::int64_t v);
-void append_hex(std::string& out, const std::uint8_t* p, std::size_t n);  // lowercase
-void append_base64(std::string& out, const std::uint8_t* p, std::size_t n);
-inline void append_hex(std::string& out, std::span<const std::uint8_t> b) { append_hex(out, b.data(), b.size()); }
-inline void append_base64(std::string& out, std::span<const std::uint8_t> b) { append_base64(out, b.data(), b.size()); }
+// Number of decimal digits of v (1 for 0).
+inline int decimal_digits(std::uint64_t v) noexcept {
+  static constexpr std::uint64_t kPow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+      10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+      10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+      100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+  const int log2 = 63 - __builtin_clzll(v | 1);
+  const int t = ((log2 + 1) * 1233) >> 12;  // log10 estimate, at most one too high
+  return t - ((v | 1) < kPow10[t] ? 1 : 0) + 1;
+}
+template <class Out>
+inline void append_u64(Out& out, std::uint64_t v) {
+  if constexpr (requires { out.tail(std::size_t{}); }) {  // JsonBuf: in place
+    const int n = decimal_digits(v);
+    char* p = out.tail(20);
+    format_u64_backward(p + n, v);
+    out.advance(static_cast<std::size_t>(n));
+  } else {
+    char buf[20];
+    const char* b = format_u64_backward(buf + sizeof buf, v);
+    out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+  }
+}
+template <class Out>
+inline void append_i64(Out& out, std::int64_t v) {
+  if (v < 0) {
+    out.push_back('-');
+    append_u64(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v));
+  } else {
+    append_u64(out, static_cast<std::uint64_t>(v));
+  }
+}
+template <class Out>
+void append_hex(Out& out, const std::uint8_t* p, std::size_t n);  // lowercase
+template <class Out>
+void append_base64(Out& out, const std::uint8_t* p, std::size_t n);
+template <class Out>
+inline void append_hex(Out& out, std::span<const std::uint8_t> b) { append_hex(out, b.data(), b.size()); }
+template <class Out>
+inline void append_base64(Out& out, std::span<const std::uint8_t> b) { append_base64(out, b.data(), b.size()); }
 
 // Builds one JSON object at a time: w.begin(); w.key("pos").u64(4); ... w.end();
 class JsonWriter {

@@ -94,7 +94,7 @@ class JsonDiffReader {
 };
 
 // Appends the diffs as a JSON array: [{"op":"replace","path":"$.a","value":1},...].
-Status append_json_diffs_json(std::string& out, Bytes diffs, std::uint64_t offset);
+Status append_json_diffs_json(JsonBuf& out, Bytes diffs, std::uint64_t offset);
 
 // Applies the diffs to `doc` (JSON text, e.g. the before image's rendering of the column) as the
 // server does (Json_diff_vector apply: REPLACE an existing value, INSERT an object member or an
@@ -102,7 +102,11 @@ Status append_json_diffs_json(std::string& out, Bytes diffs, std::uint64_t offse
 // document as compact JSON; object members are kept in the order MySQL's binary JSON stores them
 // (by key length, then bytes). Errors: Errc::bad_value for a path that does not parse or does not
 // lead to a value the operation can use (offset = the diff).
-Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, std::string& out);
+Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, JsonBuf& out);
+inline Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, std::string& out) {
+  JsonBuf b(out);
+  return apply_json_diffs(doc, diffs, offset, b);
+}
 
 enum class ImageRole : std::uint8_t { before, after };
 
@@ -116,16 +120,21 @@ class RowImageDecoder {
   // layout (value_options first). Errors carry the offset of the failing field; `out` is left
   // with a partial object on error (the caller drops the whole record).
   Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
-                ByteReader& r, std::string& out, const RenderOptions& opts);
+                ByteReader& r, JsonBuf& out, const RenderOptions& opts);
+  Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
+                ByteReader& r, std::string& out, const RenderOptions& opts) {
+    JsonBuf b(out);
+    return decode(tm, width, present, role, partial, r, b, opts);
+  }
 
   // After a partial after image: {"col":[diffs...],...} for its partial JSON columns, or empty.
-  const std::string& json_diffs() const noexcept { return diffs_; }
+  std::string_view json_diffs() const noexcept { return diffs_.view(); }
 
  private:
   static constexpr std::size_t kNoSpan = static_cast<std::size_t>(-1);
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
-  std::string diffs_;
-  std::string doc_;
+  JsonBuf diffs_;
+  JsonBuf doc_;
 };
 
 // The error of a row (all its images) that takes no bytes, as when the column bitmap selects no

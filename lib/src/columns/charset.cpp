@@ -12,7 +12,7 @@ namespace binlogctl {
 namespace {
 
 
-void append_utf8_codepoint(std::string& out, std::uint32_t cp) {
+void append_utf8_codepoint(JsonBuf& out, std::uint32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
@@ -221,7 +221,7 @@ std::size_t ascii_run(const unsigned char* p, std::size_t i, std::size_t n) {
   return j - i;
 }
 
-void append_latin1_body(std::string& out, std::string_view s) {
+void append_latin1_body(JsonBuf& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;
@@ -236,7 +236,7 @@ void append_latin1_body(std::string& out, std::string_view s) {
 }
 
 // ASCII passes, every non-ASCII byte is escaped (charsets iconv does not know).
-void append_ascii_only_body(std::string& out, std::string_view s) {
+void append_ascii_only_body(JsonBuf& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;
@@ -283,7 +283,7 @@ IconvCache& iconv_cache() {
   return cache;
 }
 
-void append_iconv_body(std::string& out, std::string_view s, Cs cs) {
+void append_iconv_body(JsonBuf& out, std::string_view s, Cs cs) {
   IconvCache& cache = iconv_cache();
   iconv_t cd = cache.get(cs);
   if (cd == IconvCache::kFailed) {
@@ -356,7 +356,7 @@ std::uint16_t charset_collation_id(std::string_view name) noexcept {
   return best;
 }
 
-void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation) {
+void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
   switch (Cs cs = collation_charset(collation)) {
     case Cs::utf8mb4:

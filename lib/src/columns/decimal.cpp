@@ -30,7 +30,7 @@ std::size_t decimal_binary_size(int precision, int scale) noexcept {
       (scale / kDigitsPerGroup) * 4 + kDig2Bytes[scale % kDigitsPerGroup]);
 }
 
-Status append_decimal_text(std::string& out, int precision, int scale, ByteReader& r) {
+Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r) {
   const std::uint64_t at = r.offset();
   const std::size_t size = decimal_binary_size(precision, scale);
   if (size == 0) return DecodeError{Errc::bad_value, at, "impossible DECIMAL precision/scale"};

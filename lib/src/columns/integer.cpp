@@ -58,7 +58,7 @@ int shortest_digits(T v, char* digits, int& e) {
 // exponent is in [-4, 16), else as d.ddde+XX (at least two exponent digits); integral values in
 // fixed notation end in ".0". NaN and infinities are not JSON: null.
 template <class T>
-void append_python_repr(std::string& out, T v) {
+void append_python_repr(JsonBuf& out, T v) {
   if (!std::isfinite(v)) {
     out.append("null", 4);
     return;
@@ -99,11 +99,11 @@ void append_python_repr(std::string& out, T v) {
 
 }  // namespace
 
-void append_double_json(std::string& out, double v) { append_python_repr(out, v); }
+void append_double_json(JsonBuf& out, double v) { append_python_repr(out, v); }
 
-void append_float_json(std::string& out, float v) { append_python_repr(out, v); }  // shortest float32
+void append_float_json(JsonBuf& out, float v) { append_python_repr(out, v); }  // shortest float32
 
-void append_fixed_json(std::string& out, double v, int decimals) {
+void append_fixed_json(JsonBuf& out, double v, int decimals) {
   if (!std::isfinite(v)) {
     out.append("null", 4);
     return;
@@ -114,7 +114,7 @@ void append_fixed_json(std::string& out, double v, int decimals) {
   out.append(buf, fmt::format_to_n(buf, sizeof buf, "{:.{}f}", v, d).size);
 }
 
-void append_binary_json(std::string& out, Bytes b, BinaryAs how) {
+void append_binary_json(JsonBuf& out, Bytes b, BinaryAs how) {
   out.push_back('"');
   if (how == BinaryAs::hex)
     append_hex(out, b);
@@ -135,7 +135,7 @@ std::array<std::uint8_t, N> padded(Bytes b) {
 
 }  // namespace
 
-void append_uuid_text(std::string& out, Bytes b) {
+void append_uuid_text(JsonBuf& out, Bytes b) {
   auto a = padded<16>(b);
   for (std::size_t i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
@@ -144,12 +144,12 @@ void append_uuid_text(std::string& out, Bytes b) {
   }
 }
 
-void append_inet4_text(std::string& out, Bytes b) {
+void append_inet4_text(JsonBuf& out, Bytes b) {
   auto a = padded<4>(b);
   fmt::format_to(std::back_inserter(out), "{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
 }
 
-void append_inet6_text(std::string& out, Bytes b) {
+void append_inet6_text(JsonBuf& out, Bytes b) {
   // MariaDB's Inet6::to_string (not inet_ntop): the longest run of zero groups, even a single
   // one, becomes "::" (first run on ties); IPv4-compatible (::a.b.c.d, groups 0-5 zero, group 6
   // not) and IPv4-mapped (::ffff:a.b.c.d) addresses end in dotted decimal.

@@ -22,9 +22,9 @@ Bytes read_prefixed(ByteReader& r, std::size_t prefix) {
   return r.bytes(static_cast<std::size_t>(len));
 }
 
-void append_uint(std::string& out, std::uint64_t v) { append_u64(out, v); }
+void append_uint(JsonBuf& out, std::uint64_t v) { append_u64(out, v); }
 
-Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, std::string& out) {
+Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonBuf& out) {
   const std::uint64_t at = r.offset();
   if (size < 1 || size > 2) return DecodeError{Errc::bad_value, at, "ENUM size not 1 or 2"};
   std::uint64_t index = r.le_n(size);
@@ -41,7 +41,7 @@ Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, std::
   return {};
 }
 
-Status append_set(const ColumnInfo& col, ByteReader& r, std::size_t size, std::string& out) {
+Status append_set(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonBuf& out) {
   const std::uint64_t at = r.offset();
   if (size < 1 || size > 8) return DecodeError{Errc::bad_value, at, "SET size not in 1..8"};
   std::uint64_t bits = r.le_n(size);
@@ -65,7 +65,7 @@ Status append_set(const ColumnInfo& col, ByteReader& r, std::size_t size, std::s
 }
 
 // BINARY(n): the binlog drops the trailing zero bytes; SELECT shows them, so put them back.
-void append_padded_binary(std::string& out, Bytes data, std::size_t width, BinaryAs how) {
+void append_padded_binary(JsonBuf& out, Bytes data, std::size_t width, BinaryAs how) {
   if (data.size() >= width) {
     append_binary_json(out, data, how);
     return;
@@ -75,7 +75,7 @@ void append_padded_binary(std::string& out, Bytes data, std::size_t width, Binar
   append_binary_json(out, Bytes(buf.data(), width < buf.size() ? width : buf.size()), how);
 }
 
-void append_hinted(std::string& out, Bytes data, ValueHint hint) {
+void append_hinted(JsonBuf& out, Bytes data, ValueHint hint) {
   out.push_back('"');
   switch (hint) {
     case ValueHint::uuid:
@@ -93,7 +93,7 @@ void append_hinted(std::string& out, Bytes data, ValueHint hint) {
   out.push_back('"');
 }
 
-Status append_vector(std::string& out, Bytes data, std::uint64_t at) {
+Status append_vector(JsonBuf& out, Bytes data, std::uint64_t at) {
   if (data.size() % 4 != 0)
     return DecodeError{Errc::bad_length, at, "VECTOR length not a multiple of 4"};
   out.push_back('[');
@@ -110,7 +110,7 @@ Status append_vector(std::string& out, Bytes data, std::uint64_t at) {
 
 }  // namespace
 
-Status append_string_family_json(const ColumnInfo& col, ByteReader& r, std::string& out,
+Status append_string_family_json(const ColumnInfo& col, ByteReader& r, JsonBuf& out,
                                  const RenderOptions& opts) {
   const std::uint64_t at = r.offset();
   const bool binary = is_binary_collation(col.charset);

@@ -17,7 +17,7 @@ constexpr std::int64_t kDatetimefIntOfs = 0x8000000000LL;  // DATETIMEF_INT_OFS
 constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
 // Appends v as at least `width` decimal digits.
-void put_uint(std::string& out, std::uint64_t v, int width) {
+void put_uint(JsonBuf& out, std::uint64_t v, int width) {
   char tmp[24];
   int n = 0;
   do {
@@ -31,7 +31,7 @@ void put_uint(std::string& out, std::uint64_t v, int width) {
 }
 
 // ".ffffff" cut to fsp digits (nothing for fsp 0).
-void put_fraction(std::string& out, std::uint32_t usec, unsigned fsp) {
+void put_fraction(JsonBuf& out, std::uint32_t usec, unsigned fsp) {
   if (fsp == 0) return;
   out.push_back('.');
   put_uint(out, usec / kPow10[6 - fsp], static_cast<int>(fsp));
@@ -43,7 +43,7 @@ inline void two_digits(char* p, std::uint64_t v) {
   p[1] = static_cast<char>('0' + v % 10);
 }
 
-void put_date(std::string& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
+void put_date(JsonBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
   if (y > 9999 || m > 99 || d > 99) {  // corrupt values: the general path
     put_uint(out, y, 4);
     out.push_back('-');
@@ -62,7 +62,7 @@ void put_date(std::string& out, std::uint64_t y, std::uint64_t m, std::uint64_t 
   out.append(b, 10);
 }
 
-void put_hms(std::string& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
+void put_hms(JsonBuf& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
   if (h > 99 || mi > 99 || s > 99) {  // TIME hours up to 838, corrupt values
     put_uint(out, h, 2);
     out.push_back(':');
@@ -82,7 +82,7 @@ void put_hms(std::string& out, std::uint64_t h, std::uint64_t mi, std::uint64_t 
 
 // "YYYY-MM-DD HH:MM:SS[.f..]" with its quotes, written in one append, when every field has its
 // usual width (y <= 9999, the others <= 99; fsp <= 6). False: the caller takes the general path.
-bool put_quoted_datetime(std::string& out, std::uint64_t y, std::uint64_t mo, std::uint64_t d, std::uint64_t h,
+bool put_quoted_datetime(JsonBuf& out, std::uint64_t y, std::uint64_t mo, std::uint64_t d, std::uint64_t h,
                          std::uint64_t mi, std::uint64_t s, std::uint32_t usec, unsigned fsp) {
   if (y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 || fsp > 6 || usec > 999999) return false;
   char b[28];
@@ -153,7 +153,7 @@ std::int64_t read_fraction(ByteReader& r, unsigned fsp) {
 
 // ---- packed (in-memory) forms, also used by binary JSON's opaque temporals --------------------
 
-void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned fsp,
+void append_packed_datetime_text(JsonBuf& out, std::int64_t packed, unsigned fsp,
                                  bool date_only) {
   if (packed < 0) {  // not a valid DATETIME; printed the way TIME_from_longlong_* reads it
     out.push_back('-');
@@ -170,7 +170,7 @@ void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned
   put_fraction(out, usec % 1000000, fsp);
 }
 
-void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp) {
+void append_packed_time_text(JsonBuf& out, std::int64_t packed, unsigned fsp) {
   if (packed < 0) {
     out.push_back('-');
     packed = -packed;
@@ -185,7 +185,7 @@ void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp
 // ---- row formats -------------------------------------------------------------------------------
 
 // DATE / NEWDATE: 3 bytes little-endian, day 5 bits | month 4 bits | year 15 bits.
-Status append_date_json(std::string& out, ByteReader& r) {
+Status append_date_json(JsonBuf& out, ByteReader& r) {
   auto v = static_cast<std::uint32_t>(r.le_n(3));
   if (!r.ok()) return r.error();
   out.push_back('"');
@@ -195,7 +195,7 @@ Status append_date_json(std::string& out, ByteReader& r) {
 }
 
 // Pre-5.6 TIME: 3 bytes little-endian signed, the decimal number [-]HHMMSS.
-Status append_time_json(std::string& out, ByteReader& r) {
+Status append_time_json(JsonBuf& out, ByteReader& r) {
   auto u = static_cast<std::int32_t>(r.le_n(3));
   if (!r.ok()) return r.error();
   std::int32_t v = u >= 0x800000 ? u - 0x1000000 : u;
@@ -211,7 +211,7 @@ Status append_time_json(std::string& out, ByteReader& r) {
 }
 
 // Pre-5.6 DATETIME: 8 bytes little-endian, the decimal number YYYYMMDDhhmmss.
-Status append_datetime_json(std::string& out, ByteReader& r) {
+Status append_datetime_json(JsonBuf& out, ByteReader& r) {
   std::uint64_t v = r.u64();
   if (!r.ok()) return r.error();
   const std::uint64_t date = v / 1000000, time = v % 1000000;
@@ -226,7 +226,7 @@ Status append_datetime_json(std::string& out, ByteReader& r) {
 namespace {
 // "YYYY-MM-DD HH:MM:SS[.f]" (quoted) of a TIMESTAMP: seconds since the epoch (0 = the zero
 // timestamp) shifted by tz_offset, and microseconds cut to fsp digits.
-void put_timestamp(std::string& out, std::uint64_t secs, std::uint32_t usec, unsigned fsp,
+void put_timestamp(JsonBuf& out, std::uint64_t secs, std::uint32_t usec, unsigned fsp,
                    std::int32_t tz_offset) {
   if (secs == 0) {
     out.push_back('"');
@@ -255,7 +255,7 @@ void put_timestamp(std::string& out, std::uint64_t secs, std::uint32_t usec, uns
 }  // namespace
 
 // TIMESTAMP (4 bytes LE seconds) and TIMESTAMP2 (4 bytes BE seconds + fraction).
-Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned fsp,
+Status append_timestamp_json(JsonBuf& out, ByteReader& r, bool v2, unsigned fsp,
                              std::int32_t tz_offset) {
   const std::uint64_t at = r.offset();
   if (fsp > 6) return bad_fsp(at);
@@ -269,7 +269,7 @@ Status append_timestamp_json(std::string& out, ByteReader& r, bool v2, unsigned 
 }
 
 // DATETIME2: 5 bytes BE (integer part + DATETIMEF_INT_OFS) + fraction.
-Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp) {
+Status append_datetime2_json(JsonBuf& out, ByteReader& r, unsigned fsp) {
   const std::uint64_t at = r.offset();
   if (fsp > 6) return bad_fsp(at);
   const std::int64_t intpart = static_cast<std::int64_t>(r.be_n(5)) - kDatetimefIntOfs;
@@ -291,7 +291,7 @@ Status append_datetime2_json(std::string& out, ByteReader& r, unsigned fsp) {
 
 // TIME2: 3 bytes BE (integer part + TIMEF_INT_OFS) + fraction; fsp 5-6 as one 6-byte integer.
 // Negative values with a fraction store the fraction "reversed" (my_time_packed_from_binary).
-Status append_time2_json(std::string& out, ByteReader& r, unsigned fsp) {
+Status append_time2_json(JsonBuf& out, ByteReader& r, unsigned fsp) {
   const std::uint64_t at = r.offset();
   if (fsp > 6) return bad_fsp(at);
   std::int64_t packed = 0;
@@ -344,7 +344,7 @@ std::size_t legacy_hires_size(ColumnType t, unsigned fsp) noexcept {
   }
 }
 
-Status append_time_hires_json(std::string& out, ByteReader& r, unsigned fsp) {
+Status append_time_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp) {
   const std::uint64_t at = r.offset();
   if (fsp < 1 || fsp > 6) return bad_fsp(at);
   const std::uint64_t stored = r.be_n(kTimeHiresBytes[fsp]);
@@ -364,7 +364,7 @@ Status append_time_hires_json(std::string& out, ByteReader& r, unsigned fsp) {
   return {};
 }
 
-Status append_datetime_hires_json(std::string& out, ByteReader& r, unsigned fsp) {
+Status append_datetime_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp) {
   const std::uint64_t at = r.offset();
   if (fsp < 1 || fsp > 6) return bad_fsp(at);
   std::uint64_t v = r.be_n(kDatetimeHiresBytes[fsp]);
@@ -383,7 +383,7 @@ Status append_datetime_hires_json(std::string& out, ByteReader& r, unsigned fsp)
   return {};
 }
 
-Status append_timestamp_hires_json(std::string& out, ByteReader& r, unsigned fsp,
+Status append_timestamp_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp,
                                    std::int32_t tz_offset) {
   const std::uint64_t at = r.offset();
   if (fsp < 1 || fsp > 6) return bad_fsp(at);

@@ -9,7 +9,7 @@ namespace binlogctl {
 
 namespace {
 
-Status append_integer(std::string& out, ByteReader& r, std::size_t n, bool is_unsigned) {
+Status append_integer(JsonBuf& out, ByteReader& r, std::size_t n, bool is_unsigned) {
   std::uint64_t v = r.le_n(n);
   if (!r.ok()) return r.error();
   if (is_unsigned) {
@@ -21,7 +21,7 @@ Status append_integer(std::string& out, ByteReader& r, std::size_t n, bool is_un
   return {};
 }
 
-Status append_bit(std::string& out, ByteReader& r, std::uint16_t meta) {
+Status append_bit(JsonBuf& out, ByteReader& r, std::uint16_t meta) {
   const std::uint64_t at = r.offset();
   const std::size_t bits = meta & 0xff, bytes = meta >> 8;
   const std::size_t n = bytes + (bits ? 1 : 0);
@@ -33,7 +33,7 @@ Status append_bit(std::string& out, ByteReader& r, std::uint16_t meta) {
   return {};
 }
 
-Status dispatch(const ColumnInfo& col, ByteReader& r, std::string& out, const RenderOptions& opts) {
+Status dispatch(const ColumnInfo& col, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   const std::uint64_t at = r.offset();
   switch (col.type) {
     case ColumnType::tiny:
@@ -133,7 +133,7 @@ Status dispatch(const ColumnInfo& col, ByteReader& r, std::string& out, const Re
 
 }  // namespace
 
-Status append_value_json(const ColumnInfo& col, ByteReader& row, std::string& out,
+Status append_value_json(const ColumnInfo& col, ByteReader& row, JsonBuf& out,
                          const RenderOptions& opts) {
   const std::size_t mark = out.size();
   Status st = dispatch(col, row, out, opts);

@@ -454,7 +454,21 @@ class Converter {
     if (rows.size() > opts_.render_inline_bytes) {
       // A large event: rendered here, streaming, rather than copied into a batch.
       pool_.sync();
-      auto e = convert_detail::render_rows(v, out_, images_, opts_.render);
+      struct Sink {  // whole lines to the output in blocks (at once for a terminal)
+        LineOutput& out;
+        JsonBuf& b;
+        JsonBuf& buf() { return b; }
+        void end_line() {
+          b.push_back('\n');
+          if (out.interactive() || b.size() >= kStreamBlock) write();
+        }
+        void write() {
+          out.write(b.view());
+          b.clear();
+        }
+      } sink{out_, stream_buf_};
+      auto e = convert_detail::render_rows(v, sink, images_, opts_.render);
+      sink.write();
       out_.flush();
       if (e) undecodable(ev, event_name(ev), *e);
       return;
@@ -487,6 +501,8 @@ class Converter {
   std::string suffix_;
   std::string rows_buf_;
   std::string sql_buf_;
+  static constexpr std::size_t kStreamBlock = 256 * 1024;
+  JsonBuf stream_buf_;  // large rows events, rendered here
 };
 
 }  // namespace

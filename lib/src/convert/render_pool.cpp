@@ -52,8 +52,8 @@ RowsView Batch::rows_view(const Job& j) const {
 
 void render_batch(Batch& b, RowImageDecoder& images, const RenderOptions& ro) {
   struct Sink {
-    std::string& s;
-    std::string& buf() { return s; }
+    JsonBuf& s;
+    JsonBuf& buf() { return s; }
     void end_line() { s.push_back('\n'); }
   } sink{b.out};
   for (const Job& j : b.jobs) {
@@ -90,7 +90,7 @@ RenderPool::~RenderPool() {
 }
 
 void RenderPool::write_batch(Batch& b) {
-  out_.write(b.out);
+  out_.write(b.out.view());
   for (const Diagnostic& d : b.diags) diag_.report(d);
 }
 

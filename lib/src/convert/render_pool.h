@@ -70,7 +70,7 @@ struct Job {
 struct Batch {
   std::string arena;
   std::vector<Job> jobs;
-  std::string out;
+  JsonBuf out;
   std::vector<Diagnostic> diags;
   bool done = false;
 
@@ -100,7 +100,7 @@ struct Batch {
 Diagnostic undecodable_rows(std::string_view log_name, std::uint64_t pos, std::int64_t inner_index,
                             std::string_view event_name, const DecodeError& e);
 
-// Renders the rows of `v` as records into `sink`, which has `std::string& buf()` and
+// Renders the rows of `v` as records into `sink`, which has `JsonBuf& buf()` and
 // `void end_line()`. Returns the error that stopped it, if any (the record being rendered is
 // dropped; the records before it stay).
 template <class Sink>
@@ -109,7 +109,7 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
   const TableMap& tm = *v.map;
   ByteReader r(v.rows, v.rows_offset);
   while (r.ok() && !r.empty()) {
-    std::string& out = sink.buf();
+    JsonBuf& out = sink.buf();
     const std::size_t mark = out.size();
     const std::size_t row_at = r.position();
     out.append(v.text);

@@ -1,5 +1,6 @@
 // Transaction assembly (transaction.h).
 #include <binlogctl/transaction.h>
+#include <binlogctl/json_out.h>
 
 #include <fmt/format.h>
 
@@ -192,7 +193,7 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
           st_.gtid_text.append(st_.tag);
           st_.gtid_text.push_back(':');
         }
-        fmt::format_to(std::back_inserter(st_.gtid_text), "{}", g->gno);
+        append_u64(st_.gtid_text, g->gno);
       }
       break;
     }
@@ -207,7 +208,11 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       }
       st_.has_gtid = true;
       st_.mariadb_gtid = g->gtid(ev.header.server_id);
-      fmt::format_to(std::back_inserter(st_.gtid_text), "{}-{}-{}", g->domain, ev.header.server_id, g->seq);
+      append_u64(st_.gtid_text, g->domain);
+      st_.gtid_text.push_back('-');
+      append_u64(st_.gtid_text, ev.header.server_id);
+      st_.gtid_text.push_back('-');
+      append_u64(st_.gtid_text, g->seq);
       st_.begun = !g->standalone();
       if ((g->flags2 & MariaGtidEvent::kFlPreparedXa) != 0) {
         static constexpr char kHex[] = "0123456789abcdef";
@@ -315,8 +320,19 @@ void append_utc_datetime(std::string& out, std::int64_t s) {
   const unsigned d = doy - (153 * mp + 2) / 5 + 1;
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   const std::int64_t y = y0 + (m <= 2 ? 1 : 0);
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, rem / 3600,
-                 (rem / 60) % 60, rem % 60);
+  if (y < 0 || y > 9999) {
+    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, rem / 3600,
+                   (rem / 60) % 60, rem % 60);
+    return;
+  }
+  char b[19] = {0, 0, 0, 0, '-', 0, 0, '-', 0, 0, ' ', 0, 0, ':', 0, 0, ':', 0, 0};
+  format_fixed_digits(b, static_cast<std::uint64_t>(y), 4);
+  format_fixed_digits(b + 5, m, 2);
+  format_fixed_digits(b + 8, d, 2);
+  format_fixed_digits(b + 11, static_cast<std::uint64_t>(rem / 3600), 2);
+  format_fixed_digits(b + 14, static_cast<std::uint64_t>(rem / 60 % 60), 2);
+  format_fixed_digits(b + 17, static_cast<std::uint64_t>(rem % 60), 2);
+  out.append(b, sizeof b);
 }
 
 }  // namespace binlogctl

@@ -1,6 +1,7 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
 #include <binlogctl/rows.h>
 
+#include <array>
 #include <bit>
 
 namespace binlogctl {
@@ -68,19 +69,29 @@ Result<RowsExtraInfo> decode_rows_extra(Bytes extra, std::uint64_t offset, RowsK
   return x;
 }
 
+namespace {
+constexpr std::array<std::uint8_t, 256> make_bit_counts() {
+  std::array<std::uint8_t, 256> t{};
+  for (unsigned i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>(std::popcount(static_cast<std::uint8_t>(i)));
+  return t;
+}
+// std::popcount is a library call on the baseline x86-64 this is built for; a table is not.
+constexpr auto kBitCounts = make_bit_counts();
+}  // namespace
+
 std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
   std::size_t c = 0;
   const std::size_t full = static_cast<std::size_t>(n / 8);
-  for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += static_cast<std::size_t>(std::popcount(bitmap[i]));
+  for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += kBitCounts[bitmap[i]];
   if (n % 8 != 0 && full < bitmap.size()) {
     const auto mask = static_cast<std::uint8_t>((1u << (n % 8)) - 1u);
-    c += static_cast<std::size_t>(std::popcount(static_cast<std::uint8_t>(bitmap[full] & mask)));
+    c += kBitCounts[static_cast<std::uint8_t>(bitmap[full] & mask)];
   }
   return c;
 }
 
 Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role,
-                               bool partial, ByteReader& r, std::string& out, const RenderOptions& opts) {
+                               bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   const std::uint64_t image_at = r.offset();
   if (width > tm.columns.size())
     return DecodeError{Errc::bad_value, image_at, "rows event has more columns than its TABLE_MAP"};

@@ -1,0 +1,158 @@
+// JsonBuf: the output buffer of the value renderers (convert's hot path).
+//
+// std::string::append of a few bytes costs a capacity check and a call to memcpy for every key,
+// number and string run; rendering a row does dozens of them. JsonBuf keeps its storage at full
+// size and a write pointer into it, so an append is one comparison and, for up to 32 bytes, a
+// pair of overlapping fixed-size copies the compiler emits inline.
+//
+// It offers the subset of std::string's interface the renderers use (size, resize, push_back,
+// append, data, back, clear), so a renderer reads the same whichever it writes to. Storage is a
+// std::string, either its own or one it borrows: JsonBuf(s) appends to `s`, which gets its final
+// contents when the JsonBuf is destroyed (the std::string overloads of the renderers use this).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace binlogctl {
+
+#define BINLOGCTL_INLINE [[gnu::always_inline]] inline
+
+class JsonBuf {
+ public:
+  using value_type = char;  // for std::back_inserter
+
+  JsonBuf() { attach(); }
+  // Appends to `s` (after its current contents); `s` must outlive this and not be touched
+  // until this is destroyed.
+  explicit JsonBuf(std::string& s) : s_(&s) { attach(); }
+  ~JsonBuf() {
+    if (s_ != &own_) s_->resize(size());
+  }
+  JsonBuf(const JsonBuf&) = delete;
+  JsonBuf& operator=(const JsonBuf&) = delete;
+
+  std::size_t size() const noexcept { return static_cast<std::size_t>(p_ - b_); }
+  bool empty() const noexcept { return p_ == b_; }
+  const char* data() const noexcept { return b_; }
+  char* data() noexcept { return b_; }
+  char back() const noexcept { return p_[-1]; }
+  char& operator[](std::size_t i) noexcept { return b_[i]; }
+  char operator[](std::size_t i) const noexcept { return b_[i]; }
+  std::string_view view() const noexcept { return {b_, size()}; }
+  operator std::string_view() const noexcept { return view(); }  // NOLINT: like std::string
+  std::string str() const { return std::string(view()); }
+
+  void clear() noexcept { p_ = b_; }
+  // Shrinking keeps the storage; growing fills with `c`.
+  void resize(std::size_t n, char c = '\0') {
+    if (n > size()) {
+      const std::size_t more = n - size();
+      room(more);
+      std::memset(p_, c, more);
+    }
+    p_ = b_ + n;
+  }
+  void reserve(std::size_t n) {
+    if (n > size()) room(n - size());
+  }
+
+  BINLOGCTL_INLINE void push_back(char c) {
+    if (p_ == e_) grow(1);
+    *p_++ = c;
+  }
+  BINLOGCTL_INLINE void append(const char* s, std::size_t n) {
+    if (static_cast<std::size_t>(e_ - p_) < n) return append_growing(s, n);
+    copy(p_, s, n);
+    p_ += n;
+  }
+  BINLOGCTL_INLINE void append(std::string_view s) { append(s.data(), s.size()); }
+  void append(const char* s) { append(std::string_view(s)); }
+  void append(std::size_t n, char c) { resize(size() + n, c); }
+  JsonBuf& operator+=(char c) {
+    push_back(c);
+    return *this;
+  }
+  JsonBuf& operator+=(std::string_view s) {
+    append(s);
+    return *this;
+  }
+
+  // Raw writing: room for `n` more bytes at the returned pointer, then advance(k) for k <= n.
+  BINLOGCTL_INLINE char* tail(std::size_t n) {
+    room(n);
+    return p_;
+  }
+  BINLOGCTL_INLINE void advance(std::size_t n) noexcept { p_ += n; }
+
+ private:
+  void attach() {
+    const std::size_t used = s_->size();
+    s_->resize(std::max<std::size_t>(s_->capacity(), used + kMinRoom));
+    set(used);
+  }
+  void set(std::size_t used) noexcept {
+    b_ = s_->data();
+    p_ = b_ + used;
+    e_ = b_ + s_->size();
+  }
+  BINLOGCTL_INLINE void room(std::size_t n) {
+    if (static_cast<std::size_t>(e_ - p_) < n) grow(n);
+  }
+  [[gnu::noinline]] void grow(std::size_t n) {
+    const std::size_t used = size();
+    s_->resize(std::max(s_->size() * 2, used + n + kMinRoom));
+    set(used);
+  }
+  // `s` may lie in this buffer (appending a part of what is written): growing moves it.
+  [[gnu::noinline]] void append_growing(const char* s, std::size_t n) {
+    const bool inside = s >= b_ && s < e_;
+    const std::size_t at = inside ? static_cast<std::size_t>(s - b_) : 0;
+    grow(n);
+    std::memcpy(p_, inside ? b_ + at : s, n);
+    p_ += n;
+  }
+  // memcpy for a length known only at run time is a library call; most appends are short.
+  BINLOGCTL_INLINE static void copy(char* d, const char* s, std::size_t n) noexcept {
+    if (n <= 16) {
+      if (n >= 8) {
+        std::uint64_t a, b;
+        std::memcpy(&a, s, 8);
+        std::memcpy(&b, s + n - 8, 8);
+        std::memcpy(d, &a, 8);
+        std::memcpy(d + n - 8, &b, 8);
+      } else if (n >= 4) {
+        std::uint32_t a, b;
+        std::memcpy(&a, s, 4);
+        std::memcpy(&b, s + n - 4, 4);
+        std::memcpy(d, &a, 4);
+        std::memcpy(d + n - 4, &b, 4);
+      } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+      }
+    } else if (n <= 32) {
+      char a[16], b[16];
+      std::memcpy(a, s, 16);
+      std::memcpy(b, s + n - 16, 16);
+      std::memcpy(d, a, 16);
+      std::memcpy(d + n - 16, b, 16);
+    } else {
+      std::memcpy(d, s, n);
+    }
+  }
+
+  static constexpr std::size_t kMinRoom = 256;
+  std::string own_;
+  std::string* s_ = &own_;
+  char* b_ = nullptr;
+  char* p_ = nullptr;
+  char* e_ = nullptr;
+};
+
+}  // namespace binlogctl
