@@ -442,3 +442,108 @@ TEST_CASE("charset_collation_id: charset and collation names") {
   CHECK(charset_collation_id("klingon") == 0);
   CHECK(charset_collation_id("") == 0);
 }
+
+TEST_SUITE("rows") {
+  // RowImageDecoder remembers the last rendering of each temporal column; ENUM names come
+  // pre-rendered from the TableMap. Whatever the sequence of rows, tables and time zones, the
+  // output must be what a decoder with nothing remembered writes.
+  TEST_CASE("row image: remembered renderings never leak into other values, tables or zones") {
+    // A: DATETIME2(6), TIMESTAMP2(3), DATE, TIME2(2), ENUM('low','hïgh','"q"')
+    TmBytes a;
+    a.types = {18, 17, 10, 19, 254};
+    a.meta = {6, 3, 2, 247, 1};
+    a.nulls = {0x1f};
+    Buf ev;
+    ev.push_back(3);
+    put_str(ev, "low");
+    put_str(ev, "h\xc3\xafgh");
+    put_str(ev, "\"q\"");
+    a.opt.push_back(6);
+    a.opt.push_back(static_cast<std::uint8_t>(ev.size()));
+    a.opt.insert(a.opt.end(), ev.begin(), ev.end());
+    auto ta = parse(a);
+    // B: DATETIME2(0), TIMESTAMP2(3), TIME2(0): the same positions as A's first three columns,
+    // the last of the same size as A's DATE (and fed the same bytes)
+    TmBytes b;
+    b.types = {18, 17, 19};
+    b.meta = {0, 3, 0};
+    b.nulls = {0x07};
+    auto tb = parse(b);
+
+    auto be = [](Buf& o, std::uint64_t v, int n) {
+      for (int i = n - 1; i >= 0; --i) o.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    };
+    auto datetime2_int = [](unsigned y, unsigned mo, unsigned d, unsigned h, unsigned mi, unsigned s) {
+      const std::uint64_t ymd = ((std::uint64_t{y} * 13 + mo) << 5) | d;
+      return ((ymd << 17) | (h << 12) | (mi << 6) | s) + 0x8000000000ull;
+    };
+    std::uint32_t seed = 7;
+    auto pick = [&](unsigned n) {
+      seed = seed * 1103515245u + 12345u;
+      return (seed >> 16) % n;
+    };
+    RowImageDecoder kept;
+    int rows = 0, differing = 0;
+    std::string previous;
+    for (int k = 0; k < 400; ++k) {
+      const bool use_a = pick(3) != 0;
+      Buf row;
+      Buf present;
+      const TableMap* tm = nullptr;
+      std::uint64_t width = 0;
+      if (use_a) {
+        tm = ta.get();
+        width = 5;
+        present = {0x1f};
+        row.push_back(pick(4) == 0 ? 0x01 : 0x00);  // sometimes the first column is NULL
+        if ((row[0] & 1) == 0) {
+          be(row, datetime2_int(2024, 2, 1 + pick(2), 0, 0, pick(2)), 5);
+          be(row, pick(2) * 123456, 3);
+        }
+        be(row, 1706745600 + pick(2), 4);
+        be(row, pick(2) * 10, 2);
+        const std::uint32_t date = (1 + pick(2)) | (2u << 5) | (2024u << 9);
+        row.push_back(static_cast<std::uint8_t>(date));
+        row.push_back(static_cast<std::uint8_t>(date >> 8));
+        row.push_back(static_cast<std::uint8_t>(date >> 16));
+        be(row, 0x800000 + pick(2) * 61, 3);
+        row.push_back(static_cast<std::uint8_t>(pick(2) * 5));
+        row.push_back(static_cast<std::uint8_t>(pick(4)));  // 0 = '', 1..3 names
+      } else {
+        tm = tb.get();
+        width = 3;
+        present = {0x07};
+        row.push_back(0x00);
+        be(row, datetime2_int(2024, 2, 1 + pick(2), 0, 0, pick(2)), 5);
+        be(row, 1706745600 + pick(2), 4);
+        be(row, pick(2) * 10, 2);
+        const std::uint32_t date = (1 + pick(2)) | (2u << 5) | (2024u << 9);
+        row.push_back(static_cast<std::uint8_t>(date));
+        row.push_back(static_cast<std::uint8_t>(date >> 8));
+        row.push_back(static_cast<std::uint8_t>(date >> 16));
+      }
+      RenderOptions ro;
+      ro.tz_offset_seconds = pick(5) == 0 ? 3600 : 0;
+      std::string got, want;
+      ByteReader r1(B(row), 0), r2(B(row), 0);
+      REQUIRE(kept.decode(*tm, width, B(present), ImageRole::after, false, r1, got, ro).ok());
+      RowImageDecoder fresh;
+      REQUIRE(fresh.decode(*tm, width, B(present), ImageRole::after, false, r2, want, ro).ok());
+      CHECK(got == want);
+      CHECK(r1.empty());
+      ++rows;
+      if (got != previous) ++differing;
+      previous = got;
+    }
+    CHECK(rows == 400);
+    CHECK(differing > 200);  // the values do change
+    // The names as rendered: UTF-8 and quotes escaped.
+    Buf row = {0x00, 3};  // no NULL; ENUM index 3
+    Buf present = {0x10};
+    std::string out;
+    ByteReader r(B(row), 0);
+    RowImageDecoder d;
+    REQUIRE(d.decode(*ta, 5, B(present), ImageRole::after, false, r, out, {}).ok());
+    CHECK(out == R"({"@5":"\"q\""})");
+  }
+}

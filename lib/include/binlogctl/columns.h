@@ -119,6 +119,9 @@ struct ColumnInfo {
   // ENUM/SET member names in definition order (TABLE_MAP optional metadata), in the column's
   // charset; empty when unknown. Borrowed: must outlive the call.
   std::span<const std::string_view> names{};
+  // ENUM: each of `names` as append_text_json renders it (quoted, UTF-8), when the owner
+  // prepared them (TableMap::finalize does); empty: rendered from `names` per value.
+  std::span<const std::string_view> names_json{};
   ValueHint hint = ValueHint::none;
   // FLOAT(M,D) / DOUBLE(M,D) as declared (schema history): D, and the value is printed rounded to
   // D decimals as the server's SELECT does ("1.500"); -1 = not declared (shortest round trip).

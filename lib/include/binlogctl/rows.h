@@ -132,6 +132,18 @@ class RowImageDecoder {
 
  private:
   static constexpr std::size_t kNoSpan = static_cast<std::size_t>(-1);
+  // The last rendering of each column of a fixed-size temporal type (DATE, TIME2, DATETIME2,
+  // TIMESTAMP, TIMESTAMP2): rows of a statement often share one (NOW(), a batch load), and the
+  // rendering depends only on the type, its metadata, the time zone and the raw bytes.
+  struct Memo {
+    std::uint64_t raw = 0;
+    std::uint32_t key = 0;  // type << 16 | meta
+    std::int32_t tz = 0;
+    std::uint8_t size = 0;  // 0: empty
+    std::uint8_t len = 0;
+    char text[38] = {};
+  };
+  std::vector<Memo> memo_;
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
   JsonBuf diffs_;
   JsonBuf doc_;

@@ -100,6 +100,8 @@ struct TableMap {
   // Rendering view of each column (built by finalize()).
   std::vector<ColumnInfo> infos;
   std::vector<std::vector<std::string_view>> value_views;
+  std::vector<std::vector<std::string>> enum_json;  // ENUM columns: each name rendered once
+  std::vector<std::vector<std::string_view>> enum_json_views;
   std::vector<std::string> keys;  // per column: ',', the quoted JSON key and ':' (,"name":)
 
   bool names_from_schema = false;          // column names taken from schema history

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <bit>
+#include <cstring>
 
 namespace binlogctl {
 
@@ -90,6 +91,28 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
   return c;
 }
 
+namespace {
+// Raw size of a value whose rendering RowImageDecoder memoizes; 0 for the other types.
+std::size_t memo_size(const ColumnInfo& ci) noexcept {
+  const unsigned fsp = ci.meta;
+  switch (ci.type) {
+    case ColumnType::date:
+    case ColumnType::newdate:
+      return 3;
+    case ColumnType::timestamp:
+      return ci.meta == 0 ? 4 : 0;  // meta != 0: MariaDB's old high-precision format
+    case ColumnType::time2:
+      return fsp <= 6 ? 3 + (fsp + 1) / 2 : 0;
+    case ColumnType::timestamp2:
+      return fsp <= 6 ? 4 + (fsp + 1) / 2 : 0;
+    case ColumnType::datetime2:
+      return fsp <= 6 ? 5 + (fsp + 1) / 2 : 0;
+    default:
+      return 0;
+  }
+}
+}  // namespace
+
 Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role,
                                bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   const std::uint64_t image_at = r.offset();
@@ -116,6 +139,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     span_begin_.clear();
     span_end_.clear();
   }
+  if (memo_.size() < n) memo_.resize(n);
   out.push_back('{');
   bool first = true;
   std::size_t null_index = 0, json_index = 0;
@@ -160,6 +184,28 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     const std::size_t begin = out.size();
     if (is_null) {
       out.append("null", 4);
+    } else if (const std::size_t ms = memo_size(ci); ms != 0 && r.remaining() >= ms) {
+      Memo& m = memo_[i];
+      const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
+      const std::uint32_t memo_key = static_cast<std::uint32_t>(ci.type) << 16 | ci.meta;
+      if (m.size == ms && m.raw == raw && m.key == memo_key && m.tz == opts.tz_offset_seconds) {
+        out.append(m.text, m.len);
+        r.bytes(ms);
+      } else {
+        Status st = append_value_json(ci, r, out, opts);
+        if (!st.ok()) return st;
+        const std::size_t len = out.size() - begin;
+        if (len <= sizeof m.text) {
+          std::memcpy(m.text, out.data() + begin, len);
+          m.len = static_cast<std::uint8_t>(len);
+          m.raw = raw;
+          m.key = memo_key;
+          m.tz = opts.tz_offset_seconds;
+          m.size = static_cast<std::uint8_t>(ms);
+        } else {
+          m.size = 0;
+        }
+      }
     } else {
       Status st = append_value_json(ci, r, out, opts);
       if (!st.ok()) return st;

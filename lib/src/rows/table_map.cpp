@@ -270,6 +270,8 @@ void TableMap::finalize() {
   value_views.assign(columns.size(), {});
   infos.assign(columns.size(), ColumnInfo{});
   keys.assign(columns.size(), std::string());
+  enum_json.assign(columns.size(), {});
+  enum_json_views.assign(columns.size(), {});
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const ColumnDef& c = columns[i];
     auto& views = value_views[i];
@@ -283,6 +285,20 @@ void TableMap::finalize() {
     ci.names = std::span<const std::string_view>(views.data(), views.size());
     ci.hint = c.hint;
     ci.decimals = c.decimals;
+    const bool is_enum = c.type == ColumnType::enum_ ||
+                         (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
+    if (is_enum && !c.values.empty()) {
+      auto& rendered = enum_json[i];
+      rendered.reserve(c.values.size());
+      for (const std::string& v : c.values) {
+        rendered.emplace_back();
+        append_text_json(rendered.back(), v, c.charset);
+      }
+      auto& rviews = enum_json_views[i];
+      rviews.reserve(rendered.size());
+      for (const std::string& v : rendered) rviews.emplace_back(v);
+      ci.names_json = std::span<const std::string_view>(rviews.data(), rviews.size());
+    }
     keys[i].push_back(',');
     append_json_string(keys[i], c.name);
     keys[i].push_back(':');
