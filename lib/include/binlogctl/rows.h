@@ -144,6 +144,7 @@ class RowImageDecoder {
     char text[38] = {};
   };
   std::vector<Memo> memo_;
+  Status value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
   JsonBuf diffs_;
   JsonBuf doc_;

@@ -1,6 +1,8 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
 #include <binlogctl/rows.h>
 
+#include "../columns/value_dispatch.h"
+
 #include <array>
 #include <bit>
 #include <cstring>
@@ -113,6 +115,38 @@ std::size_t memo_size(const ColumnInfo& ci) noexcept {
 }
 }  // namespace
 
+// One non-NULL value of column i, its rendering remembered when memo_size allows. Like
+// append_value_json without its cleanup: on an error the caller drops the whole record, and it
+// checks the reader once per image.
+[[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out,
+                                     const RenderOptions& opts) {
+  const std::size_t ms = memo_size(ci);
+  if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
+  Memo& m = memo_[i];
+  const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
+  const std::uint32_t memo_key = static_cast<std::uint32_t>(ci.type) << 16 | ci.meta;
+  if (m.size == ms && m.raw == raw && m.key == memo_key && m.tz == opts.tz_offset_seconds) {
+    out.append(m.text, m.len);
+    r.bytes(ms);
+    return {};
+  }
+  const std::size_t begin = out.size();
+  Status st = value_detail::dispatch(ci, r, out, opts);
+  if (!st.ok()) return st;
+  const std::size_t len = out.size() - begin;
+  if (len > sizeof m.text || !r.ok()) {
+    m.size = 0;
+    return {};
+  }
+  std::memcpy(m.text, out.data() + begin, len);
+  m.len = static_cast<std::uint8_t>(len);
+  m.raw = raw;
+  m.key = memo_key;
+  m.tz = opts.tz_offset_seconds;
+  m.size = static_cast<std::uint8_t>(ms);
+  return {};
+}
+
 Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role,
                                bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   const std::uint64_t image_at = r.offset();
@@ -143,6 +177,31 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
   out.push_back('{');
   bool first = true;
   std::size_t null_index = 0, json_index = 0;
+  if (!partial_updates && !track) {
+    // The common case, without the partial JSON bookkeeping. `nulls` has a bit for every
+    // present column, so null_index stays inside it.
+    const bool all_present = n_present == n;
+    const ColumnInfo* infos = tm.infos.data();
+    const std::string* keys = tm.keys.data();
+    const std::uint8_t* null_bits = nulls.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!all_present && !bit_is_set(present, i)) continue;  // absent, not null
+      const bool is_null = ((null_bits[null_index >> 3] >> (null_index & 7)) & 1) != 0;
+      ++null_index;
+      const std::size_t skip = first ? 1 : 0;  // keys carry the comma that separates them
+      first = false;
+      out.append(keys[i].data() + skip, keys[i].size() - skip);
+      if (is_null) {
+        out.append("null", 4);
+        continue;
+      }
+      Status st = value(infos[i], i, r, out, opts);
+      if (!st.ok()) return st;
+    }
+    if (!r.ok()) return r.error();
+    out.push_back('}');
+    return {};
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const ColumnInfo& ci = tm.infos[i];
     // The partial bitmap has a bit for every JSON column, present in the image or not.
@@ -184,31 +243,10 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     const std::size_t begin = out.size();
     if (is_null) {
       out.append("null", 4);
-    } else if (const std::size_t ms = memo_size(ci); ms != 0 && r.remaining() >= ms) {
-      Memo& m = memo_[i];
-      const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
-      const std::uint32_t memo_key = static_cast<std::uint32_t>(ci.type) << 16 | ci.meta;
-      if (m.size == ms && m.raw == raw && m.key == memo_key && m.tz == opts.tz_offset_seconds) {
-        out.append(m.text, m.len);
-        r.bytes(ms);
-      } else {
-        Status st = append_value_json(ci, r, out, opts);
-        if (!st.ok()) return st;
-        const std::size_t len = out.size() - begin;
-        if (len <= sizeof m.text) {
-          std::memcpy(m.text, out.data() + begin, len);
-          m.len = static_cast<std::uint8_t>(len);
-          m.raw = raw;
-          m.key = memo_key;
-          m.tz = opts.tz_offset_seconds;
-          m.size = static_cast<std::uint8_t>(ms);
-        } else {
-          m.size = 0;
-        }
-      }
     } else {
-      Status st = append_value_json(ci, r, out, opts);
+      Status st = value(ci, i, r, out, opts);
       if (!st.ok()) return st;
+      if (!r.ok()) return r.error();
     }
     if (track) {
       span_begin_[i] = begin;
