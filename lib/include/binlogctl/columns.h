@@ -126,7 +126,12 @@ struct ColumnInfo {
   // FLOAT(M,D) / DOUBLE(M,D) as declared (schema history): D, and the value is printed rounded to
   // D decimals as the server's SELECT does ("1.500"); -1 = not declared (shortest round trip).
   std::int8_t decimals = -1;
+  // Raw size of a value of a fixed-size temporal type (DATE, TIME2, DATETIME2, TIMESTAMP,
+  // TIMESTAMP2; fixed_temporal_size), whose rendering RowImageDecoder remembers; 0 for the other
+  // types or when not prepared (TableMap::finalize prepares it).
+  std::uint8_t temporal_size = 0;
 };
+std::uint8_t fixed_temporal_size(ColumnType type, std::uint16_t meta) noexcept;
 
 // Decodes one (non-NULL) value at the reader's position, advances past it and appends its JSON
 // rendering to `out`:

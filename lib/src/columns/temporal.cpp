@@ -395,4 +395,23 @@ Status append_timestamp_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp,
   return {};
 }
 
+std::uint8_t fixed_temporal_size(ColumnType type, std::uint16_t meta) noexcept {
+  const unsigned fsp = meta;
+  switch (type) {
+    case ColumnType::date:
+    case ColumnType::newdate:
+      return 3;
+    case ColumnType::timestamp:
+      return meta == 0 ? 4 : 0;  // meta != 0: MariaDB's old high-precision format
+    case ColumnType::time2:
+      return fsp <= 6 ? static_cast<std::uint8_t>(3 + (fsp + 1) / 2) : 0;
+    case ColumnType::timestamp2:
+      return fsp <= 6 ? static_cast<std::uint8_t>(4 + (fsp + 1) / 2) : 0;
+    case ColumnType::datetime2:
+      return fsp <= 6 ? static_cast<std::uint8_t>(5 + (fsp + 1) / 2) : 0;
+    default:
+      return 0;
+  }
+}
+
 }  // namespace binlogctl

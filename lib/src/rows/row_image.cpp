@@ -93,34 +93,13 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
   return c;
 }
 
-namespace {
-// Raw size of a value whose rendering RowImageDecoder memoizes; 0 for the other types.
-std::size_t memo_size(const ColumnInfo& ci) noexcept {
-  const unsigned fsp = ci.meta;
-  switch (ci.type) {
-    case ColumnType::date:
-    case ColumnType::newdate:
-      return 3;
-    case ColumnType::timestamp:
-      return ci.meta == 0 ? 4 : 0;  // meta != 0: MariaDB's old high-precision format
-    case ColumnType::time2:
-      return fsp <= 6 ? 3 + (fsp + 1) / 2 : 0;
-    case ColumnType::timestamp2:
-      return fsp <= 6 ? 4 + (fsp + 1) / 2 : 0;
-    case ColumnType::datetime2:
-      return fsp <= 6 ? 5 + (fsp + 1) / 2 : 0;
-    default:
-      return 0;
-  }
-}
-}  // namespace
 
-// One non-NULL value of column i, its rendering remembered when memo_size allows. Like
+// One non-NULL value of column i, its rendering remembered when it has a temporal_size. Like
 // append_value_json without its cleanup: on an error the caller drops the whole record, and it
 // checks the reader once per image.
 [[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out,
                                      const RenderOptions& opts) {
-  const std::size_t ms = memo_size(ci);
+  const std::size_t ms = ci.temporal_size;
   if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
   Memo& m = memo_[i];
   const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
