@@ -75,3 +75,19 @@ TEST_SUITE("bytes") {
     CHECK(s.error().offset == 101);
   }
 }
+
+TEST_CASE("load_le / load_be of every size 0..8 at every alignment") {
+  std::uint8_t buf[24];
+  for (int i = 0; i < 24; ++i) buf[i] = static_cast<std::uint8_t>(0x9d * i + 0x31);
+  for (std::size_t at = 0; at < 8; ++at) {
+    for (std::size_t n = 0; n <= 8; ++n) {
+      std::uint64_t le = 0, be = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        le |= std::uint64_t{buf[at + i]} << (8 * i);
+        be = (be << 8) | buf[at + i];
+      }
+      CHECK(binlogctl::load_le(buf + at, n) == le);
+      CHECK(binlogctl::load_be(buf + at, n) == be);
+    }
+  }
+}

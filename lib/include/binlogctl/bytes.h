@@ -24,20 +24,34 @@ inline std::string_view as_string_view(Bytes b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
-// Unchecked little-endian load of N (1..8) bytes; callers guarantee the bounds.
+// Unchecked little-endian load of N (1..8) bytes; callers guarantee the bounds. N is often known
+// only at run time (column sizes); a memcpy of that size would be a library call, so this reads
+// two overlapping fixed-size words instead.
 inline std::uint64_t load_le(const std::uint8_t* p, std::size_t n) noexcept {
-  std::uint64_t v = 0;
   if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(&v, p, n);
+    if (n >= 4) {
+      std::uint32_t lo = 0, hi = 0;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      return lo | (static_cast<std::uint64_t>(hi) << (8 * (n - 4)));
+    }
+    if (n == 0) return 0;
+    return std::uint64_t{p[0]} | std::uint64_t{p[n / 2]} << (8 * (n / 2)) | std::uint64_t{p[n - 1]} << (8 * (n - 1));
   } else {
+    std::uint64_t v = 0;
     for (std::size_t i = 0; i < n; ++i) v |= std::uint64_t{p[i]} << (8 * i);
+    return v;
   }
-  return v;
 }
 inline std::uint64_t load_be(const std::uint8_t* p, std::size_t n) noexcept {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return v;
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n == 0) return 0;
+    return __builtin_bswap64(load_le(p, n)) >> (64 - 8 * n);
+  } else {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
+    return v;
+  }
 }
 inline std::uint16_t load_le16(const std::uint8_t* p) noexcept {
   return static_cast<std::uint16_t>(load_le(p, 2));
