@@ -22,6 +22,48 @@ namespace binlogctl {
 
 #define BINLOGCTL_INLINE [[gnu::always_inline]] inline
 
+// memcpy(d, s, n) for short runs: memcpy of a length known only at run time is a library call,
+// and most runs are short. Up to 32 bytes: two overlapping fixed-size moves; up to 256, a loop
+// of them.
+BINLOGCTL_INLINE void copy_bytes(char* d, const char* s, std::size_t n) noexcept {
+  if (n <= 16) {
+    if (n >= 8) {
+      std::uint64_t a, b;
+      std::memcpy(&a, s, 8);
+      std::memcpy(&b, s + n - 8, 8);
+      std::memcpy(d, &a, 8);
+      std::memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+      std::uint32_t a, b;
+      std::memcpy(&a, s, 4);
+      std::memcpy(&b, s + n - 4, 4);
+      std::memcpy(d, &a, 4);
+      std::memcpy(d + n - 4, &b, 4);
+    } else if (n > 0) {
+      d[0] = s[0];
+      d[n / 2] = s[n / 2];
+      d[n - 1] = s[n - 1];
+    }
+  } else if (n <= 32) {
+    char a[16], b[16];
+    std::memcpy(a, s, 16);
+    std::memcpy(b, s + n - 16, 16);
+    std::memcpy(d, a, 16);
+    std::memcpy(d + n - 16, b, 16);
+  } else if (n <= 256) {  // a record's shared prefix, a string value: 32-byte blocks, the last overlapping
+    char a[32];
+    std::size_t i = 0;
+    for (; i + 32 < n; i += 32) {
+      std::memcpy(a, s + i, 32);
+      std::memcpy(d + i, a, 32);
+    }
+    std::memcpy(a, s + n - 32, 32);
+    std::memcpy(d + n - 32, a, 32);
+  } else {
+    std::memcpy(d, s, n);
+  }
+}
+
 class JsonBuf {
  public:
   using value_type = char;  // for std::back_inserter
@@ -67,7 +109,7 @@ class JsonBuf {
   }
   BINLOGCTL_INLINE void append(const char* s, std::size_t n) {
     if (static_cast<std::size_t>(e_ - p_) < n) return append_growing(s, n);
-    copy(p_, s, n);
+    copy_bytes(p_, s, n);
     p_ += n;
   }
   BINLOGCTL_INLINE void append(std::string_view s) { append(s.data(), s.size()); }
@@ -116,37 +158,6 @@ class JsonBuf {
     std::memcpy(p_, inside ? b_ + at : s, n);
     p_ += n;
   }
-  // memcpy for a length known only at run time is a library call; most appends are short.
-  BINLOGCTL_INLINE static void copy(char* d, const char* s, std::size_t n) noexcept {
-    if (n <= 16) {
-      if (n >= 8) {
-        std::uint64_t a, b;
-        std::memcpy(&a, s, 8);
-        std::memcpy(&b, s + n - 8, 8);
-        std::memcpy(d, &a, 8);
-        std::memcpy(d + n - 8, &b, 8);
-      } else if (n >= 4) {
-        std::uint32_t a, b;
-        std::memcpy(&a, s, 4);
-        std::memcpy(&b, s + n - 4, 4);
-        std::memcpy(d, &a, 4);
-        std::memcpy(d + n - 4, &b, 4);
-      } else if (n > 0) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-      }
-    } else if (n <= 32) {
-      char a[16], b[16];
-      std::memcpy(a, s, 16);
-      std::memcpy(b, s + n - 16, 16);
-      std::memcpy(d, a, 16);
-      std::memcpy(d + n - 16, b, 16);
-    } else {
-      std::memcpy(d, s, n);
-    }
-  }
-
   static constexpr std::size_t kMinRoom = 256;
   std::string own_;
   std::string* s_ = &own_;

@@ -7,6 +7,7 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/json_out.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -38,7 +39,7 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
   if (!r.ok()) return r.error();
 
   std::uint8_t buf[40];  // 65 digits need at most 30 bytes
-  std::memcpy(buf, raw.data(), size);
+  copy_bytes(reinterpret_cast<char*>(buf), reinterpret_cast<const char*>(raw.data()), std::min<std::size_t>(size, 32));
   const bool negative = (buf[0] & 0x80) == 0;
   buf[0] ^= 0x80;
   if (negative)
@@ -46,7 +47,7 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
 
   // Decode every group into its decimal digits: integer part first, then the fraction.
   const int intg = precision - scale;
-  char digits[kMaxPrecision + 8];
+  char digits[2 * kMaxPrecision + 32];  // room past the digits for copy_bytes' bounds
   std::size_t pos = 0;  // into buf
   int nd = 0;           // digits written
   bool ok = true, nonzero = false;
@@ -77,21 +78,24 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
   // the server never stores -0.
   int first = 0;
   while (first < intg && digits[first] == '0') ++first;
-  char text[kMaxPrecision + 8];
-  std::size_t n = 0;
-  if (negative && nonzero) text[n++] = '-';
-  if (first == intg) {
-    text[n++] = '0';
+  // Written in place: a sign, at most 65 digits and a point.
+  const auto whole = static_cast<std::size_t>(std::clamp(intg - first, 0, kMaxPrecision));
+  const auto frac = static_cast<std::size_t>(std::clamp(scale, 0, kMaxPrecision));
+  char* const start = out.tail(kMaxPrecision + 8);
+  char* o = start;
+  if (negative && nonzero) *o++ = '-';
+  if (whole == 0) {
+    *o++ = '0';
   } else {
-    std::memcpy(text + n, digits + first, static_cast<std::size_t>(intg - first));
-    n += static_cast<std::size_t>(intg - first);
+    copy_bytes(o, digits + first, whole);
+    o += whole;
   }
-  if (scale > 0) {
-    text[n++] = '.';
-    std::memcpy(text + n, digits + intg, static_cast<std::size_t>(scale));
-    n += static_cast<std::size_t>(scale);
+  if (frac > 0) {
+    *o++ = '.';
+    copy_bytes(o, digits + intg, frac);
+    o += frac;
   }
-  out.append(text, n);
+  out.advance(static_cast<std::size_t>(o - start));
   return {};
 }
 

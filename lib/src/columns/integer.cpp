@@ -3,6 +3,7 @@
 #include <binlogctl/json_out.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -16,7 +17,8 @@ namespace {
 constexpr char kHex[] = "0123456789abcdef";
 
 // The shortest decimal digits that read back as `v` (finite), and the decimal exponent of the
-// first: v = 0.d1d2d3... * 10^(e+1). fmt's Dragonbox where fmt exposes it (fmt 9 and 10, as
+// first: v = 0.d1d2d3... * 10^(e+1). `digits` has room for 24; what follows the digits is left as
+// it was. fmt's Dragonbox where fmt exposes it (fmt 9 and 10, as
 // Debian ships), else std::to_chars' shortest scientific form (slower in libstdc++ 12).
 template <class T>
 int shortest_digits(T v, char* digits, int& e) {
@@ -28,10 +30,8 @@ int shortest_digits(T v, char* digits, int& e) {
     e = 0;
     return 1;
   }
-  char tmp[20];
-  const char* b = format_u64_backward(tmp + sizeof tmp, sig);
-  int n = static_cast<int>(tmp + sizeof tmp - b);
-  std::memcpy(digits, b, static_cast<std::size_t>(n));
+  int n = decimal_digits(sig);
+  format_u64_backward(digits + n, sig);
   e = dec.exponent + n - 1;
   while (n > 1 && digits[n - 1] == '0') --n;
   return n;
@@ -63,17 +63,20 @@ void append_python_repr(JsonBuf& out, T v) {
     out.append("null", 4);
     return;
   }
-  char buf[64];
-  char* o = buf;
+  // At most 17 digits, a sign, a point and "e-308" or "0.000": 40 bytes is room enough.
+  char* const start = out.tail(40);
+  char* o = start;
   if (std::signbit(v)) *o++ = '-';
-  char digits[24];
+  char digits[64];
+  std::memcpy(digits, "00000000000000000000000000000000", 32);  // integral padding
   int e = 0;
-  const int nd = shortest_digits(v, digits, e);
+  const auto nd = std::min<std::size_t>(static_cast<std::size_t>(shortest_digits(v, digits, e)), 24);
   if (e < -4 || e >= 16) {
     *o++ = digits[0];
     if (nd > 1) {
       *o++ = '.';
-      for (int i = 1; i < nd; ++i) *o++ = digits[i];
+      copy_bytes(o, digits + 1, nd - 1);
+      o += nd - 1;
     }
     *o++ = 'e';
     *o++ = e < 0 ? '-' : '+';
@@ -82,19 +85,23 @@ void append_python_repr(JsonBuf& out, T v) {
     *o++ = static_cast<char>('0' + ae / 10 % 10);
     *o++ = static_cast<char>('0' + ae % 10);
   } else if (e >= 0) {
-    for (int i = 0; i <= e; ++i) *o++ = i < nd ? digits[i] : '0';
+    const auto whole = static_cast<std::size_t>(e) + 1;  // zero-padded past the digits
+    copy_bytes(o, digits, whole);
+    o += whole;
     *o++ = '.';
-    if (nd > e + 1)
-      for (int i = e + 1; i < nd; ++i) *o++ = digits[i];
-    else
+    if (nd > whole) {
+      copy_bytes(o, digits + whole, nd - whole);
+      o += nd - whole;
+    } else {
       *o++ = '0';
+    }
   } else {
-    *o++ = '0';
-    *o++ = '.';
-    for (int i = 0; i < -e - 1; ++i) *o++ = '0';
-    for (int i = 0; i < nd; ++i) *o++ = digits[i];
+    std::memcpy(o, "0.0000", 6);  // e in [-4, -1]: "0." and -e - 1 zeros
+    o += 2 + (-e - 1);
+    copy_bytes(o, digits, nd);
+    o += nd;
   }
-  out.append(buf, static_cast<std::size_t>(o - buf));
+  out.advance(static_cast<std::size_t>(o - start));
 }
 
 }  // namespace
