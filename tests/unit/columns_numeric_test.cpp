@@ -138,8 +138,8 @@ TEST_SUITE("columns") {
                         {ColumnType::longlong, 8}}) {
       Buf b(n - 1, 0x11);
       DecodeError e = fails(col(t), b);
-      CHECK(e.code == Errc::truncated);
-      CHECK(e.offset == kBase);
+      CHECK(Errc{e.code} == Errc::truncated);
+      CHECK(std::uint64_t{e.offset} == kBase);
       auto sz = column_value_size(t, 0, ByteReader(Bytes(b.data(), b.size()), kBase));
       REQUIRE_FALSE(sz.ok());
       CHECK(sz.error().code == Errc::truncated);
@@ -381,13 +381,13 @@ TEST_SUITE("columns") {
     // a 9-digit group holding 1e9
     Buf big = {0x80 | 0x3b, 0x9a, 0xca, 0x00};  // DECIMAL(9,0) = 0x3b9aca00 = 1000000000
     DecodeError e = fails(col(ColumnType::newdecimal, 9 << 8), big);
-    CHECK(e.code == Errc::bad_value);
-    CHECK(e.offset == kBase);
+    CHECK(Errc{e.code} == Errc::bad_value);
+    CHECK(std::uint64_t{e.offset} == kBase);
     Buf b = dec_bin(65, 30, "1.5");
     b.pop_back();
     e = fails(col(ColumnType::newdecimal, 65 << 8 | 30), b);
-    CHECK(e.code == Errc::truncated);
-    CHECK(e.offset == kBase);
+    CHECK(Errc{e.code} == Errc::truncated);
+    CHECK(std::uint64_t{e.offset} == kBase);
   }
 
   TEST_CASE("old DECIMAL (type 0) is the stored text") {

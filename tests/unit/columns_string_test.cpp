@@ -94,8 +94,8 @@ TEST_SUITE("columns") {
     // a length larger than the input: truncated at the data, nothing allocated or written
     Buf b = {0xff, 0xff, 'a', 'b'};
     DecodeError e = fails(col(ColumnType::varchar, 300), b);
-    CHECK(e.code == Errc::truncated);
-    CHECK(e.offset == kBase + 2);
+    CHECK(Errc{e.code} == Errc::truncated);
+    CHECK(std::uint64_t{e.offset} == kBase + 2);
     auto sz =
         column_value_size(ColumnType::varchar, 300, ByteReader(Bytes(b.data(), b.size()), kBase));
     REQUIRE_FALSE(sz.ok());
@@ -123,8 +123,8 @@ TEST_SUITE("columns") {
     CHECK(ok(col(ColumnType::string, 0xfeff), prefixed("x", 1)) == R"("x")");  // CHAR(255) 1 byte
     CHECK(ok(col(ColumnType::string, 0xfe28), prefixed("B", 1)) == R"("B")");  // stored trimmed
     DecodeError e = fails(col(ColumnType::string, 0xcefc), {0x05, 0x00, 'a'});
-    CHECK(e.code == Errc::truncated);
-    CHECK(e.offset == kBase + 2);
+    CHECK(Errc{e.code} == Errc::truncated);
+    CHECK(std::uint64_t{e.offset} == kBase + 2);
   }
 
   TEST_CASE("metadata reading from a TABLE_MAP block") {
@@ -167,11 +167,11 @@ TEST_SUITE("columns") {
       INFO("prefix ", n);
       Buf b(n, 0xff);  // a length of 2^(8n)-1 with no data behind it
       DecodeError e = fails(col(ColumnType::blob, n), b);
-      CHECK(e.code == Errc::truncated);
-      CHECK(e.offset == kBase + n);
+      CHECK(Errc{e.code} == Errc::truncated);
+      CHECK(std::uint64_t{e.offset} == kBase + n);
       e = fails(col(ColumnType::blob, n), Buf(n - 1, 0));
-      CHECK(e.code == Errc::truncated);
-      CHECK(e.offset == kBase);
+      CHECK(Errc{e.code} == Errc::truncated);
+      CHECK(std::uint64_t{e.offset} == kBase);
     }
     CHECK(fails(col(ColumnType::blob, 5), prefixed("x", 4)).code == Errc::bad_value);
     CHECK(fails(col(ColumnType::blob, 0), prefixed("x", 4)).code == Errc::bad_value);
@@ -276,8 +276,8 @@ TEST_SUITE("columns") {
     e3.names = latin;
     CHECK(ok(e3, {1}) == "\"café\"");
     DecodeError err = fails(col(ColumnType::string, 0xf702), {0x01});
-    CHECK(err.code == Errc::truncated);
-    CHECK(err.offset == kBase);
+    CHECK(Errc{err.code} == Errc::truncated);
+    CHECK(std::uint64_t{err.offset} == kBase);
     CHECK(fails(col(ColumnType::string, 0xf703), {1, 2, 3}).code == Errc::bad_value);
   }
 
@@ -358,7 +358,7 @@ TEST_SUITE("columns") {
     CHECK(ok(col(ColumnType::vector, 4, 63), c) == "[1.0,-1.0,0.0]");
     CHECK(ok(col(ColumnType::vector, 4, 63), {0, 0, 0, 0}) == "[]");
     DecodeError e = fails(col(ColumnType::vector, 4, 63), {3, 0, 0, 0, 1, 2, 3});
-    CHECK(e.code == Errc::bad_length);
-    CHECK(e.offset == kBase + 4);
+    CHECK(Errc{e.code} == Errc::bad_length);
+    CHECK(std::uint64_t{e.offset} == kBase + 4);
   }
 }

@@ -24,11 +24,19 @@ enum class Errc : std::uint8_t {
 // Stable lower_case name of a code (also the verify check code where one applies).
 const char* errc_name(Errc e) noexcept;
 
+// 16 bytes, so that a Status comes back from a call in two registers (renderers return one per
+// value): the code shares a word with the offset, which is below 2^56.
 struct DecodeError {
-  Errc code = Errc::ok;
-  std::uint64_t offset = 0;  // absolute offset in the file (or decompressed payload)
-  const char* what = "";     // static string, never owned
+  static constexpr std::uint64_t kMaxOffset = (std::uint64_t{1} << 56) - 1;
+  constexpr DecodeError() noexcept = default;
+  constexpr DecodeError(Errc c, std::uint64_t off, const char* w) noexcept
+      : code(c), offset(off & kMaxOffset), what(w) {}
+
+  Errc code : 8 = Errc::ok;
+  std::uint64_t offset : 56 = 0;  // absolute offset in the file (or decompressed payload)
+  const char* what = "";          // static string, never owned
 };
+static_assert(sizeof(DecodeError) == 16);
 
 // A value or a DecodeError. [[nodiscard]] so callers cannot forget to look.
 template <class T>
