@@ -113,7 +113,7 @@ class JsonBuf {
     p_ += n;
   }
   BINLOGCTL_INLINE void append(std::string_view s) { append(s.data(), s.size()); }
-  void append(const char* s) { append(std::string_view(s)); }
+  BINLOGCTL_INLINE void append(const char* s) { append(std::string_view(s)); }
   void append(std::size_t n, char c) { resize(size() + n, c); }
   JsonBuf& operator+=(char c) {
     push_back(c);

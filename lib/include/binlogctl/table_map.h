@@ -103,6 +103,11 @@ struct TableMap {
   std::vector<std::vector<std::string>> enum_json;  // ENUM columns: each name rendered once
   std::vector<std::vector<std::string_view>> enum_json_views;
   std::vector<std::string> keys;  // per column: ',', the quoted JSON key and ':' (,"name":)
+  // The same keys in 32-byte slots (one more slot of padding at the end), so that a renderer can
+  // copy a whole slot and keep key_slot_len[i] bytes; 0 for a key that does not fit.
+  static constexpr std::size_t kKeySlot = 32;
+  std::string key_slots;
+  std::vector<std::uint8_t> key_slot_len;
 
   bool names_from_schema = false;          // column names taken from schema history
   std::uint64_t schema_generation = 0;     // SchemaHistory::generation() when it was applied

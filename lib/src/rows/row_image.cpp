@@ -162,6 +162,8 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     const bool all_present = n_present == n;
     const ColumnInfo* infos = tm.infos.data();
     const std::string* keys = tm.keys.data();
+    const char* slots = tm.key_slots.data();  // (n + 1) slots: reading one past a key stays inside
+    const std::uint8_t* slot_len = tm.key_slot_len.data();
     const std::uint8_t* null_bits = nulls.data();
     for (std::size_t i = 0; i < n; ++i) {
       if (!all_present && !bit_is_set(present, i)) continue;  // absent, not null
@@ -169,7 +171,13 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
       ++null_index;
       const std::size_t skip = first ? 1 : 0;  // keys carry the comma that separates them
       first = false;
-      out.append(keys[i].data() + skip, keys[i].size() - skip);
+      if (const std::size_t len = slot_len[i]; len != 0) {  // one fixed-size copy
+        char* p = out.tail(TableMap::kKeySlot);
+        std::memcpy(p, slots + i * TableMap::kKeySlot + skip, TableMap::kKeySlot);
+        out.advance(len - skip);
+      } else {
+        out.append(keys[i].data() + skip, keys[i].size() - skip);
+      }
       if (is_null) {
         out.append("null", 4);
         continue;

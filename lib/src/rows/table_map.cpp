@@ -270,6 +270,8 @@ void TableMap::finalize() {
   value_views.assign(columns.size(), {});
   infos.assign(columns.size(), ColumnInfo{});
   keys.assign(columns.size(), std::string());
+  key_slots.assign((columns.size() + 1) * kKeySlot, '\0');
+  key_slot_len.assign(columns.size(), 0);
   enum_json.assign(columns.size(), {});
   enum_json_views.assign(columns.size(), {});
   for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -303,6 +305,10 @@ void TableMap::finalize() {
     keys[i].push_back(',');
     append_json_string(keys[i], c.name);
     keys[i].push_back(':');
+    if (keys[i].size() < kKeySlot) {
+      keys[i].copy(key_slots.data() + i * kKeySlot, keys[i].size());
+      key_slot_len[i] = static_cast<std::uint8_t>(keys[i].size());
+    }
   }
 }
 
