@@ -132,3 +132,62 @@ TEST_SUITE("JsonBuf") {
     CHECK(b.view() == "18446744073709551615-9223372036854775808");
   }
 }
+
+TEST_SUITE("json_out") {
+  // The plain-byte scan works 16 bytes at a time: every kind of special byte, at every position
+  // around the block edges, must come out as a byte-at-a-time escaper writes it.
+  TEST_CASE("escaping: special bytes at every position, as a byte-at-a-time reference") {
+    auto reference = [](std::string_view s) {
+      std::string r;
+      const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+      for (std::size_t i = 0; i < s.size();) {
+        const unsigned char c = p[i];
+        if (c >= 0x80) {
+          if (std::size_t len = utf8_sequence_length(p, i, s.size()); len != 0) {
+            r.append(s.substr(i, len));
+            i += len;
+            continue;
+          }
+          static constexpr char kHex[] = "0123456789abcdef";
+          r += "\\\\x";
+          r.push_back(kHex[c >> 4]);
+          r.push_back(kHex[c & 15]);
+        } else if (c == '"') {
+          r += "\\\"";
+        } else if (c == '\\') {
+          r += "\\\\";
+        } else if (c == '\n') {
+          r += "\\n";
+        } else if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          r += b;
+        } else {
+          r.push_back(static_cast<char>(c));
+        }
+        ++i;
+      }
+      return r;
+    };
+    const std::string specials[] = {"\"", "\\", "\n", std::string(1, '\x01'), std::string(1, '\x1f'),
+                                    "\x80", "\xff", "\xc3\xa9", "\xe6\x9d\xb1", "\xf0\x9f\x98\x80", "\xe6\x9d"};
+    int checked = 0;
+    for (std::size_t len = 0; len <= 40; ++len) {
+      for (std::size_t at = 0; at <= len; ++at) {
+        for (const std::string& sp : specials) {
+          std::string s(len, 'a');
+          for (std::size_t k = 0; k < len; ++k) s[k] = static_cast<char>('a' + k % 26);
+          s.insert(at, sp);
+          std::string got;
+          append_json_escaped(got, s);
+          JsonBuf b;
+          append_json_escaped(b, s);
+          REQUIRE(got == reference(s));
+          REQUIRE(b.view() == got);
+          ++checked;
+        }
+      }
+    }
+    CHECK(checked == 41 * 42 / 2 * 11);
+  }
+}
