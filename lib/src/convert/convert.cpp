@@ -436,8 +436,13 @@ class Converter {
     prefix_.append(",\"type\":\"");
     prefix_.append(rows_kind_name(kind.kind));
     prefix_.append("\",\"before\":");
+    if (kind.kind == RowsKind::insert) prefix_.append("null,\"after\":");
     tail_.clear();
     end_record(tail_, ev);
+    if (!kind.partial_json) {  // nothing goes between them: one append per record
+      suffix_.append(tail_);
+      tail_.clear();
+    }
 
     RowsView v;
     v.map = tm;

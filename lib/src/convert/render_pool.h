@@ -39,8 +39,9 @@ struct Span {
 // converting thread renders it).
 struct RowsView {
   const TableMap* map = nullptr;
-  std::string_view text;    // the record up to and including "before":
-  std::string_view suffix;  // ,"primary_key":[..] and the extra row info keys
+  std::string_view text;    // the record up to "before": (inserts: up to "before":null,"after":)
+  std::string_view suffix;  // ,"primary_key":[..] and the extra row info keys (and the tail when
+                            // the event has no partial JSON: nothing goes between them then)
   std::string_view tail;    // ,"xid", ,"payload_pos","inner_index", and '}'
   Bytes rows;                            // the row images (decompressed if they were compressed)
   Bytes present_before, present_after;   // the column bitmaps
@@ -115,7 +116,6 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
     out.append(v.text);
     Status st;
     if (v.kind == RowsKind::insert) {
-      out.append("null,\"after\":");
       st = images.decode(tm, v.width, v.present_before, ImageRole::after, false, r, out, ro);
     } else {
       st = images.decode(tm, v.width, v.present_before, ImageRole::before, false, r, out, ro);
@@ -134,11 +134,13 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
       return st.error();
     }
     out.append(v.suffix);
-    if (v.partial_json && !images.json_diffs().empty()) {
-      out.append(",\"json_diffs\":");
-      out.append(images.json_diffs());
+    if (v.partial_json) {
+      if (!images.json_diffs().empty()) {
+        out.append(",\"json_diffs\":");
+        out.append(images.json_diffs());
+      }
+      out.append(v.tail);
     }
-    out.append(v.tail);
     sink.end_line();
   }
   if (!r.ok()) return r.error();
