@@ -45,55 +45,57 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
   if (negative)
     for (std::size_t i = 0; i < size; ++i) buf[i] = static_cast<std::uint8_t>(~buf[i]);
 
-  // Decode every group into its decimal digits: integer part first, then the fraction.
+  // The digit groups in order (integer part first, then the fraction), each checked as
+  // bin2decimal does: a group's value must have no more digits than the group.
   const int intg = precision - scale;
-  char digits[2 * kMaxPrecision + 32];  // room past the digits for copy_bytes' bounds
+  struct Group {
+    std::uint32_t v;
+    int digits;
+  };
+  Group groups[16];
+  int ng = 0;
   std::size_t pos = 0;  // into buf
-  int nd = 0;           // digits written
   bool ok = true, nonzero = false;
   auto group = [&](int ndigits) {
-    std::uint32_t v;
-    switch (ndigits == kDigitsPerGroup ? 4 : kDig2Bytes[ndigits]) {
-      case 1: v = buf[pos]; pos += 1; break;
-      case 2: v = std::uint32_t{buf[pos]} << 8 | buf[pos + 1]; pos += 2; break;
-      case 3: v = std::uint32_t{buf[pos]} << 16 | std::uint32_t{buf[pos + 1]} << 8 | buf[pos + 2]; pos += 3; break;
-      default:
-        v = std::uint32_t{buf[pos]} << 24 | std::uint32_t{buf[pos + 1]} << 16 | std::uint32_t{buf[pos + 2]} << 8 |
-            buf[pos + 3];
-        pos += 4;
-        break;
-    }
-    if (v >= kPow10[ndigits]) ok = false;  // bin2decimal rejects such groups too
+    const auto nbytes = static_cast<std::size_t>(ndigits == kDigitsPerGroup ? 4 : kDig2Bytes[ndigits]);
+    const auto v = static_cast<std::uint32_t>(load_be(buf + pos, nbytes));
+    pos += nbytes;
+    ok &= v < kPow10[ndigits];
     nonzero |= v != 0;
-    format_fixed_digits(digits + nd, v, ndigits);
-    nd += ndigits;
+    groups[ng++] = Group{v, ndigits};
   };
   if (int lead = intg % kDigitsPerGroup; lead > 0) group(lead);
   for (int i = 0; i < intg / kDigitsPerGroup; ++i) group(kDigitsPerGroup);
+  const int int_groups = ng;
   for (int i = 0; i < scale / kDigitsPerGroup; ++i) group(kDigitsPerGroup);
   if (int trail = scale % kDigitsPerGroup; trail > 0) group(trail);
   if (!ok) return DecodeError{Errc::bad_value, at, "DECIMAL digit group out of range"};
 
   // decimal2string: no leading zeros in the integer part ("0" when it is empty), full scale;
-  // the server never stores -0.
-  int first = 0;
-  while (first < intg && digits[first] == '0') ++first;
-  // Written in place: a sign, at most 65 digits and a point.
-  const auto whole = static_cast<std::size_t>(std::clamp(intg - first, 0, kMaxPrecision));
-  const auto frac = static_cast<std::size_t>(std::clamp(scale, 0, kMaxPrecision));
+  // the server never stores -0. Written in place: a sign, at most 65 digits and a point.
   char* const start = out.tail(kMaxPrecision + 8);
   char* o = start;
   if (negative && nonzero) *o++ = '-';
-  if (whole == 0) {
+  int g = 0;
+  while (g < int_groups && groups[g].v == 0) ++g;  // leading zero groups
+  if (g == int_groups) {
     *o++ = '0';
   } else {
-    copy_bytes(o, digits + first, whole);
-    o += whole;
+    // The first nonzero group without its leading zeros, the others in full.
+    const int n = decimal_digits(groups[g].v);
+    format_u64_backward(o + n, groups[g].v);
+    o += n;
+    for (++g; g < int_groups; ++g) {
+      format_fixed_digits(o, groups[g].v, groups[g].digits);
+      o += groups[g].digits;
+    }
   }
-  if (frac > 0) {
+  if (scale > 0) {
     *o++ = '.';
-    copy_bytes(o, digits + intg, frac);
-    o += frac;
+    for (g = int_groups; g < ng; ++g) {
+      format_fixed_digits(o, groups[g].v, groups[g].digits);
+      o += groups[g].digits;
+    }
   }
   out.advance(static_cast<std::size_t>(o - start));
   return {};
