@@ -547,3 +547,74 @@ TEST_SUITE("rows") {
     CHECK(out == R"({"@5":"\"q\""})");
   }
 }
+
+TEST_SUITE("rows") {
+  // UTF-8 compatible CHAR/VARCHAR text takes a short path in RowImageDecoder: it must render
+  // what append_value_json renders, and fall back to it (and its errors) on anything odd.
+  TEST_CASE("row image: the direct text path renders as append_value_json") {
+    // VARCHAR(20) utf8mb4, VARCHAR(300) (2-byte length), CHAR(10), VARCHAR(20) latin1, VARBINARY(20)
+    TmBytes t;
+    t.types = {15, 15, 254, 15, 15};
+    t.meta = {20, 0, 0x2c, 0x01, 0xfe, 10, 20, 0, 20, 0};
+    t.nulls = {0x1f};
+    t.opt = {2, 5, 45, 3, 8, 4, 63};  // DEFAULT_CHARSET 45; column 3 latin1, column 4 binary
+    auto tm = parse(t);
+    REQUIRE(tm->infos.size() == 5);
+    CHECK(tm->infos[0].text_prefix == 1);
+    CHECK(tm->infos[1].text_prefix == 2);
+    CHECK(tm->infos[2].text_prefix == 1);
+    CHECK(tm->infos[3].text_prefix == 0);
+    CHECK(tm->infos[4].text_prefix == 0);
+
+    const std::string pieces[] = {"a", "\"", "\\", "\n", "\x01", "\xc3\xa9", "\xe6\x9d\xb1", "\xff", "\xe9", "xyz"};
+    std::uint32_t seed = 11;
+    auto pick = [&](unsigned n) {
+      seed = seed * 1103515245u + 12345u;
+      return (seed >> 16) % n;
+    };
+    auto text = [&](std::size_t max) {
+      std::string s;
+      const std::size_t n = pick(static_cast<unsigned>(max));
+      while (s.size() < n) s += pieces[pick(10)];
+      return s;
+    };
+    RowImageDecoder dec;
+    Buf present = {0x1f};
+    for (int k = 0; k < 300; ++k) {
+      Buf row = {0x00};
+      std::string cols[5] = {text(20), text(300), text(10), text(20), text(20)};
+      for (int c = 0; c < 5; ++c) {
+        const std::string& v = cols[c];
+        row.push_back(static_cast<std::uint8_t>(v.size()));
+        if (c == 1) row.push_back(static_cast<std::uint8_t>(v.size() >> 8));
+        row.insert(row.end(), v.begin(), v.end());
+      }
+      std::string got;
+      ByteReader r(B(row), 100);
+      REQUIRE(dec.decode(*tm, 5, B(present), ImageRole::after, false, r, got, {}).ok());
+      std::string want = "{";
+      ByteReader r2(B(row), 100);
+      r2.bytes(1);
+      for (std::size_t c = 0; c < 5; ++c) {
+        want += tm->keys[c].substr(c == 0 ? 1 : 0);
+        REQUIRE(append_value_json(tm->infos[c], r2, want).ok());
+      }
+      want += "}";
+      CHECK(got == want);
+    }
+    // A length past the end of the row: the same error as the general path.
+    Buf row = {0x00, 5, 'a', 'b'};
+    std::string out;
+    ByteReader r(B(row), 100);
+    Status st = dec.decode(*tm, 5, B(present), ImageRole::after, false, r, out, {});
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::truncated);
+    ByteReader r2(B(row), 100);
+    r2.bytes(1);
+    std::string s2;
+    Status st2 = append_value_json(tm->infos[0], r2, s2);
+    REQUIRE_FALSE(st2.ok());
+    CHECK(st.error().offset == st2.error().offset);
+    CHECK(std::string_view(st.error().what) == st2.error().what);
+  }
+}

@@ -130,8 +130,16 @@ struct ColumnInfo {
   // TIMESTAMP2; fixed_temporal_size), whose rendering RowImageDecoder remembers; 0 for the other
   // types or when not prepared (TableMap::finalize prepares it).
   std::uint8_t temporal_size = 0;
+  // CHAR/VARCHAR text whose bytes go out as they are (escaped): a UTF-8 compatible charset, no
+  // hint; the size of its length prefix (1 or 2), else 0 (utf8_text_prefix; prepared like
+  // temporal_size).
+  std::uint8_t text_prefix = 0;
 };
 std::uint8_t fixed_temporal_size(ColumnType type, std::uint16_t meta) noexcept;
+std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept;
+// True for the collations whose text append_text_json passes through unconverted (utf8mb4,
+// utf8mb3, ascii, binary, filename).
+bool collation_is_utf8_compatible(std::uint16_t collation) noexcept;
 
 // Decodes one (non-NULL) value at the reader's position, advances past it and appends its JSON
 // rendering to `out`:

@@ -356,6 +356,19 @@ std::uint16_t charset_collation_id(std::string_view name) noexcept {
   return best;
 }
 
+bool collation_is_utf8_compatible(std::uint16_t collation) noexcept {
+  switch (collation_charset(collation)) {
+    case Cs::utf8mb4:
+    case Cs::utf8mb3:
+    case Cs::ascii:
+    case Cs::binary:
+    case Cs::filename:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
   switch (Cs cs = collation_charset(collation)) {

@@ -112,6 +112,24 @@ Status append_vector(JsonBuf& out, Bytes data, std::uint64_t at) {
 
 }  // namespace
 
+std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept {
+  // What append_string_family_json renders with append_text_json and no conversion.
+  if (col.hint != ValueHint::none || is_binary_collation(col.charset) || !collation_is_utf8_compatible(col.charset))
+    return 0;
+  switch (col.type) {
+    case ColumnType::varchar:
+    case ColumnType::var_string:
+      return col.meta > 255 ? 2 : 1;
+    case ColumnType::string: {
+      const StringMeta sm = unpack_string_meta(col.meta);
+      if (sm.real_type != ColumnType::string) return 0;
+      return sm.length > 255 ? 2 : 1;
+    }
+    default:
+      return 0;
+  }
+}
+
 Status append_string_family_json(const ColumnInfo& col, ByteReader& r, JsonBuf& out,
                                  const RenderOptions& opts) {
   const std::uint64_t at = r.offset();

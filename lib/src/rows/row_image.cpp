@@ -99,6 +99,23 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
 // checks the reader once per image.
 [[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out,
                                      const RenderOptions& opts) {
+  if (const std::size_t pb = ci.text_prefix; pb != 0) {
+    // Text that goes out as it is: the length, the escaped bytes. Anything odd (a length past
+    // the end) takes the general path, which reports it.
+    const std::size_t rem = r.remaining();
+    if (rem >= pb) {
+      const std::uint8_t* p = r.data().data() + r.position();
+      const std::size_t len = pb == 1 ? p[0] : load_le16(p);
+      if (len <= rem - pb) {
+        out.push_back('"');
+        append_json_escaped(out, std::string_view(reinterpret_cast<const char*>(p + pb), len));
+        out.push_back('"');
+        r.bytes(pb + len);
+        return {};
+      }
+    }
+    return value_detail::dispatch(ci, r, out, opts);
+  }
   const std::size_t ms = ci.temporal_size;
   if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
   Memo& m = memo_[i];

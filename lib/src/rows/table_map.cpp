@@ -288,6 +288,7 @@ void TableMap::finalize() {
     ci.hint = c.hint;
     ci.decimals = c.decimals;
     ci.temporal_size = fixed_temporal_size(c.type, c.meta);
+    ci.text_prefix = utf8_text_prefix(ci);
     const bool is_enum = c.type == ColumnType::enum_ ||
                          (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
     if (is_enum && !c.values.empty()) {
