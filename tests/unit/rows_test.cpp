@@ -482,6 +482,15 @@ TEST_SUITE("rows") {
       seed = seed * 1103515245u + 12345u;
       return (seed >> 16) % n;
     };
+    // A TIMESTAMP2(3) value, then DATE bytes (A: its DATE column; B: read as its TIME2(0)).
+    auto timestamp_and_date = [&](Buf& row) {
+      be(row, 1706745600 + pick(2), 4);
+      be(row, pick(2) * 10, 2);
+      const std::uint32_t date = (1 + pick(2)) | (2u << 5) | (2024u << 9);
+      row.push_back(static_cast<std::uint8_t>(date));
+      row.push_back(static_cast<std::uint8_t>(date >> 8));
+      row.push_back(static_cast<std::uint8_t>(date >> 16));
+    };
     RowImageDecoder kept;
     int rows = 0, differing = 0;
     std::string previous;
@@ -500,12 +509,7 @@ TEST_SUITE("rows") {
           be(row, datetime2_int(2024, 2, 1 + pick(2), 0, 0, pick(2)), 5);
           be(row, pick(2) * 123456, 3);
         }
-        be(row, 1706745600 + pick(2), 4);
-        be(row, pick(2) * 10, 2);
-        const std::uint32_t date = (1 + pick(2)) | (2u << 5) | (2024u << 9);
-        row.push_back(static_cast<std::uint8_t>(date));
-        row.push_back(static_cast<std::uint8_t>(date >> 8));
-        row.push_back(static_cast<std::uint8_t>(date >> 16));
+        timestamp_and_date(row);
         be(row, 0x800000 + pick(2) * 61, 3);
         row.push_back(static_cast<std::uint8_t>(pick(2) * 5));
         row.push_back(static_cast<std::uint8_t>(pick(4)));  // 0 = '', 1..3 names
@@ -515,12 +519,7 @@ TEST_SUITE("rows") {
         present = {0x07};
         row.push_back(0x00);
         be(row, datetime2_int(2024, 2, 1 + pick(2), 0, 0, pick(2)), 5);
-        be(row, 1706745600 + pick(2), 4);
-        be(row, pick(2) * 10, 2);
-        const std::uint32_t date = (1 + pick(2)) | (2u << 5) | (2024u << 9);
-        row.push_back(static_cast<std::uint8_t>(date));
-        row.push_back(static_cast<std::uint8_t>(date >> 8));
-        row.push_back(static_cast<std::uint8_t>(date >> 16));
+        timestamp_and_date(row);
       }
       RenderOptions ro;
       ro.tz_offset_seconds = pick(5) == 0 ? 3600 : 0;

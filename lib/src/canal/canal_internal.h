@@ -160,33 +160,10 @@ inline void append_varint(std::string& out, std::uint64_t v) {
 inline std::uint64_t int32_wire(std::int32_t v) noexcept {
   return static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
 }
-// Copies s to p. Short strings (most names, types and values) are copied with two overlapping
-// fixed-size moves instead of a call to memcpy.
+// Copies s to p (copy_bytes: short strings without a call to memcpy); returns the end.
 inline char* put_bytes(char* p, std::string_view s) noexcept {
-  const char* src = s.data();
-  const std::size_t n = s.size();
-  if (n <= 16) {
-    if (n >= 8) {
-      std::uint64_t a, b;
-      std::memcpy(&a, src, 8);
-      std::memcpy(&b, src + n - 8, 8);
-      std::memcpy(p, &a, 8);
-      std::memcpy(p + n - 8, &b, 8);
-    } else if (n >= 4) {
-      std::uint32_t a, b;
-      std::memcpy(&a, src, 4);
-      std::memcpy(&b, src + n - 4, 4);
-      std::memcpy(p, &a, 4);
-      std::memcpy(p + n - 4, &b, 4);
-    } else if (n > 0) {
-      p[0] = src[0];
-      p[n / 2] = src[n / 2];
-      p[n - 1] = src[n - 1];
-    }
-  } else {
-    std::memcpy(p, src, n);
-  }
-  return p + n;
+  copy_bytes(p, s.data(), s.size());
+  return p + s.size();
 }
 // A length-delimited field (tag, length, bytes), written even when `s` is empty.
 inline void append_len_field(std::string& out, std::uint32_t field, std::string_view s) {
