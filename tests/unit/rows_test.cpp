@@ -617,3 +617,55 @@ TEST_SUITE("rows") {
     CHECK(std::string_view(st.error().what) == st2.error().what);
   }
 }
+
+TEST_SUITE("rows") {
+  TEST_CASE("row image: ENUM names from the TableMap render as append_value_json") {
+    // ENUM('a','b\"','ü') as STRING with real type ENUM, 1 byte; ENUM of 300 names, 2 bytes
+    TmBytes t;
+    t.types = {254, 254};
+    t.meta = {247, 1, 247, 2};
+    t.nulls = {0x03};
+    Buf ev;
+    ev.push_back(3);
+    put_str(ev, "a");
+    put_str(ev, "b\"");
+    put_str(ev, "\xc3\xbc");
+    ev.push_back(0xfc);  // 300 names: a packed length of two bytes
+    ev.push_back(300 & 0xff);
+    ev.push_back(300 >> 8);
+    for (int i = 0; i < 300; ++i) put_str(ev, "n" + std::to_string(i));
+    t.opt.push_back(6);
+    t.opt.push_back(0xfc);
+    t.opt.push_back(static_cast<std::uint8_t>(ev.size()));
+    t.opt.push_back(static_cast<std::uint8_t>(ev.size() >> 8));
+    t.opt.insert(t.opt.end(), ev.begin(), ev.end());
+    auto tm = parse(t);
+    REQUIRE(tm->infos.size() == 2);
+    REQUIRE(tm->infos[0].names_json.size() == 3);
+    REQUIRE(tm->infos[1].names_json.size() == 300);
+    RowImageDecoder dec;
+    Buf present = {0x03};
+    for (unsigned a = 0; a <= 5; ++a) {
+      for (unsigned b : {0u, 1u, 255u, 256u, 300u, 301u, 65535u}) {
+        Buf row = {0x00, static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b), static_cast<std::uint8_t>(b >> 8)};
+        std::string got;
+        ByteReader r(B(row), 0);
+        REQUIRE(dec.decode(*tm, 2, B(present), ImageRole::after, false, r, got, {}).ok());
+        std::string want = "{";
+        ByteReader r2(B(row), 0);
+        r2.bytes(1);
+        for (std::size_t c = 0; c < 2; ++c) {
+          want += tm->keys[c].substr(c == 0 ? 1 : 0);
+          REQUIRE(append_value_json(tm->infos[c], r2, want).ok());
+        }
+        want += "}";
+        CHECK(got == want);
+      }
+    }
+    std::string one;
+    Buf row = {0x00, 2, 44, 1};
+    ByteReader r(B(row), 0);
+    REQUIRE(dec.decode(*tm, 2, B(present), ImageRole::after, false, r, one, {}).ok());
+    CHECK(one == R"({"@1":"b\"","@2":"n299"})");
+  }
+}

@@ -116,6 +116,18 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
     }
     return value_detail::dispatch(ci, r, out, opts);
   }
+  if (!ci.names_json.empty()) {  // ENUM with its names rendered: the index picks one
+    const std::size_t size = ci.meta & 0xff;
+    if ((size == 1 || size == 2) && r.remaining() >= size) {
+      const std::uint64_t index = load_le(r.data().data() + r.position(), size);
+      if (index >= 1 && index <= ci.names_json.size()) {
+        out.append(ci.names_json[index - 1]);
+        r.bytes(size);
+        return {};
+      }
+    }
+    return value_detail::dispatch(ci, r, out, opts);
+  }
   const std::size_t ms = ci.temporal_size;
   if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
   Memo& m = memo_[i];
