@@ -126,6 +126,11 @@ TEST_SUITE("JsonBuf") {
       }
       if (digits < 20) p *= 10;
     }
+    for (std::uint64_t v : {0xffffffffull, 0x100000000ull, 0x100000063ull, 0x1000000ffull, 429496729600ull}) {
+      JsonBuf b;  // around the switch from 64-bit to 32-bit divisions
+      append_u64(b, v);
+      CHECK(b.view() == std::to_string(v));
+    }
     JsonBuf b;
     append_u64(b, ~0ull);
     append_i64(b, INT64_MIN);

@@ -22,10 +22,10 @@ namespace binlogctl {
 
 #define BINLOGCTL_INLINE [[gnu::always_inline]] inline
 
-// memcpy(d, s, n) for short runs: memcpy of a length known only at run time is a library call,
-// and most runs are short. Up to 32 bytes: two overlapping fixed-size moves; up to 256, a loop
-// of them.
-BINLOGCTL_INLINE void copy_bytes(char* d, const char* s, std::size_t n) noexcept {
+// memcpy(d, s, n) for n <= 32 with two overlapping fixed-size moves: memcpy of a length known
+// only at run time is a library call, and most runs are short. (Callers copying from or into
+// small arrays use this one: the compiler sees that nothing past 32 bytes is touched.)
+BINLOGCTL_INLINE void copy_short(char* d, const char* s, std::size_t n) noexcept {
   if (n <= 16) {
     if (n >= 8) {
       std::uint64_t a, b;
@@ -44,13 +44,21 @@ BINLOGCTL_INLINE void copy_bytes(char* d, const char* s, std::size_t n) noexcept
       d[n / 2] = s[n / 2];
       d[n - 1] = s[n - 1];
     }
-  } else if (n <= 32) {
+  } else {
     char a[16], b[16];
     std::memcpy(a, s, 16);
     std::memcpy(b, s + n - 16, 16);
     std::memcpy(d, a, 16);
     std::memcpy(d + n - 16, b, 16);
-  } else if (n <= 256) {  // a record's shared prefix, a string value: 32-byte blocks, the last overlapping
+  }
+}
+
+// memcpy(d, s, n) for any n: copy_short up to 32 bytes; up to 256 (a record's shared prefix, most
+// string values), a loop of 32-byte moves, the last overlapping; beyond, memcpy.
+BINLOGCTL_INLINE void copy_bytes(char* d, const char* s, std::size_t n) noexcept {
+  if (n <= 32) {
+    copy_short(d, s, n);
+  } else if (n <= 256) {
     char a[32];
     std::size_t i = 0;
     for (; i + 32 < n; i += 32) {

@@ -44,20 +44,28 @@ inline constexpr char kDigitPairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 inline char* format_u64_backward(char* end, std::uint64_t v) noexcept {
-  while (v >= 100) {
+  while (v > 0xffffffffu) {  // 64-bit divisions only while needed: 32-bit ones are cheaper
     const auto r = static_cast<std::size_t>(v % 100) * 2;
     v /= 100;
     end -= 2;
     end[0] = kDigitPairs[r];
     end[1] = kDigitPairs[r + 1];
   }
-  if (v >= 10) {
-    const auto r = static_cast<std::size_t>(v) * 2;
+  auto w = static_cast<std::uint32_t>(v);
+  while (w >= 100) {
+    const auto r = static_cast<std::size_t>(w % 100) * 2;
+    w /= 100;
+    end -= 2;
+    end[0] = kDigitPairs[r];
+    end[1] = kDigitPairs[r + 1];
+  }
+  if (w >= 10) {
+    const auto r = static_cast<std::size_t>(w) * 2;
     end -= 2;
     end[0] = kDigitPairs[r];
     end[1] = kDigitPairs[r + 1];
   } else {
-    *--end = static_cast<char>('0' + v);
+    *--end = static_cast<char>('0' + w);
   }
   return end;
 }

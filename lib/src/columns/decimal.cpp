@@ -39,7 +39,7 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
   if (!r.ok()) return r.error();
 
   std::uint8_t buf[40];  // 65 digits need at most 30 bytes
-  copy_bytes(reinterpret_cast<char*>(buf), reinterpret_cast<const char*>(raw.data()), std::min<std::size_t>(size, 32));
+  copy_short(reinterpret_cast<char*>(buf), reinterpret_cast<const char*>(raw.data()), std::min<std::size_t>(size, 32));
   const bool negative = (buf[0] & 0x80) == 0;
   buf[0] ^= 0x80;
   if (negative)

@@ -75,7 +75,7 @@ void append_python_repr(JsonBuf& out, T v) {
     *o++ = digits[0];
     if (nd > 1) {
       *o++ = '.';
-      copy_bytes(o, digits + 1, nd - 1);
+      copy_short(o, digits + 1, nd - 1);
       o += nd - 1;
     }
     *o++ = 'e';
@@ -86,11 +86,11 @@ void append_python_repr(JsonBuf& out, T v) {
     *o++ = static_cast<char>('0' + ae % 10);
   } else if (e >= 0) {
     const auto whole = static_cast<std::size_t>(e) + 1;  // zero-padded past the digits
-    copy_bytes(o, digits, whole);
+    copy_short(o, digits, whole);
     o += whole;
     *o++ = '.';
     if (nd > whole) {
-      copy_bytes(o, digits + whole, nd - whole);
+      copy_short(o, digits + whole, nd - whole);
       o += nd - whole;
     } else {
       *o++ = '0';
@@ -98,7 +98,7 @@ void append_python_repr(JsonBuf& out, T v) {
   } else {
     std::memcpy(o, "0.0000", 6);  // e in [-4, -1]: "0." and -e - 1 zeros
     o += 2 + (-e - 1);
-    copy_bytes(o, digits, nd);
+    copy_short(o, digits, nd);
     o += nd;
   }
   out.advance(static_cast<std::size_t>(o - start));

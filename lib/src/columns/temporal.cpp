@@ -18,16 +18,17 @@ constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
 // Appends v as at least `width` decimal digits.
 void put_uint(JsonBuf& out, std::uint64_t v, int width) {
-  char tmp[24];
+  char tmp[32];
   int n = 0;
   do {
     tmp[n++] = static_cast<char>('0' + v % 10);
     v /= 10;
   } while (v != 0);
-  while (n < width) tmp[n++] = '0';
-  char rev[24];
+  while (n < width && n < 24) tmp[n++] = '0';
+  char rev[32];
   for (int i = 0; i < n; ++i) rev[i] = tmp[n - 1 - i];
-  out.append(rev, static_cast<std::size_t>(n));
+  copy_short(out.tail(32), rev, static_cast<std::size_t>(n));
+  out.advance(static_cast<std::size_t>(n));
 }
 
 // ".ffffff" cut to fsp digits (nothing for fsp 0).
