@@ -8,7 +8,7 @@
 
 namespace binlogctl::value_detail {
 
-inline Status append_integer(JsonBuf& out, ByteReader& r, std::size_t n, bool is_unsigned) {
+[[gnu::always_inline]] inline Status append_integer(JsonBuf& out, ByteReader& r, std::size_t n, bool is_unsigned) {
   std::uint64_t v = r.le_n(n);
   if (!r.ok()) return r.error();
   if (is_unsigned) {
