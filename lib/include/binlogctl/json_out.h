@@ -90,7 +90,7 @@ inline int decimal_digits(std::uint64_t v) noexcept {
   return t - ((v | 1) < kPow10[t] ? 1 : 0) + 1;
 }
 template <class Out>
-inline void append_u64(Out& out, std::uint64_t v) {
+BINLOGCTL_INLINE void append_u64(Out& out, std::uint64_t v) {
   if constexpr (requires { out.tail(std::size_t{}); }) {  // JsonBuf: in place
     const int n = decimal_digits(v);
     char* p = out.tail(20);
@@ -103,7 +103,7 @@ inline void append_u64(Out& out, std::uint64_t v) {
   }
 }
 template <class Out>
-inline void append_i64(Out& out, std::int64_t v) {
+BINLOGCTL_INLINE void append_i64(Out& out, std::int64_t v) {
   if (v < 0) {
     out.push_back('-');
     append_u64(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v));
