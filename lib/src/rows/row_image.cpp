@@ -169,7 +169,10 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     if (partial_updates) partial_bits = r.bytes((tm.json_columns + 7u) / 8u);
     diffs_.clear();
   }
-  const std::size_t n_present = count_bits(present, width);
+  // Most tables have at most 8 columns: one byte of the bitmap, counted here.
+  const std::size_t n_present = width <= 8 && !present.empty()
+                                    ? kBitCounts[present[0] & ((1u << width) - 1u)]
+                                    : count_bits(present, width);
   const Bytes nulls = r.bytes((n_present + 7) / 8);
   if (!r.ok()) return r.error();
   // Where each before-image value lies in `out`: only a partial JSON after image needs them.
