@@ -548,9 +548,10 @@ TEST_SUITE("rows") {
 }
 
 TEST_SUITE("rows") {
-  // UTF-8 compatible CHAR/VARCHAR text takes a short path in RowImageDecoder: it must render
-  // what append_value_json renders, and fall back to it (and its errors) on anything odd.
-  TEST_CASE("row image: the direct text path renders as append_value_json") {
+  // UTF-8 compatible CHAR/VARCHAR text prepared by TableMap::finalize takes a short path in the
+  // type dispatch: it must render what the general string path renders, and fall back to it (and
+  // its errors) on anything odd.
+  TEST_CASE("row image: the direct text path renders as the general string path") {
     // VARCHAR(20) utf8mb4, VARCHAR(300) (2-byte length), CHAR(10), VARCHAR(20) latin1, VARBINARY(20)
     TmBytes t;
     t.types = {15, 15, 254, 15, 15};
@@ -592,11 +593,18 @@ TEST_SUITE("rows") {
       ByteReader r(B(row), 100);
       REQUIRE(dec.decode(*tm, 5, B(present), ImageRole::after, false, r, got, {}).ok());
       std::string want = "{";
-      ByteReader r2(B(row), 100);
+      ByteReader r2(B(row), 100), r3(B(row), 100);
       r2.bytes(1);
+      r3.bytes(1);
       for (std::size_t c = 0; c < 5; ++c) {
+        ColumnInfo plain = tm->infos[c];  // unprepared: the general string path
+        plain.text_prefix = 0;
+        const std::size_t at = want.size() + tm->keys[c].size() - (c == 0 ? 1 : 0);
         want += tm->keys[c].substr(c == 0 ? 1 : 0);
-        REQUIRE(append_value_json(tm->infos[c], r2, want).ok());
+        REQUIRE(append_value_json(plain, r2, want).ok());
+        std::string one;
+        REQUIRE(append_value_json(tm->infos[c], r3, one).ok());
+        CHECK(one == want.substr(at));
       }
       want += "}";
       CHECK(got == want);
@@ -611,7 +619,9 @@ TEST_SUITE("rows") {
     ByteReader r2(B(row), 100);
     r2.bytes(1);
     std::string s2;
-    Status st2 = append_value_json(tm->infos[0], r2, s2);
+    ColumnInfo plain = tm->infos[0];
+    plain.text_prefix = 0;
+    Status st2 = append_value_json(plain, r2, s2);
     REQUIRE_FALSE(st2.ok());
     CHECK(st.error().offset == st2.error().offset);
     CHECK(std::string_view(st.error().what) == st2.error().what);
@@ -619,7 +629,7 @@ TEST_SUITE("rows") {
 }
 
 TEST_SUITE("rows") {
-  TEST_CASE("row image: ENUM names from the TableMap render as append_value_json") {
+  TEST_CASE("row image: ENUM names from the TableMap render as the general path") {
     // ENUM('a','b\"','ü') as STRING with real type ENUM, 1 byte; ENUM of 300 names, 2 bytes
     TmBytes t;
     t.types = {254, 254};
@@ -652,11 +662,18 @@ TEST_SUITE("rows") {
         ByteReader r(B(row), 0);
         REQUIRE(dec.decode(*tm, 2, B(present), ImageRole::after, false, r, got, {}).ok());
         std::string want = "{";
-        ByteReader r2(B(row), 0);
+        ByteReader r2(B(row), 0), r3(B(row), 0);
         r2.bytes(1);
+        r3.bytes(1);
         for (std::size_t c = 0; c < 2; ++c) {
+          ColumnInfo plain = tm->infos[c];  // unprepared: names converted per value
+          plain.names_json = {};
+          const std::size_t at = want.size() + tm->keys[c].size() - (c == 0 ? 1 : 0);
           want += tm->keys[c].substr(c == 0 ? 1 : 0);
-          REQUIRE(append_value_json(tm->infos[c], r2, want).ok());
+          REQUIRE(append_value_json(plain, r2, want).ok());
+          std::string one;
+          REQUIRE(append_value_json(tm->infos[c], r3, one).ok());
+          CHECK(one == want.substr(at));
         }
         want += "}";
         CHECK(got == want);

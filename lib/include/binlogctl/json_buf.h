@@ -6,7 +6,7 @@
 // pair of overlapping fixed-size copies the compiler emits inline.
 //
 // It offers the subset of std::string's interface the renderers use (size, resize, push_back,
-// append, data, back, clear), so a renderer reads the same whichever it writes to. Storage is a
+// append, data, clear), so a renderer reads the same whichever it writes to. Storage is a
 // std::string, either its own or one it borrows: JsonBuf(s) appends to `s`, which gets its final
 // contents when the JsonBuf is destroyed (the std::string overloads of the renderers use this).
 #pragma once
@@ -90,12 +90,7 @@ class JsonBuf {
   bool empty() const noexcept { return p_ == b_; }
   const char* data() const noexcept { return b_; }
   char* data() noexcept { return b_; }
-  char back() const noexcept { return p_[-1]; }
-  char& operator[](std::size_t i) noexcept { return b_[i]; }
-  char operator[](std::size_t i) const noexcept { return b_[i]; }
   std::string_view view() const noexcept { return {b_, size()}; }
-  operator std::string_view() const noexcept { return view(); }  // NOLINT: like std::string
-  std::string str() const { return std::string(view()); }
 
   void clear() noexcept { p_ = b_; }
   // Shrinking keeps the storage; growing fills with `c`.
@@ -106,9 +101,6 @@ class JsonBuf {
       std::memset(p_, c, more);
     }
     p_ = b_ + n;
-  }
-  void reserve(std::size_t n) {
-    if (n > size()) room(n - size());
   }
 
   BINLOGCTL_INLINE void push_back(char c) {
@@ -122,15 +114,6 @@ class JsonBuf {
   }
   BINLOGCTL_INLINE void append(std::string_view s) { append(s.data(), s.size()); }
   BINLOGCTL_INLINE void append(const char* s) { append(std::string_view(s)); }
-  void append(std::size_t n, char c) { resize(size() + n, c); }
-  JsonBuf& operator+=(char c) {
-    push_back(c);
-    return *this;
-  }
-  JsonBuf& operator+=(std::string_view s) {
-    append(s);
-    return *this;
-  }
 
   // Raw writing: room for `n` more bytes at the returned pointer, then advance(k) for k <= n.
   BINLOGCTL_INLINE char* tail(std::size_t n) {

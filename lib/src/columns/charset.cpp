@@ -356,36 +356,26 @@ std::uint16_t charset_collation_id(std::string_view name) noexcept {
   return best;
 }
 
+namespace {
+// Charsets whose bytes are UTF-8 already (or taken as such): they go out escaped, unconverted.
+bool passes_through(Cs cs) noexcept {
+  return cs == Cs::utf8mb4 || cs == Cs::utf8mb3 || cs == Cs::ascii || cs == Cs::binary || cs == Cs::filename;
+}
+}  // namespace
+
 bool collation_is_utf8_compatible(std::uint16_t collation) noexcept {
-  switch (collation_charset(collation)) {
-    case Cs::utf8mb4:
-    case Cs::utf8mb3:
-    case Cs::ascii:
-    case Cs::binary:
-    case Cs::filename:
-      return true;
-    default:
-      return false;
-  }
+  return passes_through(collation_charset(collation));
 }
 
 void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
-  switch (Cs cs = collation_charset(collation)) {
-    case Cs::utf8mb4:
-    case Cs::utf8mb3:
-    case Cs::ascii:
-    case Cs::binary:
-    case Cs::filename:
-      append_json_string_body(out, bytes);
-      break;
-    case Cs::latin1:
-      append_latin1_body(out, bytes);
-      break;
-    default:
-      append_iconv_body(out, bytes, cs);
-      break;
-  }
+  const Cs cs = collation_charset(collation);
+  if (passes_through(cs))
+    append_json_string_body(out, bytes);
+  else if (cs == Cs::latin1)
+    append_latin1_body(out, bytes);
+  else
+    append_iconv_body(out, bytes, cs);
   out.push_back('"');
 }
 

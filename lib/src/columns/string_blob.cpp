@@ -33,8 +33,6 @@ Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonB
     append_uint(out, index);
   } else if (index == 0) {
     out.append("\"\"", 2);  // the error value '' that non-strict inserts store
-  } else if (index <= col.names_json.size()) {
-    out.append(col.names_json[index - 1]);
   } else if (index <= col.names.size()) {
     append_text_json(out, col.names[index - 1], col.charset);
   } else {

@@ -32,6 +32,34 @@ inline Status append_bit(JsonBuf& out, ByteReader& r, std::uint16_t meta) {
   return {};
 }
 
+// Columns TableMap::finalize prepared: text whose bytes go out as they are (text_prefix) and
+// ENUMs whose names are rendered (names_json). True when the value was rendered; false leaves `r`
+// where it was, for the general path (which also reports whatever is wrong).
+[[gnu::always_inline]] inline bool append_prepared(const ColumnInfo& col, ByteReader& r, JsonBuf& out) {
+  const std::size_t rem = r.remaining();
+  const std::uint8_t* p = r.data().data() + r.position();
+  if (const std::size_t pb = col.text_prefix; pb != 0) {
+    if (rem < pb) return false;
+    const std::size_t len = pb == 1 ? p[0] : load_le16(p);
+    if (len > rem - pb) return false;
+    out.push_back('"');
+    append_json_escaped(out, std::string_view(reinterpret_cast<const char*>(p + pb), len));
+    out.push_back('"');
+    r.bytes(pb + len);
+    return true;
+  }
+  if (!col.names_json.empty()) {  // the index picks a name
+    const std::size_t size = col.meta & 0xff;
+    if ((size != 1 && size != 2) || rem < size) return false;
+    const std::uint64_t index = load_le(p, size);
+    if (index < 1 || index > col.names_json.size()) return false;
+    out.append(col.names_json[index - 1]);
+    r.bytes(size);
+    return true;
+  }
+  return false;
+}
+
 [[gnu::always_inline]] inline Status dispatch(const ColumnInfo& col, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   const std::uint64_t at = r.offset();
   switch (col.type) {
@@ -121,6 +149,7 @@ inline Status append_bit(JsonBuf& out, ByteReader& r, std::uint16_t meta) {
     case ColumnType::geometry:
     case ColumnType::json:
     case ColumnType::vector:
+      if (append_prepared(col, r, out)) return {};
       return append_string_family_json(col, r, out, opts);
     case ColumnType::typed_array:
     case ColumnType::invalid:

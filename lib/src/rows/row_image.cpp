@@ -99,35 +99,6 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
 // checks the reader once per image.
 [[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out,
                                      const RenderOptions& opts) {
-  if (const std::size_t pb = ci.text_prefix; pb != 0) {
-    // Text that goes out as it is: the length, the escaped bytes. Anything odd (a length past
-    // the end) takes the general path, which reports it.
-    const std::size_t rem = r.remaining();
-    if (rem >= pb) {
-      const std::uint8_t* p = r.data().data() + r.position();
-      const std::size_t len = pb == 1 ? p[0] : load_le16(p);
-      if (len <= rem - pb) {
-        out.push_back('"');
-        append_json_escaped(out, std::string_view(reinterpret_cast<const char*>(p + pb), len));
-        out.push_back('"');
-        r.bytes(pb + len);
-        return {};
-      }
-    }
-    return value_detail::dispatch(ci, r, out, opts);
-  }
-  if (!ci.names_json.empty()) {  // ENUM with its names rendered: the index picks one
-    const std::size_t size = ci.meta & 0xff;
-    if ((size == 1 || size == 2) && r.remaining() >= size) {
-      const std::uint64_t index = load_le(r.data().data() + r.position(), size);
-      if (index >= 1 && index <= ci.names_json.size()) {
-        out.append(ci.names_json[index - 1]);
-        r.bytes(size);
-        return {};
-      }
-    }
-    return value_detail::dispatch(ci, r, out, opts);
-  }
   const std::size_t ms = ci.temporal_size;
   if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
   Memo& m = memo_[i];
@@ -251,7 +222,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
           const std::string& key = tm.keys[i];
           out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
           first = false;
-          out.append(doc_);
+          out.append(doc_.view());
         }
       }
       continue;  // without a before image the new document is not known: absent
