@@ -1,5 +1,9 @@
+#include <binlogctl/crc32.h>
 #include <binlogctl/fde.h>
 #include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <vector>
 
 #include "binlog_builder.h"
 
@@ -63,4 +67,27 @@ TEST_SUITE("fde") {
     REQUIRE_FALSE(g.ok());
     CHECK(g.error().code == Errc::truncated);
   }
+}
+
+TEST_CASE("crc32_update agrees with zlib's crc32 at every length, alignment and split") {
+  // Whichever implementation the build and the CPU select (ISA-L's 128-bit or AVX-512 folding,
+  // or zlib itself), the checksum is zlib's.
+  std::vector<std::uint8_t> buf(4096 + 64);
+  std::uint32_t x = 0x12345678u;
+  for (auto& b : buf) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<std::uint8_t>(x >> 24);
+  }
+  INFO("implementation: " << crc32_implementation());
+  for (std::size_t align = 0; align < 16; align += 3) {
+    for (std::size_t len = 0; len <= 700; ++len) {
+      const std::uint8_t* p = buf.data() + align;
+      const auto want = static_cast<std::uint32_t>(::crc32(0, p, static_cast<uInt>(len)));
+      CHECK(crc32_update(0, p, len) == want);
+      const std::size_t cut = len / 3;
+      CHECK(crc32_update(crc32_update(0, p, cut), p + cut, len - cut) == want);
+    }
+  }
+  const auto whole = static_cast<std::uint32_t>(::crc32(0, buf.data(), static_cast<uInt>(buf.size())));
+  CHECK(crc32_update(0, buf.data(), buf.size()) == whole);
 }

@@ -7,9 +7,10 @@
 namespace binlogctl {
 
 // crc32(prev, data): continues a running CRC like zlib's crc32(). ISA-L's folded PCLMULQDQ
-// implementation (runtime CPU dispatch) when the build found it, zlib otherwise.
+// implementation when the build found it (its 128-bit variant where the CPU allows, see
+// crc32.cpp), zlib otherwise.
 std::uint32_t crc32_update(std::uint32_t prev, const std::uint8_t* data, std::size_t len) noexcept;
-// Name of the implementation in use ("isa-l" or "zlib"), for benchmarks and --version.
+// Name of the implementation in use ("isa-l (128-bit pclmul)", "isa-l" or "zlib").
 const char* crc32_implementation() noexcept;
 
 }  // namespace binlogctl
