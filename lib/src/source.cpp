@@ -16,7 +16,7 @@ namespace binlogctl {
 namespace {
 
 constexpr std::size_t kReadChunk = 256 * 1024;
-constexpr std::uint64_t kDropBehind = 8ull << 20;  // madvise(DONTNEED) granularity
+constexpr std::uint64_t kDropBehind = 1ull << 20;  // madvise(DONTNEED) granularity
 
 // ---- memory-mapped regular file -------------------------------------------------------------
 class MappedSource final : public Source {
