@@ -70,7 +70,7 @@ void render_batch(Batch& b, RowImageDecoder& images, const RenderOptions& ro) {
 RenderPool::RenderPool(unsigned threads, std::size_t batch_bytes, LineOutput& out, DiagnosticSink& diag,
                        const RenderOptions& ro)
     : batch_bytes_(batch_bytes), out_(out), diag_(diag), ro_(ro) {
-  const std::size_t batches = threads == 0 ? 1 : 2 * static_cast<std::size_t>(threads) + 2;
+  const std::size_t batches = threads == 0 ? 1 : 2 * static_cast<std::size_t>(threads) + 1;
   for (std::size_t i = 0; i < batches; ++i) {
     pool_.push_back(std::make_unique<Batch>());
     free_.push_back(pool_.back().get());
