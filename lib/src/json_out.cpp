@@ -1,6 +1,7 @@
 #include <binlogctl/json_out.h>
 
 #include <array>
+#include <cstring>
 
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -61,18 +62,68 @@ void append_invalid_byte(Out& out, unsigned char b) {
 namespace {
 // The first byte at or after `at` that leaves the fast path (kSpecial), or n. SSE2 (baseline on
 // x86-64) tests 16 bytes at once: a signed compare below 0x20 also catches the bytes >= 0x80.
-std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
 #if defined(__SSE2__)
+// Bit i set: byte i of v is special (control, '"', '\\', or >= 0x80, which is negative here).
+BINLOGCTL_INLINE unsigned special_mask(__m128i v) noexcept {
   const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  for (; at + 16 <= n; at += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-    const __m128i special =
-        _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-    if (const int mask = _mm_movemask_epi8(special); mask != 0) return at + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  const __m128i special =
+      _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+BINLOGCTL_INLINE __m128i load8(const unsigned char* p) noexcept {
+  return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+}
+BINLOGCTL_INLINE __m128i load4(const unsigned char* p) noexcept {
+  std::int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm_cvtsi32_si128(v);
+}
+// The first special byte in [at, n), or n, for n - at < 16: loads of 8 (or 4) bytes that stay
+// inside [0, n), overlapping what was scanned before `at` where they must (masked off).
+BINLOGCTL_INLINE std::size_t skip_plain_short(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
+  for (std::size_t w : {std::size_t{8}, std::size_t{4}}) {
+    if (n < w) continue;
+    const unsigned all = (1u << w) - 1;
+    if (n - at >= w) {
+      // [at, at + w) in the low lanes, [n - w, n) in lanes 8.. (all at or after `at`).
+      const __m128i lo = w == 8 ? load8(p + at) : load4(p + at);
+      const __m128i hi = w == 8 ? load8(p + n - w) : load4(p + n - w);
+      const unsigned m = special_mask(_mm_unpacklo_epi64(lo, hi)) & (all | all << 8);  // 4: zero lanes
+      if (m == 0) return n;
+      if ((m & all) != 0) return at + static_cast<std::size_t>(__builtin_ctz(m & all));
+      return n - w + static_cast<std::size_t>(__builtin_ctz(m >> 8));
+    }
+    // [n - w, n), of which the bytes before `at` were scanned already.
+    const std::size_t base = n - w;
+    const unsigned m = special_mask(w == 8 ? load8(p + base) : load4(p + base)) & all & (all << (at - base));
+    return m != 0 ? base + static_cast<std::size_t>(__builtin_ctz(m)) : n;
   }
-#endif
   while (at < n && !kSpecial[p[at]]) ++at;
   return at;
+}
+#endif
+
+// The first byte at or after `at` that is not plain ASCII (or n).
+std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
+#if defined(__SSE2__)
+  for (; at + 16 <= n; at += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+    if (const unsigned mask = special_mask(v); mask != 0) return at + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+  if (at >= n) return n;
+  if (n >= 16) {
+    // The last 1..15 bytes: one load of the final 16, the bytes before `at` (already scanned)
+    // masked off.
+    const std::size_t base = n - 16;
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + base));
+    const unsigned mask = special_mask(v) & (0xffffu << (at - base));
+    return mask != 0 ? base + static_cast<std::size_t>(__builtin_ctz(mask)) : n;
+  }
+  return skip_plain_short(p, at, n);
+#else
+  while (at < n && !kSpecial[p[at]]) ++at;
+  return at;
+#endif
 }
 }  // namespace
 
