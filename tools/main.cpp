@@ -1,6 +1,8 @@
 // binlogctl: a thin driver. Parses the command line and hands over to the library.
 #include "commands.h"
 
+#include <binlogctl/crc32.h>
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -9,7 +11,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"binlogctl: read, verify and convert MySQL and MariaDB binary logs", "binlogctl"};
-  app.set_version_flag("--version", std::string("binlogctl ") + BINLOGCTL_VERSION);
+  app.set_version_flag("--version", std::string("binlogctl ") + BINLOGCTL_VERSION + " (CRC32: " +
+                                        binlogctl::crc32_implementation() + ")");
   app.require_subcommand(1);
   int exit_code = 0;
   binlogctl::cli::setup_dump(app, exit_code);

@@ -49,9 +49,9 @@ std::uint32_t crc32_update(std::uint32_t prev, const std::uint8_t* data, std::si
 const char* crc32_implementation() noexcept {
 #ifdef BINLOGCTL_HAVE_ISAL
 #  ifdef BINLOGCTL_HAVE_ISAL_BY8
-  if (kUseBy8) return "isa-l (128-bit pclmul)";
+  if (kUseBy8) return "ISA-L, 128-bit PCLMULQDQ";
 #  endif
-  return "isa-l";
+  return "ISA-L";
 #else
   return "zlib";
 #endif

@@ -54,6 +54,7 @@ binlogctl_cli_test(missing_file ${EXPECT} --rc 2 --stderr-contains "/nonexistent
 binlogctl_cli_test(missing_from_index ${EXPECT} --rc 2 --stderr-contains "file not found"
                    -- ${BIN} dump ${CLI}/data/missing.index)
 binlogctl_cli_test(help ${EXPECT} --rc 0 --stdout-contains=--start-position -- ${BIN} dump --help)
+binlogctl_cli_test(version ${EXPECT} --rc 0 --stdout-contains "(CRC32: " -- ${BIN} --version)
 binlogctl_cli_test(stdin ${EXPECT} --rc 0 --stdin ${FIX}/basic/binlogs/mariadb-bin.000001
                    --same-stdout-as "${BIN} dump --format json ${FIX}/basic/binlogs/mariadb-bin.000001"
                    --reference-sub "\"log_name\":\"mariadb-bin.000001\"" "\"log_name\":\"-\""

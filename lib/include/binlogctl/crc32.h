@@ -10,7 +10,8 @@ namespace binlogctl {
 // implementation when the build found it (its 128-bit variant where the CPU allows, see
 // crc32.cpp), zlib otherwise.
 std::uint32_t crc32_update(std::uint32_t prev, const std::uint8_t* data, std::size_t len) noexcept;
-// Name of the implementation in use ("isa-l (128-bit pclmul)", "isa-l" or "zlib").
+// The implementation in use, as `binlogctl --version` names it: "ISA-L, 128-bit PCLMULQDQ",
+// "ISA-L" (its own dispatch) or "zlib".
 const char* crc32_implementation() noexcept;
 
 }  // namespace binlogctl
