@@ -60,10 +60,9 @@ void append_invalid_byte(Out& out, unsigned char b) {
 }
 
 namespace {
-// The first byte at or after `at` that leaves the fast path (kSpecial), or n. SSE2 (baseline on
-// x86-64) tests 16 bytes at once: a signed compare below 0x20 also catches the bytes >= 0x80.
 #if defined(__SSE2__)
-// Bit i set: byte i of v is special (control, '"', '\\', or >= 0x80, which is negative here).
+// Bit i set: byte i of v is special (control, '"', '\\', or >= 0x80: a signed compare below 0x20
+// catches those too).
 BINLOGCTL_INLINE unsigned special_mask(__m128i v) noexcept {
   const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
   const __m128i special =
@@ -103,7 +102,9 @@ BINLOGCTL_INLINE std::size_t skip_plain_short(const unsigned char* p, std::size_
 }
 #endif
 
-// The first byte at or after `at` that is not plain ASCII (or n).
+// The first byte at or after `at` that leaves the fast path (kSpecial), or n. SSE2 (baseline on
+// x86-64) tests 16 bytes at once; what is left of the string after the last full block with one
+// more load (skip_plain_short for strings under 16 bytes).
 std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
 #if defined(__SSE2__)
   for (; at + 16 <= n; at += 16) {
