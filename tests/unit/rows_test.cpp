@@ -284,6 +284,15 @@ TEST_SUITE("rows") {
     CHECK(count_bits(B(b), 9) == 9);
     CHECK(count_bits(B(b), 8) == 8);
     CHECK(count_bits(B(b), 3) == 3);
+    // Up to 8 columns (one byte, counted inline): bits past the width do not count.
+    Buf one = {0xa5};  // 1010 0101
+    CHECK(count_bits(B(one), 0) == 0);
+    CHECK(count_bits(B(one), 1) == 1);
+    CHECK(count_bits(B(one), 2) == 1);
+    CHECK(count_bits(B(one), 6) == 3);
+    CHECK(count_bits(B(one), 8) == 4);
+    CHECK(count_bits(Bytes{}, 5) == 0);
+    CHECK(count_bits(B(one), 12) == 4);  // a bitmap shorter than the width
     CHECK(bit_is_set(B(b), 8));
     CHECK_FALSE(bit_is_set(B(b), 9));
     CHECK_FALSE(bit_is_set(B(b), 99));
@@ -547,6 +556,31 @@ TEST_SUITE("rows") {
   }
 }
 
+namespace {
+// The image (one NULL-bitmap byte, then the values of the first n columns) as append_value_json
+// renders it column by column with each ColumnInfo passed through `unprepare` (the general path).
+// Also checks that each prepared ColumnInfo renders its value the same on its own.
+template <class Unprepare>
+std::string image_by_general_path(const TableMap& tm, const Buf& row, std::uint64_t base, std::size_t n,
+                                  Unprepare unprepare) {
+  std::string want = "{";
+  ByteReader r2(B(row), base), r3(B(row), base);
+  r2.bytes(1);
+  r3.bytes(1);
+  for (std::size_t c = 0; c < n; ++c) {
+    ColumnInfo plain = tm.infos[c];
+    unprepare(plain);
+    const std::size_t at = want.size() + tm.keys[c].size() - (c == 0 ? 1 : 0);
+    want += tm.keys[c].substr(c == 0 ? 1 : 0);
+    REQUIRE(append_value_json(plain, r2, want).ok());
+    std::string one;
+    REQUIRE(append_value_json(tm.infos[c], r3, one).ok());
+    CHECK(one == want.substr(at));
+  }
+  return want + "}";
+}
+}  // namespace
+
 TEST_SUITE("rows") {
   // UTF-8 compatible CHAR/VARCHAR text prepared by TableMap::finalize takes a short path in the
   // type dispatch: it must render what the general string path renders, and fall back to it (and
@@ -592,22 +626,8 @@ TEST_SUITE("rows") {
       std::string got;
       ByteReader r(B(row), 100);
       REQUIRE(dec.decode(*tm, 5, B(present), ImageRole::after, false, r, got, {}).ok());
-      std::string want = "{";
-      ByteReader r2(B(row), 100), r3(B(row), 100);
-      r2.bytes(1);
-      r3.bytes(1);
-      for (std::size_t c = 0; c < 5; ++c) {
-        ColumnInfo plain = tm->infos[c];  // unprepared: the general string path
-        plain.text_prefix = 0;
-        const std::size_t at = want.size() + tm->keys[c].size() - (c == 0 ? 1 : 0);
-        want += tm->keys[c].substr(c == 0 ? 1 : 0);
-        REQUIRE(append_value_json(plain, r2, want).ok());
-        std::string one;
-        REQUIRE(append_value_json(tm->infos[c], r3, one).ok());
-        CHECK(one == want.substr(at));
-      }
-      want += "}";
-      CHECK(got == want);
+      // unprepared: the general string path
+      CHECK(got == image_by_general_path(*tm, row, 100, 5, [](ColumnInfo& ci) { ci.text_prefix = 0; }));
     }
     // A length past the end of the row: the same error as the general path.
     Buf row = {0x00, 5, 'a', 'b'};
@@ -661,22 +681,8 @@ TEST_SUITE("rows") {
         std::string got;
         ByteReader r(B(row), 0);
         REQUIRE(dec.decode(*tm, 2, B(present), ImageRole::after, false, r, got, {}).ok());
-        std::string want = "{";
-        ByteReader r2(B(row), 0), r3(B(row), 0);
-        r2.bytes(1);
-        r3.bytes(1);
-        for (std::size_t c = 0; c < 2; ++c) {
-          ColumnInfo plain = tm->infos[c];  // unprepared: names converted per value
-          plain.names_json = {};
-          const std::size_t at = want.size() + tm->keys[c].size() - (c == 0 ? 1 : 0);
-          want += tm->keys[c].substr(c == 0 ? 1 : 0);
-          REQUIRE(append_value_json(plain, r2, want).ok());
-          std::string one;
-          REQUIRE(append_value_json(tm->infos[c], r3, one).ok());
-          CHECK(one == want.substr(at));
-        }
-        want += "}";
-        CHECK(got == want);
+        // unprepared: names converted per value
+        CHECK(got == image_by_general_path(*tm, row, 0, 2, [](ColumnInfo& ci) { ci.names_json = {}; }));
       }
     }
     std::string one;

@@ -80,9 +80,10 @@ constexpr std::array<std::uint8_t, 256> make_bit_counts() {
 }
 // std::popcount is a library call on the baseline x86-64 this is built for; a table is not.
 constexpr auto kBitCounts = make_bit_counts();
-}  // namespace
 
-std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
+// count_bits, inline for the row image loop. Most tables have at most 8 columns: one byte.
+[[gnu::always_inline]] inline std::size_t count_bits_inline(Bytes bitmap, std::uint64_t n) noexcept {
+  if (n <= 8) return bitmap.empty() ? 0 : kBitCounts[bitmap[0] & ((1u << n) - 1u)];
   std::size_t c = 0;
   const std::size_t full = static_cast<std::size_t>(n / 8);
   for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += kBitCounts[bitmap[i]];
@@ -92,6 +93,9 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept {
   }
   return c;
 }
+}  // namespace
+
+std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept { return count_bits_inline(bitmap, n); }
 
 
 // One non-NULL value of column i, its rendering remembered when it has a temporal_size. Like
@@ -140,10 +144,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     if (partial_updates) partial_bits = r.bytes((tm.json_columns + 7u) / 8u);
     diffs_.clear();
   }
-  // Most tables have at most 8 columns: one byte of the bitmap, counted here.
-  const std::size_t n_present = width <= 8 && !present.empty()
-                                    ? kBitCounts[present[0] & ((1u << width) - 1u)]
-                                    : count_bits(present, width);
+  const std::size_t n_present = count_bits_inline(present, width);
   const Bytes nulls = r.bytes((n_present + 7) / 8);
   if (!r.ok()) return r.error();
   // Where each before-image value lies in `out`: only a partial JSON after image needs them.
