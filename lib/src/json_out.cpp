@@ -69,42 +69,40 @@ BINLOGCTL_INLINE unsigned special_mask(__m128i v) noexcept {
       _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
   return static_cast<unsigned>(_mm_movemask_epi8(special));
 }
-BINLOGCTL_INLINE __m128i load8(const unsigned char* p) noexcept {
-  return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-}
-BINLOGCTL_INLINE __m128i load4(const unsigned char* p) noexcept {
-  std::int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm_cvtsi32_si128(v);
-}
-// The first special byte in [at, n), or n, for n - at < 16: loads of 8 (or 4) bytes that stay
-// inside [0, n), overlapping what was scanned before `at` where they must (masked off).
-BINLOGCTL_INLINE std::size_t skip_plain_short(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
-  for (std::size_t w : {std::size_t{8}, std::size_t{4}}) {
-    if (n < w) continue;
-    const unsigned all = (1u << w) - 1;
-    if (n - at >= w) {
-      // [at, at + w) in the low lanes, [n - w, n) in lanes 8.. (all at or after `at`).
-      const __m128i lo = w == 8 ? load8(p + at) : load4(p + at);
-      const __m128i hi = w == 8 ? load8(p + n - w) : load4(p + n - w);
-      const unsigned m = special_mask(_mm_unpacklo_epi64(lo, hi)) & (all | all << 8);  // 4: zero lanes
-      if (m == 0) return n;
-      if ((m & all) != 0) return at + static_cast<std::size_t>(__builtin_ctz(m & all));
-      return n - w + static_cast<std::size_t>(__builtin_ctz(m >> 8));
-    }
-    // [n - w, n), of which the bytes before `at` were scanned already.
-    const std::size_t base = n - w;
-    const unsigned m = special_mask(w == 8 ? load8(p + base) : load4(p + base)) & all & (all << (at - base));
-    return m != 0 ? base + static_cast<std::size_t>(__builtin_ctz(m)) : n;
+// W (8 or 4) bytes at p in the low lanes, the others zero.
+template <std::size_t W>
+BINLOGCTL_INLINE __m128i load_low(const unsigned char* p) noexcept {
+  if constexpr (W == 8) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  } else {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm_cvtsi32_si128(v);
   }
-  while (at < n && !kSpecial[p[at]]) ++at;
-  return at;
+}
+// The first special byte in [at, n), or n, for n - at < 16 and W <= n < 16: loads of W bytes that
+// stay inside [0, n), overlapping what was scanned before `at` where they must (masked off).
+template <std::size_t W>
+BINLOGCTL_INLINE std::size_t skip_plain_within(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
+  constexpr unsigned kAll = (1u << W) - 1;  // the lanes a load fills (zero lanes would count)
+  if (n - at >= W) {
+    // [at, at + W) in lanes 0.., [n - W, n) in lanes 8.. (all at or after `at`).
+    const unsigned m = special_mask(_mm_unpacklo_epi64(load_low<W>(p + at), load_low<W>(p + n - W))) &
+                       (kAll | kAll << 8);
+    if (m == 0) return n;
+    if ((m & kAll) != 0) return at + static_cast<std::size_t>(__builtin_ctz(m & kAll));
+    return n - W + static_cast<std::size_t>(__builtin_ctz(m >> 8));
+  }
+  // [n - W, n), of which the bytes before `at` were scanned already.
+  const std::size_t base = n - W;
+  const unsigned m = special_mask(load_low<W>(p + base)) & kAll & (kAll << (at - base));
+  return m != 0 ? base + static_cast<std::size_t>(__builtin_ctz(m)) : n;
 }
 #endif
 
 // The first byte at or after `at` that leaves the fast path (kSpecial), or n. SSE2 (baseline on
 // x86-64) tests 16 bytes at once; what is left of the string after the last full block with one
-// more load (skip_plain_short for strings under 16 bytes).
+// more load (two of 8 or 4 bytes for strings under 16 bytes; a byte at a time under 4).
 std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
 #if defined(__SSE2__)
   for (; at + 16 <= n; at += 16) {
@@ -120,11 +118,11 @@ std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) no
     const unsigned mask = special_mask(v) & (0xffffu << (at - base));
     return mask != 0 ? base + static_cast<std::size_t>(__builtin_ctz(mask)) : n;
   }
-  return skip_plain_short(p, at, n);
-#else
+  if (n >= 8) return skip_plain_within<8>(p, at, n);
+  if (n >= 4) return skip_plain_within<4>(p, at, n);
+#endif
   while (at < n && !kSpecial[p[at]]) ++at;
   return at;
-#endif
 }
 }  // namespace
 
