@@ -21,12 +21,8 @@ struct ConvertArgs {
   std::string format = "json";
   std::string binary_as = "base64";
   std::string output;
-  std::string progress = "auto";
-  std::string start_datetime, stop_datetime;
-  std::string include_gtids, exclude_gtids, filter;
-  std::vector<std::string> schema_files;
-  std::uint64_t start_position = 0, stop_position = 0;
-  bool no_checksum = false;
+  ReadArgs read;
+  RowSelectionArgs selection;
   std::string timezone = "UTC";
   std::uint32_t batch_size = 50;
   bool canal_packets = false;
@@ -37,17 +33,9 @@ struct ConvertArgs {
 int run(ConvertArgs& a) {
   ConvertOptions& o = a.opts;
   o.render.binary_as = a.binary_as == "hex" ? BinaryAs::hex : BinaryAs::base64;
-  o.progress = progress_mode(a.progress);
   o.render_threads = a.threads;
-  o.verify_checksums = !a.no_checksum;
-  if (a.start_position != 0) o.start_position = a.start_position;
-  if (a.stop_position != 0) o.stop_position = a.stop_position;
-  o.start_datetime = datetime_option(a.start_datetime, "--start-datetime");
-  o.stop_datetime = datetime_option(a.stop_datetime, "--stop-datetime");
-  o.include_gtids = gtid_selection_option(a.include_gtids, "--include-gtids");
-  o.exclude_gtids = gtid_selection_option(a.exclude_gtids, "--exclude-gtids");
-  o.filter = table_filter_option(a.filter);
-  o.schema = schema_files_option(a.schema_files);
+  a.read.apply(o);
+  a.selection.apply(o);
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";
 #ifdef BINLOGCTL_HAVE_CANAL
   if (!canal_timezone_valid(a.timezone))
@@ -62,11 +50,8 @@ int run(ConvertArgs& a) {
   if (a.batch_size == 0) throw CLI::ValidationError("--batch-size", "must be at least 1");
   if ((a.output.empty() || a.output == "-") && a.format == "canal-proto" && isatty(fileno(stdout)) != 0)
     throw CLI::ValidationError("--format", "canal-proto is binary: redirect stdout or use -o FILE");
-  std::FILE* out = stdout;
-  if (!a.output.empty() && a.output != "-") {
-    out = std::fopen(a.output.c_str(), "wb");
-    if (out == nullptr) throw std::system_error(errno, std::generic_category(), a.output);
-  }
+  OutputFile output(a.output);
+  std::FILE* out = output.get();
   int rc = 0;
 #ifdef BINLOGCTL_HAVE_CANAL
   if (canal) {
@@ -86,7 +71,6 @@ int run(ConvertArgs& a) {
   (void)canal;
   rc = run_convert(o, out, stderr);
 #endif
-  if (out != stdout) std::fclose(out);
   return rc;
 }
 }  // namespace
@@ -104,14 +88,14 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--binary-as", a->binary_as, "Binary column values as base64 (default) or hex")
       ->check(CLI::IsMember({"base64", "hex"}))
       ->default_val("base64");
-  sub->add_option("--start-position", a->start_position, "Start at the first event at or after this offset (first file)");
-  sub->add_option("--stop-position", a->stop_position, "Stop before the first event at or after this offset (last file)");
-  sub->add_option("--start-datetime", a->start_datetime, "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
-  sub->add_option("--stop-datetime", a->stop_datetime, "Stop at the first event at or after this time (UTC)");
-  sub->add_option("--include-gtids", a->include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  sub->add_option("--exclude-gtids", a->exclude_gtids, "Skip transactions in this GTID set");
-  sub->add_option("--filter", a->filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
-  sub->add_option("--schema", a->schema_files,
+  sub->add_option("--start-position", a->read.start_position, "Start at the first event at or after this offset (first file)");
+  sub->add_option("--stop-position", a->read.stop_position, "Stop before the first event at or after this offset (last file)");
+  sub->add_option("--start-datetime", a->read.start_datetime, "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
+  sub->add_option("--stop-datetime", a->read.stop_datetime, "Stop at the first event at or after this time (UTC)");
+  sub->add_option("--include-gtids", a->selection.include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
+  sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Skip transactions in this GTID set");
+  sub->add_option("--filter", a->selection.filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
+  sub->add_option("--schema", a->selection.schema_files,
                   "SQL file of CREATE TABLE statements (e.g. mysqldump --no-data) seeding schema history; repeatable")
       ->allow_extra_args(false);
   sub->add_option("--timezone", a->timezone,
@@ -125,13 +109,13 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--compression", a->compression, "--canal-packets: body compression none (default), zlib or gzip")
       ->check(CLI::IsMember({"none", "zlib", "gzip"}))
       ->default_val("none");
-  sub->add_flag("--no-verify-checksum", a->no_checksum, "Do not verify CRC32 checksums");
+  sub->add_flag("--no-verify-checksum", a->read.no_checksum, "Do not verify CRC32 checksums");
   sub->add_option("--threads", a->threads,
                   "json: threads rendering row changes beside the decoding one (default 2; 0 = none)")
       ->check(CLI::Range(0u, 64u))
       ->default_val(2);
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
-  add_progress_option(*sub, a->progress);
+  add_progress_option(*sub, a->read.progress);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

@@ -22,14 +22,8 @@ int run(VerifyArgs& a) {
   VerifyOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.progress = progress_mode(a.progress);
-  std::FILE* out = stdout;
-  if (!a.output.empty() && a.output != "-") {
-    out = std::fopen(a.output.c_str(), "wb");
-    if (out == nullptr) throw std::system_error(errno, std::generic_category(), a.output);
-  }
-  int rc = run_verify(o, out, stderr);
-  if (out != stdout) std::fclose(out);
-  return rc;
+  OutputFile output(a.output);
+  return run_verify(o, output.get(), stderr);
 }
 }  // namespace
 

@@ -1,6 +1,10 @@
+#include <binlogctl/datetime.h>
 #include <binlogctl/dump.h>
 
 #include <fmt/format.h>
+
+#include <cerrno>
+#include <system_error>
 
 #include "commands.h"
 
@@ -45,6 +49,16 @@ std::shared_ptr<const SchemaHistory> schema_files_option(const std::vector<std::
     if (!load_schema_file(path, *h, error)) throw CLI::ValidationError("--schema", error);
   }
   return h;
+}
+
+OutputFile::OutputFile(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  f_ = std::fopen(path.c_str(), "wb");
+  if (f_ == nullptr) throw std::system_error(errno, std::generic_category(), path);
+}
+
+OutputFile::~OutputFile() {
+  if (f_ != stdout) std::fclose(f_);
 }
 
 }  // namespace binlogctl::cli

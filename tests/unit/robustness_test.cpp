@@ -102,7 +102,7 @@ TEST_SUITE("robustness") {
         auto b = orig;
         CAPTURE(round);
         mutate(b, rng);
-        (void)binlogctl::testing::exercise(b);
+        (void)binlogctl::testing::exercise(b, (round & 1) != 0);  // mapped, then streamed
       }
     }
   }

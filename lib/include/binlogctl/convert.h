@@ -17,6 +17,7 @@
 #pragma once
 
 #include <binlogctl/chain.h>
+#include <binlogctl/selection.h>
 
 #include <binlogctl/columns.h>
 #include <binlogctl/gtid.h>
@@ -35,42 +36,9 @@
 
 namespace binlogctl {
 
-// Canal's table filter (canal.instance.filter.regex, AviaterRegexFilter): comma-separated
-// regular expressions, each matched against the whole "schema.table" text (as if wrapped in
-// ^...$), case-insensitively (the target is lower-cased). An empty rule list matches everything.
-// Example: `shop\..*,crm.users`.
-class TableFilter {
- public:
-  // Errors: Errc::bad_value with offset = the position of the rule that does not compile.
-  static Result<TableFilter> parse(std::string_view rules);
-  bool matches(std::string_view schema, std::string_view table) const;
-  std::size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-
- private:
-  struct Rules;  // the compiled std::regex list (filter.cpp)
-  std::shared_ptr<const Rules> rules_;
-  std::size_t size_ = 0;
-};
-
-// --include-gtids / --exclude-gtids: a MySQL GTID set (`uuid[:tag]:1-5:7,...`) or a MariaDB GTID
-// list (`0-1-100,1-2-5`, meaning every GTID of domain 0 / server 1 up to seq 100, and so on).
-// The form is chosen by the presence of ':'.
-class GtidSelection {
- public:
-  static Result<GtidSelection> parse(std::string_view text);
-  // Whether the transaction's GTID is in the selection; transactions without a GTID never are.
-  bool contains(const TransactionState& t) const;
-  bool is_mysql() const noexcept { return mysql_; }
-
- private:
-  bool mysql_ = false;
-  GtidSet mysql_set_;
-  MariaGtidList mariadb_list_;
-};
-
 struct ConvertOptions {
   std::vector<std::string> inputs;
+  InputSet* input_set = nullptr;  // read instead of `inputs` when set (tests, fuzzers)
   RenderOptions render;
   bool verify_checksums = true;
   std::optional<std::uint64_t> start_position;  // first file
@@ -81,6 +49,9 @@ struct ConvertOptions {
   std::optional<GtidSelection> exclude_gtids;
   TableFilter filter;
   ProgressMode progress = ProgressMode::auto_;
+  // Mapped files are framed and checksummed on a second thread (ChainOptions::threads); 1 keeps
+  // the reading on the converting thread (fuzzers).
+  unsigned read_threads = 2;
   // Schema history's seed (--schema FILE.sql, read with load_schema_file); the DDL in the
   // binlog is applied on top of it as the conversion goes. Null = start empty.
   std::shared_ptr<const SchemaHistory> schema;

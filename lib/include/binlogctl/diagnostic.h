@@ -7,6 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include <atomic>
+#include <cstdio>
+#include <mutex>
 #include <fmt/format.h>
 
 namespace binlogctl {
@@ -54,6 +57,21 @@ class DiagnosticSink {
 
 // "binlog.000002:12345: error: checksum_mismatch: stored 0x1a2b3c4d, computed 0x5e6f7a8b"
 std::string format_diagnostic(const Diagnostic& d);
+
+// Prints diagnostics as "binlogctl: FILE:POS: severity: check: message" and counts them.
+// Thread-safe: reader and formatter threads may both report.
+class StderrDiagnostics : public DiagnosticSink {
+ public:
+  explicit StderrDiagnostics(std::FILE* f) : f_(f) {}
+  void report(const Diagnostic& d) override;
+  std::uint64_t errors() const { return errors_.load(); }
+  std::uint64_t warnings() const { return warnings_.load(); }
+
+ private:
+  std::FILE* f_;
+  std::mutex m_;
+  std::atomic<std::uint64_t> errors_{0}, warnings_{0};
+};
 
 }  // namespace binlogctl
 

@@ -2,11 +2,11 @@
 #pragma once
 
 #include <binlogctl/diagnostic.h>
+#include <binlogctl/output.h>
+#include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
 
-#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -14,10 +14,9 @@
 
 namespace binlogctl {
 
-enum class OutputFormat { text, json };
-
 struct DumpOptions {
   std::vector<std::string> inputs;
+  InputSet* input_set = nullptr;  // read instead of `inputs` when set (tests, fuzzers)
   OutputFormat format = OutputFormat::text;
   bool decode = false;     // JSON: add "body" with the decoded fields
   bool hexdump = false;    // add the raw bytes
@@ -33,27 +32,8 @@ struct DumpOptions {
   unsigned threads = 2;
 };
 
-// Prints diagnostics as "binlogctl: FILE:POS: severity: check: message" and counts them.
-// Thread-safe: reader and formatter threads may both report.
-class StderrDiagnostics : public DiagnosticSink {
- public:
-  explicit StderrDiagnostics(std::FILE* f) : f_(f) {}
-  void report(const Diagnostic& d) override;
-  std::uint64_t errors() const { return errors_.load(); }
-  std::uint64_t warnings() const { return warnings_.load(); }
-
- private:
-  std::FILE* f_;
-  std::mutex m_;
-  std::atomic<std::uint64_t> errors_{0}, warnings_{0};
-};
-
 // Runs the dump; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable
 // input). Diagnostics go to `err`, records to `out`.
 int run_dump(const DumpOptions& opts, std::FILE* out, std::FILE* err);
-
-// "YYYY-MM-DD HH:MM:SS" (or "YYYY-MM-DD") as seconds since the epoch, taking the text as
-// UTC + tz_offset_seconds. nullopt if it does not parse.
-std::optional<std::int64_t> parse_datetime(std::string_view text, std::int32_t tz_offset_seconds = 0);
 
 }  // namespace binlogctl

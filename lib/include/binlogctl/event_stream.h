@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace binlogctl {
@@ -53,6 +54,13 @@ struct Event {
   std::uint64_t payload_pos = 0;  // pos of that payload event
   const Fde* fde = nullptr;       // the format description in force (never null from next());
                                   // stays valid for the stream's life, even after later FDEs
+  // The damage signal, the same for every consumer. `damage`: this event failed a check of the
+  // framing (checksum_mismatch) and its bytes are not to be trusted as data. `skipped_before` /
+  // `skip_check`: the reader resynchronised right before this event, over that many bytes,
+  // after the check named (bad_event_size, checksum_mismatch, ...): a hole in the data.
+  std::optional<Check> damage;
+  std::uint64_t skipped_before = 0;
+  Check skip_check = Check::bad_event_size;
 
   std::uint8_t type_code() const noexcept { return header.type_code; }
   EventType type() const noexcept { return static_cast<EventType>(header.type_code); }
@@ -90,6 +98,7 @@ class EventStream {
   // True when the file stopped being readable (bad magic, encryption, unsupported format).
   bool aborted() const noexcept { return aborted_; }
   Source& source() noexcept { return src_; }
+  std::uint64_t source_raw_size() const { return src_.raw_size(); }
 
  private:
   bool read_magic();
@@ -112,6 +121,8 @@ class EventStream {
   std::uint64_t skipped_ = 0;
   std::uint64_t events_ = 0;
   std::uint64_t resync_crc_budget_ = 0;
+  std::uint64_t pending_skip_ = 0;  // skipped since the last event handed out
+  Check pending_check_ = Check::bad_event_size;
 };
 
 struct TransactionPayloadEvent;

@@ -36,6 +36,10 @@ struct QueryEvent {
   std::uint16_t default_collation_utf8mb4 = 0;
 };
 Result<QueryEvent> decode_query(ByteReader r, const Fde& fde);
+// The statement of a QUERY (2) or MariaDB QUERY_COMPRESSED (165) event, the latter inflated
+// into `buf` (the result's sql then views it). On failure `*failed_layer` (when given) is
+// "QUERY" when the event does not decode, "QUERY_COMPRESSED" when its statement does not inflate.
+Result<QueryEvent> decode_statement(const Event& ev, std::string& buf, std::string_view* failed_layer = nullptr);
 
 // ---- ROTATE_EVENT (4) -------------------------------------------------------------------------
 struct RotateEvent {

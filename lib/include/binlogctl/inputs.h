@@ -3,9 +3,13 @@
 // there is exactly one, else files sorted by numeric suffix), and "-" for standard input.
 #pragma once
 
+#include <binlogctl/bytes.h>
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace binlogctl {
@@ -30,5 +34,28 @@ std::optional<std::uint64_t> numeric_suffix(const std::string& log_name);
 std::string base_name_of(const std::string& log_name);
 // Last path component, with .gz/.zst removed.
 std::string log_name_of(const std::string& path);
+
+class Source;
+
+// The input seam: where a chain's files come from and how each is opened. Every subcommand
+// reads through one (by way of ChainReader); tests and fuzzers feed one from memory.
+class InputSet {
+ public:
+  virtual ~InputSet() = default;
+  // The files in chain order, and the inputs that could not even be listed ("path: reason").
+  virtual const InputList& list() const = 0;
+  // The sum of the files' sizes where known up front (progress); 0 when unknown.
+  virtual std::uint64_t total_size() const = 0;
+  // Opens one of list()'s files (not a missing one). Throws std::system_error when it cannot.
+  virtual std::unique_ptr<Source> open(const InputFile& f) = 0;
+};
+
+// Files, index files, directories and "-" as given on the command line (expand_inputs).
+std::unique_ptr<InputSet> path_inputs(const std::vector<std::string>& args);
+
+// Files held in memory, named by their log names; the bytes must outlive the set. Each is read
+// as a stream when `as_streams` is set (as stdin and archives are), else as a mapped file is.
+std::unique_ptr<InputSet> memory_inputs(std::vector<std::pair<std::string, Bytes>> files,
+                                        bool as_streams = false);
 
 }  // namespace binlogctl

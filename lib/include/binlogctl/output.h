@@ -8,6 +8,9 @@
 
 namespace binlogctl {
 
+// How a subcommand prints its records: aligned text or JSON Lines.
+enum class OutputFormat { text, json };
+
 class LineOutput {
  public:
   // Takes ownership of nothing: `f` stays the caller's. Throws std::system_error on write errors.

@@ -60,6 +60,9 @@ std::unique_ptr<Source> open_source(const std::string& path, const OpenOptions& 
 // A source over bytes in memory (tests, fuzzing, decompressed payloads). The bytes must outlive it.
 std::unique_ptr<Source> memory_source(Bytes data);
 
+// Bytes in memory handed out as a stream (payload contents, tests). The bytes must outlive it.
+std::unique_ptr<ByteStream> memory_stream(Bytes data);
+
 // A streaming source over any ByteStream (used for stdin and archives; public for tests).
 std::unique_ptr<Source> stream_source(std::unique_ptr<ByteStream> in, std::uint64_t raw_size = 0);
 

@@ -21,7 +21,7 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
-#include <binlogctl/convert.h>
+#include <binlogctl/selection.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/dump.h>
 #include <binlogctl/events.h>
@@ -43,6 +43,7 @@ namespace binlogctl {
 
 struct StatsOptions {
   std::vector<std::string> inputs;
+  InputSet* input_set = nullptr;  // read instead of `inputs` when set (tests, fuzzers)
   OutputFormat format = OutputFormat::text;
   bool verify_checksums = true;
   std::optional<std::uint64_t> start_position;  // first file

@@ -113,12 +113,14 @@ struct VerifyRun {
 };
 
 // Expands the inputs (files, index files, directories, "-") and verifies them as one chain.
-// Findings go to `out` as they are found.
+// Findings go to `out` as they are found. `input_set`, when given, is read instead of `inputs`.
 VerifyRun verify_inputs(const std::vector<std::string>& inputs, const VerifyConfig& cfg,
-                        DiagnosticSink& out, ProgressMode progress = ProgressMode::never);
+                        DiagnosticSink& out, ProgressMode progress = ProgressMode::never,
+                        InputSet* input_set = nullptr);
 
 struct VerifyOptions {
   std::vector<std::string> inputs;
+  InputSet* input_set = nullptr;  // read instead of `inputs` when set (tests, fuzzers)
   OutputFormat format = OutputFormat::text;
   VerifyConfig config;
   ProgressMode progress = ProgressMode::auto_;

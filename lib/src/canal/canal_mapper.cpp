@@ -9,6 +9,7 @@
 #include <binlogctl/progress.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/source.h>
+#include <binlogctl/txn_front.h>
 #include <binlogctl/table_map.h>
 
 #include <fmt/format.h>
@@ -654,7 +655,7 @@ class EntrySink {
 
 // ---- the mapper --------------------------------------------------------------------------------
 
-class CanalMapper {
+class CanalMapper final : public TransactionFront::Hooks {
  public:
   CanalMapper(const ConvertOptions& opts, const CanalOptions& co, EntrySink& sink,
               StderrDiagnostics& diag, std::FILE* err)
@@ -669,9 +670,22 @@ class CanalMapper {
 
   bool mid_stream = false;
 
+  // TransactionFront::Hooks
+  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
+    undecodable(ev, layer, e);
+  }
+  void gtid_undecodable(const Event& ev) override {
+    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                            "GTID event does not decode"});
+  }
+  void open_at_gtid(const Event& ev) override {
+    diag_.report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
+                            "GTID event while the previous transaction is still open"});
+  }
+
   void begin_file(const std::string& log_name) {
     log_name_ = &log_name;
-    tracker_.reset();
+    front_.reset();
     tables_.clear();
     plans_.clear();
     cur_sn_.clear();
@@ -680,43 +694,11 @@ class CanalMapper {
 
   void event(const Event& ev) {
     const std::uint8_t t = ev.type_code();
-    std::string_view sql;
-    QueryEvent qe;
-    bool have_query = false;
-    if (t == 2 || t == 165) {
-      auto r = decode_query(ev.body_reader(), *ev.fde);
-      if (r) {
-        qe = *r;
-        have_query = true;
-        if (t == 165) {
-          Status st = decompress_mariadb(as_bytes(qe.sql), ev.body_offset(), sql_buf_);
-          if (!st.ok()) {
-            undecodable(ev, "QUERY_COMPRESSED", st.error());
-            have_query = false;
-          } else {
-            qe.sql = sql_buf_;
-          }
-        }
-      } else {
-        undecodable(ev, "QUERY", r.error());
-      }
-      if (have_query) sql = qe.sql;
-    }
-    const bool was_begun = tracker_.state().open && tracker_.state().begun;
-    if (!tracker_.begin_event(ev, sql))
-      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                              "GTID event does not decode"});
-    if (tracker_.open_at_gtid())
-      diag_.report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_,
-                              top_pos(ev),
-                              "GTID event while the previous transaction is still open"});
-    const TransactionState& ts = tracker_.state();
-    if (ts.txn_id != selected_txn_) {
-      selected_txn_ = ts.txn_id;
-      txn_selected_ = true;
-      if (opts_.include_gtids && !opts_.include_gtids->contains(ts)) txn_selected_ = false;
-      if (opts_.exclude_gtids && opts_.exclude_gtids->contains(ts)) txn_selected_ = false;
-    }
+    const bool was_begun = front_.state().open && front_.state().begun;
+    const TransactionFront::Step& step = front_.begin(ev, *this);
+    const bool have_query = step.statement_ok;
+    const QueryEvent& qe = step.query;
+    const TransactionState& ts = front_.state();
     switch (ev.type()) {
       case EventType::format_description:
       case EventType::rotate:
@@ -743,15 +725,15 @@ class CanalMapper {
       case EventType::mariadb_gtid:
         cur_sn_.clear();
         cur_lct_.clear();
-        if (txn_selected_ && ts.has_gtid) gtid_entry(ev);
+        if (front_.selected() && ts.has_gtid) gtid_entry(ev);
         // MariaDB writes no BEGIN after a GTID that opens a transaction: the GTID is the BEGIN.
-        if (txn_selected_ && ts.open && ts.begun && !was_begun) begin_entry(ev, 0, ts.xid);
+        if (front_.selected() && ts.open && ts.begun && !was_begun) begin_entry(ev, 0, ts.xid);
         break;
       case EventType::table_map:
         table_map(ev);
         break;
       case EventType::xid:
-        if (txn_selected_) {
+        if (front_.selected()) {
           auto x = decode_xid(ev.body_reader(), *ev.fde);
           if (!x) {
             undecodable(ev, "XID", x.error());
@@ -770,7 +752,7 @@ class CanalMapper {
         if (auto k = classify_rows_event(t)) rows(ev, *k);
         break;
     }
-    tracker_.end_event();
+    front_.end();
   }
 
  private:
@@ -787,7 +769,7 @@ class CanalMapper {
 
   // Header.gtid: the executed GTID set (MySQL) or the transaction's GTID; empty without one.
   const std::string& header_gtid() {
-    const TransactionState& ts = tracker_.state();
+    const TransactionState& ts = front_.state();
     if (!ts.has_gtid) return empty_;
     if (!ts.mysql_gtid || executed_.empty()) return ts.gtid_text;
     if (executed_dirty_) {
@@ -802,7 +784,7 @@ class CanalMapper {
   void header(const Event& ev, std::string_view schema, std::string_view table, int event_type,
               std::size_t rows_count) {
     using W = canal_detail::WireWriter;
-    const TransactionState& ts = tracker_.state();
+    const TransactionState& ts = front_.state();
     const std::string& gtid = header_gtid();
     if (rows_count > 0) {
       rows_count_text_.clear();
@@ -962,7 +944,7 @@ class CanalMapper {
     }
     emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, 0, store_, nullptr);
   }
-  void gtid_entry(const Event& ev) { gtid_entry(ev, "gtid", tracker_.state().gtid_text); }
+  void gtid_entry(const Event& ev) { gtid_entry(ev, "gtid", front_.state().gtid_text); }
 
   void gtid_list_entry(const Event& ev) {
     ByteReader r = ev.body_reader();
@@ -988,7 +970,7 @@ class CanalMapper {
       (void)executed_.add(g->uuid, g->tag, g->gno);
       executed_dirty_ = true;
     }
-    if (txn_selected_ && tracker_.state().has_gtid) {
+    if (front_.selected() && front_.state().has_gtid) {
       if (g->has_logical_clock) gtid_entry(ev, "sequenceNumber", cur_sn_);
       else gtid_entry(ev);
     }
@@ -1015,19 +997,19 @@ class CanalMapper {
     if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);  // whatever the selection keeps
     switch (k) {
       case StatementKind::begin:
-        if (txn_selected_) begin_entry(ev, q.thread_id);
+        if (front_.selected()) begin_entry(ev, q.thread_id);
         return;
       case StatementKind::xa_start:
-        if (txn_selected_) begin_entry(ev, q.thread_id, xa_statement_xid(q.sql));
+        if (front_.selected()) begin_entry(ev, q.thread_id, xa_statement_xid(q.sql));
         return;
       case StatementKind::xa_end:
-        if (txn_selected_) end_entry(ev, "0", xa_statement_xid(q.sql));
+        if (front_.selected()) end_entry(ev, "0", xa_statement_xid(q.sql));
         return;
       case StatementKind::commit:
-        if (txn_selected_) end_entry(ev, "0");
+        if (front_.selected()) end_entry(ev, "0");
         return;
       case StatementKind::xa_finish:
-        if (txn_selected_) {
+        if (front_.selected()) {
           canalpb::RowChange rc;
           const int et = xa_statement_is_rollback(q.sql) ? canalpb::XAROLLBACK : canalpb::XACOMMIT;
           rc.set_eventtype(static_cast<canalpb::EventType>(et));
@@ -1043,7 +1025,7 @@ class CanalMapper {
       default:
         return;
     }
-    if (!txn_selected_) return;
+    if (!front_.selected()) return;
     std::string db(q.db), table;
     if (!ddl_table(q.sql, db, table)) table.clear();
     if (!opts_.filter.empty()) {
@@ -1179,7 +1161,7 @@ class CanalMapper {
                                           event_type_constant(ev.type_code()), h->table_id)});
       return;
     }
-    if (!txn_selected_) return;
+    if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0) tmm.selected = opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
@@ -1267,19 +1249,18 @@ class CanalMapper {
   std::FILE* err_;
   TimeZone tz_;
   const std::string* log_name_ = nullptr;
-  TransactionTracker tracker_;
+  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
+                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   TableMapCache tables_;
   std::unordered_map<std::uint64_t, TablePlan> plans_;
   SchemaHistory schema_;
   TableMapLoader loader_{tables_, schema_, err_};
-  std::uint64_t selected_txn_ = ~0ull;
-  bool txn_selected_ = true;
   GtidSet executed_;
   std::string executed_text_;
   bool executed_dirty_ = true;
   const std::string empty_;
   std::string cur_sn_, cur_lct_;
-  std::string rows_buf_, sql_buf_, doc_, rows_count_text_, xid_text_;
+  std::string rows_buf_, doc_, rows_count_text_, xid_text_;
   Utf8Logs utf8_logs_;
   // Per rows event / row, reused: the images, the encoded RowChange, the FlatMessage rows.
   Image before_, after_;

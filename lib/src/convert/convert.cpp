@@ -1,6 +1,7 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
+#include <binlogctl/txn_front.h>
 #include <binlogctl/dump.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
@@ -21,29 +22,6 @@
 #include <unordered_set>
 
 namespace binlogctl {
-
-// ---- GtidSelection -----------------------------------------------------------------------------
-
-Result<GtidSelection> GtidSelection::parse(std::string_view text) {
-  GtidSelection s;
-  if (text.find(':') != std::string_view::npos) {
-    auto set = GtidSet::parse(text);
-    if (!set) return set.error();
-    s.mysql_ = true;
-    s.mysql_set_ = std::move(*set);
-  } else {
-    auto list = MariaGtidList::parse(text);
-    if (!list) return list.error();
-    s.mariadb_list_ = std::move(*list);
-  }
-  return s;
-}
-
-bool GtidSelection::contains(const TransactionState& t) const {
-  if (!t.has_gtid) return false;
-  if (t.mysql_gtid) return mysql_ && mysql_set_.contains(t.uuid, t.tag, t.gno);
-  return !mysql_ && mariadb_list_.contains(t.mariadb_gtid);
-}
 
 // ---- the converter -----------------------------------------------------------------------------
 
@@ -136,7 +114,7 @@ using convert_detail::Job;
 using convert_detail::RenderPool;
 using convert_detail::RowsView;
 
-class Converter {
+class Converter final : public TransactionFront::Hooks {
  public:
   Converter(const ConvertOptions& opts, LineOutput& out, StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
@@ -155,52 +133,21 @@ class Converter {
   void begin_file(const std::string& log_name) {
     log_name_ = &log_name;
     warned_types_.clear();
-    tracker_.reset();
+    front_.reset();
     tables_.clear();
   }
 
   // One event (top-level or inner).
   void event(const Event& ev) {
     const std::uint8_t t = ev.type_code();
-    std::string_view sql;
-    const QueryEvent* q = nullptr;
-    QueryEvent qe;
-    if (t == 2 || t == 165) {
-      auto r = decode_query(ev.body_reader(), *ev.fde);
-      if (!r) {
-        undecodable(ev, "QUERY", r.error());
-        tracker_.begin_event(ev, {});
-        tracker_.end_event();
-        return;
-      }
-      qe = *r;
-      if (t == 165) {
-        Status st = decompress_mariadb(as_bytes(qe.sql), ev.body_offset(), sql_buf_);
-        if (!st.ok()) {
-          undecodable(ev, "QUERY_COMPRESSED", st.error());
-          tracker_.begin_event(ev, {});
-          tracker_.end_event();
-          return;
-        }
-        qe.sql = sql_buf_;
-      }
-      q = &qe;
-      sql = qe.sql;
+    const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (step.is_statement && !step.statement_ok) {
+      front_.end();
+      return;
     }
-    if (!tracker_.begin_event(ev, sql)) {
-      report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                        "GTID event does not decode"});
-    }
-    if (tracker_.open_at_gtid()) {
-      report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
-                        "GTID event while the previous transaction is still open"});
-    }
-    const TransactionState& ts = tracker_.state();
-    if (tracker_.state().txn_id != selected_txn_) {
-      selected_txn_ = ts.txn_id;
-      txn_selected_ = true;
-      if (opts_.include_gtids && !opts_.include_gtids->contains(ts)) txn_selected_ = false;
-      if (opts_.exclude_gtids && opts_.exclude_gtids->contains(ts)) txn_selected_ = false;
+    const TransactionState& ts = front_.state();
+    if (ts.txn_id != ts_txn_) {
+      ts_txn_ = ts.txn_id;
       ts_text_.clear();
       append_utc_datetime(ts_text_, ts.timestamp);
     }
@@ -214,18 +161,30 @@ class Converter {
         break;
       case EventType::query:
       case EventType::mariadb_query_compressed:
-        statement(ev, *q);
+        statement(ev, step.query);
         break;
       default:
         if (auto k = classify_rows_event(t)) rows(ev, *k);
         break;
     }
-    tracker_.end_event();
+    front_.end();
     if (interactive_) pool_.sync();  // every line as soon as it is complete
     else pool_.maybe_submit();
   }
 
   bool mid_stream = false;  // a start position/time was given: tolerate missing table maps
+
+  // TransactionFront::Hooks
+  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
+    undecodable(ev, layer, e);
+  }
+  void gtid_undecodable(const Event& ev) override {
+    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev), "GTID event does not decode"});
+  }
+  void open_at_gtid(const Event& ev) override {
+    report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
+                      "GTID event while the previous transaction is still open"});
+  }
 
  private:
   static Bytes as_bytes(std::string_view s) {
@@ -263,10 +222,10 @@ class Converter {
     b.append(",\"pos\":");
     append_u64(b, top_pos(ev));
     b.append(",\"txn_id\":");
-    append_u64(b, tracker_.state().txn_id);
+    append_u64(b, front_.state().txn_id);
     b.append(",\"gtid\":");
-    if (tracker_.state().gtid_text.empty()) b.append("null");
-    else append_json_quoted(b, tracker_.state().gtid_text);
+    if (front_.state().gtid_text.empty()) b.append("null");
+    else append_json_quoted(b, front_.state().gtid_text);
     b.append(",\"timestamp\":\"");
     b.append(ts_text_);
     b.append("\",\"database\":");
@@ -274,9 +233,9 @@ class Converter {
 
   // The keys after the record's own ones, and its closing brace.
   void end_record(std::string& b, const Event& ev) {
-    if (!tracker_.state().xid.empty()) {
+    if (!front_.state().xid.empty()) {
       b.append(",\"xid\":");
-      append_json_quoted(b, tracker_.state().xid);
+      append_json_quoted(b, front_.state().xid);
     }
     if (ev.is_inner()) {
       b.append(",\"payload_pos\":");
@@ -309,7 +268,7 @@ class Converter {
     if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
     if (k == StatementKind::xa_finish) {
       // The outcome of a prepared XA transaction (or the end of a one-phase one).
-      if (!txn_selected_) return;
+      if (!front_.selected()) return;
       const std::string_view xid = xa_statement_xid(q.sql);
       std::string& b = begin_literal(ev);
       append_text_json(b, q.db, 0);
@@ -331,7 +290,7 @@ class Converter {
       return;
     }
     if (k != StatementKind::ddl && k != StatementKind::other) return;  // transaction structure
-    if (!txn_selected_) return;
+    if (!front_.selected()) return;
     if (!opts_.filter.empty()) {
       std::string db(q.db), table;
       if (k == StatementKind::other) return;  // statements name no table we can check reliably
@@ -380,7 +339,7 @@ class Converter {
                                     h->table_id)});
       return;
     }
-    if (!txn_selected_) return;
+    if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0) tmm.selected = opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
@@ -494,18 +453,17 @@ class Converter {
   std::string prefix_, tail_;
   std::size_t literal_at_ = 0;
   const std::string* log_name_ = nullptr;
-  TransactionTracker tracker_;
+  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
+                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   TableMapCache tables_;
   SchemaHistory schema_;
   TableMapLoader loader_{tables_, schema_, err_};
   RowImageDecoder images_;
   std::unordered_set<std::uint8_t> warned_types_;
-  std::uint64_t selected_txn_ = ~0ull;
-  bool txn_selected_ = true;
+  std::uint64_t ts_txn_ = ~0ull;  // the transaction ts_text_ is the commit time of
   std::string ts_text_;
   std::string suffix_;
   std::string rows_buf_;
-  std::string sql_buf_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;
   JsonBuf stream_buf_;  // large rows events, rendered here
 };
@@ -515,6 +473,7 @@ class Converter {
 ChainOptions chain_options(const ConvertOptions& opts) {
   ChainOptions co;
   co.inputs = opts.inputs;
+  co.input_set = opts.input_set;
   co.start_position = opts.start_position;
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;
@@ -522,6 +481,7 @@ ChainOptions chain_options(const ConvertOptions& opts) {
   co.verify_checksums = opts.verify_checksums;
   co.pass_fde_before_start = true;  // row decoding needs the format description in force
   co.progress = opts.progress;
+  co.threads = opts.read_threads;
   return co;
 }
 

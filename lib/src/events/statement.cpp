@@ -87,6 +87,24 @@ Result<QueryEvent> decode_query(ByteReader r, const Fde& fde) {
   return q;
 }
 
+Result<QueryEvent> decode_statement(const Event& ev, std::string& buf, std::string_view* failed_layer) {
+  auto q = decode_query(ev.body_reader(), *ev.fde);
+  if (!q) {
+    if (failed_layer != nullptr) *failed_layer = "QUERY";
+    return q;
+  }
+  if (ev.type() == EventType::mariadb_query_compressed) {
+    const Bytes packed(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
+    Status st = decompress_mariadb(packed, ev.body_offset(), buf);
+    if (!st.ok()) {
+      if (failed_layer != nullptr) *failed_layer = "QUERY_COMPRESSED";
+      return st.error();
+    }
+    q->sql = buf;
+  }
+  return q;
+}
+
 Result<ExecuteLoadQueryEvent> decode_execute_load_query(ByteReader r, const Fde& fde) {
   // The QUERY post-header, then file_id 4, fn_pos_start 4, fn_pos_end 4, dup_handling 1.
   std::uint8_t ph = fde.post_header(EventType::execute_load_query);

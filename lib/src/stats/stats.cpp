@@ -9,6 +9,7 @@
 #include <binlogctl/stats.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
+#include <binlogctl/txn_front.h>
 
 #include <fmt/format.h>
 
@@ -78,7 +79,7 @@ struct TypeEntry {
   std::uint64_t count = 0, bytes = 0;
 };
 
-class StatsCollector {
+class StatsCollector final : public TransactionFront::Hooks {
  public:
   StatsCollector(const StatsOptions& opts, DiagnosticSink& diag)
       : opts_(opts), diag_(diag), largest_(opts.top, LargerTxn{}), longest_(opts.top, LongerTxn{}) {
@@ -87,44 +88,31 @@ class StatsCollector {
     mid_stream_ = opts.start_position.has_value() || opts.start_datetime.has_value();
   }
 
+  // TransactionFront::Hooks
+  void statement_undecodable(const Event& ev, std::string_view, const DecodeError& e) override {
+    undecodable(ev, e);
+  }
+  void gtid_undecodable(const Event& ev) override {
+    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+                            "GTID event does not decode"});
+  }
+
   void begin_file(const InputFile& f) {
     close_txn(false);  // a transaction cannot go on in the next file
     log_name_ = f.log_name;
     first_file_ = summary_.files == 0;
     ++summary_.files;
-    tracker_.reset();
+    front_.reset();
     tables_.clear();
     by_id_.clear();
   }
 
   void event(const Event& ev) {
     const std::uint8_t t = ev.type_code();
-    std::string_view sql;
-    QueryEvent q;
-    bool have_query = false;
-    if (t == 2 || t == 165) {
-      auto r = decode_query(ev.body_reader(), *ev.fde);
-      if (!r) {
-        undecodable(ev, r.error());
-      } else {
-        q = *r;
-        have_query = true;
-        if (t == 165) {
-          Status st = decompress_mariadb(as_bytes(q.sql), ev.body_offset(), sql_buf_);
-          if (!st.ok()) {
-            undecodable(ev, st.error());
-            have_query = false;
-          } else {
-            q.sql = sql_buf_;
-          }
-        }
-        if (have_query) sql = q.sql;
-      }
-    }
-    if (!tracker_.begin_event(ev, sql))
-      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
-                              "GTID event does not decode"});
-    const TransactionState& ts = tracker_.state();
+    const TransactionFront::Step& step = front_.begin(ev, *this);
+    const bool have_query = step.statement_ok;
+    const QueryEvent& q = step.query;
+    const TransactionState& ts = front_.state();
     if (ts.open && (!cur_open_ || cur_.txn_id != ts.txn_id)) {
       close_txn(false);  // still open when the next one began
       open_txn(ev, ts);
@@ -154,8 +142,8 @@ class StatsCollector {
         if (auto k = classify_rows_event(t); k && counted) rows(ev, *k);
         break;
     }
-    tracker_.end_event();
-    if (cur_open_ && !tracker_.state().open) close_txn(true);
+    front_.end();
+    if (cur_open_ && !front_.state().open) close_txn(true);
   }
 
   void finish(StatsReport& rep) {
@@ -260,9 +248,7 @@ class StatsCollector {
     cur_.first_time = cur_.last_time = 0;  // set by count_event
     cur_.commit_time = ts.timestamp;
     cur_.complete = true;
-    txn_selected_ = true;
-    if (opts_.include_gtids && !opts_.include_gtids->contains(ts)) txn_selected_ = false;
-    if (opts_.exclude_gtids && opts_.exclude_gtids->contains(ts)) txn_selected_ = false;
+    txn_selected_ = front_.selected();  // kept for the transaction until it closes
   }
 
   void close_txn(bool complete) {
@@ -397,7 +383,8 @@ class StatsCollector {
   bool mid_stream_ = false;
   bool first_file_ = true;
   std::string log_name_;
-  TransactionTracker tracker_;
+  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
+                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   SchemaHistory schema_;
   TableMapCache tables_;
   std::unordered_map<std::uint64_t, TableEntry*> by_id_;  // table id -> its entry (this file)
@@ -411,7 +398,7 @@ class StatsCollector {
   bool txn_selected_ = true;
   TopN<LargerTxn> largest_;
   TopN<LongerTxn> longest_;
-  std::string sql_buf_, rows_buf_;
+  std::string rows_buf_;
 };
 
 }  // namespace
@@ -427,6 +414,7 @@ bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink
   } visitor(c);
   ChainOptions co;
   co.inputs = opts.inputs;
+  co.input_set = opts.input_set;
   co.start_position = opts.start_position;
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;

@@ -3,6 +3,7 @@
 #include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
+#include <binlogctl/transaction.h>
 #include <binlogctl/verify.h>
 
 #include <fmt/chrono.h>
@@ -122,44 +123,15 @@ bool contains_relay(std::string_view name) {
 // Query statements that drive the transaction state.
 enum class QueryKind { begin, commit, rollback, statement };
 
-bool word_eq(std::string_view s, std::string_view upper_word) {
-  if (s.size() < upper_word.size()) return false;
-  for (std::size_t i = 0; i < upper_word.size(); ++i) {
-    char c = s[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    if (c != upper_word[i]) return false;
-  }
-  // a whole word
-  if (s.size() == upper_word.size()) return true;
-  const char n = s[upper_word.size()];
-  return !((n >= 'A' && n <= 'Z') || (n >= 'a' && n <= 'z') || (n >= '0' && n <= '9') || n == '_');
-}
-
-std::string_view skip_space(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-  return s.substr(i);
-}
-
-std::string_view after_word(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') ++i;
-  return skip_space(s.substr(i));
-}
-
+// The one statement classifier (transaction.h), reduced to what drives transaction structure.
 QueryKind classify(std::string_view sql) {
-  sql = skip_space(sql);
-  if (word_eq(sql, "BEGIN")) return QueryKind::begin;
-  if (word_eq(sql, "COMMIT")) return QueryKind::commit;
-  if (word_eq(sql, "ROLLBACK")) {
-    // ROLLBACK TO [SAVEPOINT] x stays inside the transaction.
-    return word_eq(after_word(sql), "TO") ? QueryKind::statement : QueryKind::rollback;
+  switch (classify_statement(sql)) {
+    case StatementKind::begin:
+    case StatementKind::xa_start: return QueryKind::begin;
+    case StatementKind::commit: return QueryKind::commit;
+    case StatementKind::rollback: return QueryKind::rollback;
+    default: return QueryKind::statement;
   }
-  if (word_eq(sql, "XA")) {
-    std::string_view w = after_word(sql);
-    if (word_eq(w, "START") || word_eq(w, "BEGIN")) return QueryKind::begin;
-  }
-  return QueryKind::statement;
 }
 
 bool is_gtid_type(std::uint8_t t) {

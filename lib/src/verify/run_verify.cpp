@@ -1,4 +1,5 @@
 // binlogctl verify drivers: inputs -> sources -> EventStream -> ChainVerifier, and the output.
+#include <binlogctl/chain.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
@@ -9,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <system_error>
 
 namespace binlogctl {
@@ -46,73 +46,68 @@ std::string mysql_text(const GtidSet& s) { return s.to_string(","); }
 
 }  // namespace
 
-VerifyRun verify_inputs(const std::vector<std::string>& args, const VerifyConfig& cfg, DiagnosticSink& out,
-                        ProgressMode progress_mode) {
-  VerifyRun run;
-  InputList inputs = expand_inputs(args);
-  for (const std::string& e : inputs.errors) {
-    run.problems.push_back(e);
-    run.unreadable = true;
+namespace {
+
+// The chain reader's hooks for verify: read problems collected for the end, the verifier told
+// about every file and gap.
+class VerifyHooks final : public ChainHooks {
+ public:
+  VerifyHooks(ChainVerifier& v, VerifyRun& run) : v_(v), run_(run) {}
+  void input_error(const std::string& e) override {
+    run_.problems.push_back(e);
+    run_.unreadable = true;
   }
-  std::uint64_t total = 0;
-  for (const InputFile& f : inputs.files) {
-    if (f.path == "-" || f.missing) continue;
-    std::error_code ec;
-    const auto sz = std::filesystem::file_size(f.path, ec);
-    if (!ec) total += sz;
+  void unavailable(const InputFile& f, const std::system_error* e) override {
+    if (e == nullptr && !f.origin.empty()) {
+      (void)v_.begin_file(f);  // named by an index and absent: a gap in the chain, reported there
+      return;
+    }
+    // Given on the command line and absent, or unopenable: a usage problem, not a gap in the data.
+    if (e == nullptr) run_.problems.push_back(fmt::format("{}: offset 0: file not found", f.path));
+    else run_.problems.push_back(fmt::format("{}: offset 0: cannot open: {}", f.path, e->code().message()));
+    run_.unreadable = true;
+    v_.file_unavailable(f);
+  }
+  bool begin_file(const InputFile& f) override { return v_.begin_file(f); }
+  void end_file(const InputFile&, const EventStream& s) override {
+    v_.end_file(s.offset(), s.skipped_bytes(), s.aborted());
+  }
+  void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
+    const Check c = e.code == Errc::truncated || e.code == Errc::bad_length ? Check::bad_event_size
+                                                                            : Check::undecodable_event;
+    v_.report(Diagnostic{c, Severity::error, f.log_name, ev.pos,
+                         fmt::format("TRANSACTION_PAYLOAD body does not decode: {} (at offset {})", e.what,
+                                     e.offset)});
+  }
+
+ private:
+  ChainVerifier& v_;
+  VerifyRun& run_;
+};
+
+}  // namespace
+
+VerifyRun verify_inputs(const std::vector<std::string>& args, const VerifyConfig& cfg, DiagnosticSink& out,
+                        ProgressMode progress_mode, InputSet* input_set) {
+  VerifyRun run;
+  std::unique_ptr<InputSet> owned;
+  if (input_set == nullptr) {
+    owned = path_inputs(args);
+    input_set = owned.get();
   }
   ChainVerifier v(out, cfg);
-  v.plan(inputs.files);
-  Progress progress(progress_mode, total);
-  std::uint64_t done_before = 0;
-  for (const InputFile& f : inputs.files) {
-    if (f.missing && f.origin.empty()) {
-      // Given on the command line and absent: a usage problem, not a gap in the data.
-      run.problems.push_back(fmt::format("{}: offset 0: file not found", f.path));
-      run.unreadable = true;
-      v.file_unavailable(f);
-      continue;
-    }
-    std::unique_ptr<Source> src;
-    if (!f.missing) {
-      try {
-        src = open_source(f.path);
-      } catch (const std::system_error& e) {
-        run.problems.push_back(fmt::format("{}: offset 0: cannot open: {}", f.path, e.code().message()));
-        run.unreadable = true;
-        v.file_unavailable(f);
-        continue;
-      }
-    }
-    if (!v.begin_file(f) || !src) continue;
-    StreamOptions so;
-    so.verify_checksums = true;
-    so.resync = true;
-    EventStream stream(*src, f.log_name, v, so);
-    Event ev;
-    while (stream.next(ev)) {
-      progress.update(done_before + src->raw_position());
-      v.event(ev);
-      if (ev.type() != EventType::transaction_payload || !ev.checksum_ok) continue;
-      auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
-      if (!p) {
-        const Check c = p.error().code == Errc::truncated || p.error().code == Errc::bad_length
-                            ? Check::bad_event_size
-                            : Check::undecodable_event;
-        v.report(Diagnostic{c, Severity::error, f.log_name, ev.pos,
-                            fmt::format("TRANSACTION_PAYLOAD body does not decode: {} (at offset {})",
-                                        p.error().what, p.error().offset)});
-        continue;
-      }
-      PayloadExpander inner(ev, *p, f.log_name, v);
-      Event iev;
-      while (inner.next(iev)) v.event(iev);
-    }
-    v.end_file(stream.offset(), stream.skipped_bytes(), stream.aborted());
-    done_before += src->raw_size();
-  }
+  v.plan(input_set->list().files);
+  VerifyHooks hooks(v, run);
+  ChainOptions co;
+  co.input_set = input_set;
+  co.verify_checksums = true;
+  co.expand_damaged_payloads = false;
+  co.progress = progress_mode;
+  co.threads = 1;
+  ChainReader reader(co, hooks, v);
+  Event ev;
+  while (reader.next(ev)) v.event(ev);
   v.finish();
-  progress.finish(done_before);
   run.summary = v.summary();
   return run;
 }
@@ -151,7 +146,7 @@ std::string summary_json(const VerifySummary& s) {
 int run_verify(const VerifyOptions& opts, std::FILE* outf, std::FILE* errf) {
   LineOutput out(outf);
   PrintSink sink(out, opts.format);
-  VerifyRun run = verify_inputs(opts.inputs, opts.config, sink, opts.progress);
+  VerifyRun run = verify_inputs(opts.inputs, opts.config, sink, opts.progress, opts.input_set);
   for (const std::string& p : run.problems) fmt::print(errf, "binlogctl: {}\n", p);
   const VerifySummary& s = run.summary;
   if (opts.format == OutputFormat::json) {

@@ -5,7 +5,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-#include <binlogctl/convert.h>
+#include <binlogctl/selection.h>
 
 #include <regex>
 

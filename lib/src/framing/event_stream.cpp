@@ -107,6 +107,8 @@ void EventStream::resync_from(std::uint64_t from, Check check, Severity sev, std
       if (!next.empty() && !plausible_at(p + size, false, &next_size)) continue;
     }
     skipped_ += p - at;
+    pending_skip_ += p - at;
+    pending_check_ = check;
     report(check, sev, at, fmt::format("{}; resynchronised at {} after skipping {} bytes", msg, p, p - at));
     off_ = p;
     return;
@@ -194,6 +196,9 @@ bool EventStream::next(Event& ev) {
     ev.inner_index = -1;
     ev.payload_pos = opts_.payload_pos >= 0 ? static_cast<std::uint64_t>(opts_.payload_pos) : 0;
     ev.fde = nullptr;
+    ev.damage.reset();
+    ev.skipped_before = pending_skip_;
+    ev.skip_check = pending_check_;
 
     if (is_fde) {
       auto f = decode_fde(raw, pos);
@@ -236,12 +241,14 @@ bool EventStream::next(Event& ev) {
     ev.fde = &fde_history_.back();
     off_ = pos + h.event_size;
     ++events_;
+    pending_skip_ = 0;
 
     if (ev.has_checksum && opts_.verify_checksums) {
       ev.stored_crc = load_le32(raw.data() + raw.size() - kChecksumLen);
       ev.computed_crc = compute_event_crc(raw);
       if (ev.stored_crc != ev.computed_crc) {
         ev.checksum_ok = false;
+        ev.damage = Check::checksum_mismatch;
         std::string msg = fmt::format("stored 0x{:08x}, computed 0x{:08x}", ev.stored_crc, ev.computed_crc);
         // If the size field itself is what got damaged, the next event will not be where it
         // says: find our footing instead of trusting it.
@@ -279,25 +286,6 @@ bool EventStream::next(Event& ev) {
 
 // ---- transaction payloads ------------------------------------------------------------------------
 
-namespace {
-
-class MemoryStream final : public ByteStream {
- public:
-  explicit MemoryStream(Bytes b) : data_(b) {}
-  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
-    std::size_t n = std::min(cap, data_.size() - pos_);
-    std::memcpy(dst, data_.data() + pos_, n);
-    pos_ += n;
-    return n;
-  }
-  std::uint64_t raw_position() const override { return pos_; }
-
- private:
-  Bytes data_;
-  std::size_t pos_ = 0;
-};
-
-}  // namespace
 
 struct PayloadExpander::Impl {
   std::unique_ptr<Source> src;
@@ -317,7 +305,7 @@ PayloadExpander::PayloadExpander(const Event& payload, const TransactionPayloadE
   impl_->log_name = std::move(log_name);
   impl_->declared = p.uncompressed_size;
   impl_->payload_pos = payload.pos;
-  std::unique_ptr<ByteStream> in = std::make_unique<MemoryStream>(p.payload);
+  std::unique_ptr<ByteStream> in = memory_stream(p.payload);
   if (p.compression_type == 0) in = decompress_stream(std::move(in), Compression::zstd);
   impl_->src = stream_source(std::move(in));
   StreamOptions o;

@@ -299,6 +299,26 @@ std::unique_ptr<ByteStream> decompress_stream(std::unique_ptr<ByteStream> in, Co
 
 std::unique_ptr<Source> memory_source(Bytes data) { return std::make_unique<MemorySource>(data); }
 
+namespace {
+class MemoryStream final : public ByteStream {
+ public:
+  explicit MemoryStream(Bytes b) : data_(b) {}
+  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
+    const std::size_t n = std::min(cap, data_.size() - pos_);
+    if (n > 0) std::memcpy(dst, data_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+  std::uint64_t raw_position() const override { return pos_; }
+
+ private:
+  Bytes data_;
+  std::size_t pos_ = 0;
+};
+}  // namespace
+
+std::unique_ptr<ByteStream> memory_stream(Bytes data) { return std::make_unique<MemoryStream>(data); }
+
 std::unique_ptr<Source> stream_source(std::unique_ptr<ByteStream> in, std::uint64_t raw_size) {
   return std::make_unique<StreamSource>(std::move(in), raw_size);
 }

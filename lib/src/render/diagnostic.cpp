@@ -1,6 +1,8 @@
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/result.h>
 
+#include <fmt/format.h>
+
 namespace binlogctl {
 
 std::string_view check_name(Check c) noexcept {
@@ -50,6 +52,15 @@ const char* errc_name(Errc e) noexcept {
     case Errc::io_error: return "io_error";
   }
   return "unknown";
+}
+
+void StderrDiagnostics::report(const Diagnostic& d) {
+  if (d.severity == Severity::error) ++errors_;
+  else ++warnings_;
+  const std::string line = fmt::format("binlogctl: {}\n", format_diagnostic(d));
+  std::lock_guard<std::mutex> lock(m_);
+  std::fputs(line.c_str(), f_);
+  std::fflush(f_);
 }
 
 }  // namespace binlogctl

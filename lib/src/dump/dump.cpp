@@ -15,48 +15,6 @@
 
 namespace binlogctl {
 
-void StderrDiagnostics::report(const Diagnostic& d) {
-  if (d.severity == Severity::error) ++errors_;
-  else ++warnings_;
-  const std::string line = fmt::format("binlogctl: {}\n", format_diagnostic(d));
-  std::lock_guard<std::mutex> lock(m_);
-  std::fputs(line.c_str(), f_);
-  std::fflush(f_);
-}
-
-std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) {
-  int v[6] = {0, 0, 0, 0, 0, 0};
-  std::size_t i = 0;
-  const char seps[] = {'-', '-', ' ', ':', ':'};
-  for (int k = 0; k < 6; ++k) {
-    if (i >= t.size() || t[i] < '0' || t[i] > '9') {
-      if (k == 3 && i >= t.size()) break;  // date only
-      return std::nullopt;
-    }
-    int n = 0, digits = 0;
-    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && digits < 4) n = n * 10 + (t[i++] - '0'), ++digits;
-    v[k] = n;
-    if (k < 5) {
-      if (i >= t.size()) {
-        if (k == 2) break;
-        return std::nullopt;
-      }
-      if (t[i] != seps[k] && !(k == 2 && t[i] == 'T')) return std::nullopt;
-      ++i;
-    }
-  }
-  if (i != t.size() && !(i + 1 == t.size() && t[i] == 'Z')) return std::nullopt;
-  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 59) return std::nullopt;
-  // days_from_civil (proleptic Gregorian)
-  int y = v[0] - (v[1] <= 2 ? 1 : 0);
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned mp = static_cast<unsigned>(v[1] > 2 ? v[1] - 3 : v[1] + 9);
-  const unsigned doy = (153 * mp + 2) / 5 + static_cast<unsigned>(v[2]) - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
-  return days * 86400 + v[3] * 3600 + v[4] * 60 + v[5] - tz;
-}
 
 namespace {
 
@@ -232,7 +190,8 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   StderrDiagnostics diag(errf);
   // The Log_name column is as wide as the longest name of the chain.
   int name_w = 8;
-  for (const InputFile& f : expand_inputs(opts.inputs).files)
+  const InputList listed = opts.input_set != nullptr ? opts.input_set->list() : expand_inputs(opts.inputs);
+  for (const InputFile& f : listed.files)
     name_w = std::max(name_w, static_cast<int>(f.log_name.size()));
   LineOutput out(outf);
   Dumper dumper(opts, out, diag, name_w);
@@ -244,6 +203,7 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   } visitor(dumper);
   ChainOptions co;
   co.inputs = opts.inputs;
+  co.input_set = opts.input_set;
   co.start_position = opts.start_position;
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;

@@ -1,0 +1,40 @@
+// Datetime text for the selection options (datetime.h).
+#include <binlogctl/datetime.h>
+
+namespace binlogctl {
+
+std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) {
+  int v[6] = {0, 0, 0, 0, 0, 0};
+  std::size_t i = 0;
+  const char seps[] = {'-', '-', ' ', ':', ':'};
+  for (int k = 0; k < 6; ++k) {
+    if (i >= t.size() || t[i] < '0' || t[i] > '9') {
+      if (k == 3 && i >= t.size()) break;  // date only
+      return std::nullopt;
+    }
+    int n = 0, digits = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && digits < 4) n = n * 10 + (t[i++] - '0'), ++digits;
+    v[k] = n;
+    if (k < 5) {
+      if (i >= t.size()) {
+        if (k == 2) break;
+        return std::nullopt;
+      }
+      if (t[i] != seps[k] && !(k == 2 && t[i] == 'T')) return std::nullopt;
+      ++i;
+    }
+  }
+  if (i != t.size() && !(i + 1 == t.size() && t[i] == 'Z')) return std::nullopt;
+  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 59) return std::nullopt;
+  // days_from_civil (proleptic Gregorian)
+  int y = v[0] - (v[1] <= 2 ? 1 : 0);
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned mp = static_cast<unsigned>(v[1] > 2 ? v[1] - 3 : v[1] + 9);
+  const unsigned doy = (153 * mp + 2) / 5 + static_cast<unsigned>(v[2]) - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
+  return days * 86400 + v[3] * 3600 + v[4] * 60 + v[5] - tz;
+}
+
+}  // namespace binlogctl

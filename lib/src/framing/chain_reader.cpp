@@ -1,0 +1,356 @@
+// The one chain walker (chain.h): inputs -> sources -> EventStream -> selection -> payload
+// expansion, pulled one event at a time.
+#include <binlogctl/chain.h>
+#include <binlogctl/events.h>
+#include <binlogctl/source.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace binlogctl {
+namespace {
+
+enum class Select { take, skip, stop, stop_all };
+
+// Batches of events handed from the framing thread to the consuming one, with a fixed pool of
+// batches (bounded memory, no allocation once warm).
+class EventPipe {
+ public:
+  static constexpr std::size_t kBatch = 1024;
+  static constexpr std::size_t kBatches = 8;
+  EventPipe() {
+    for (auto& b : pool_) {
+      b.reserve(kBatch);
+      free_.push_back(&b);
+    }
+  }
+  std::vector<Event>* take_free() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !free_.empty() || abandoned_; });
+    if (abandoned_) return nullptr;  // the consumer is gone: stop reading
+    auto* b = free_.back();
+    free_.pop_back();
+    b->clear();
+    return b;
+  }
+  void put_full(std::vector<Event>* b) {
+    std::lock_guard<std::mutex> l(m_);
+    if (!abandoned_) full_.push_back(b);
+    cv_.notify_all();
+  }
+  std::vector<Event>* take_full() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !full_.empty() || done_; });
+    if (full_.empty()) return nullptr;
+    auto* b = full_.front();
+    full_.pop_front();
+    return b;
+  }
+  void put_free(std::vector<Event>* b) {
+    std::lock_guard<std::mutex> l(m_);
+    free_.push_back(b);
+    cv_.notify_all();
+  }
+  void finish(bool stop_all) {
+    std::lock_guard<std::mutex> l(m_);
+    done_ = true;
+    stop_all_ = stop_all;
+    cv_.notify_all();
+  }
+  void abandon() {
+    std::lock_guard<std::mutex> l(m_);
+    abandoned_ = true;
+    cv_.notify_all();
+  }
+  bool stopped_all() {
+    std::lock_guard<std::mutex> l(m_);
+    return stop_all_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::array<std::vector<Event>, kBatches> pool_;
+  std::vector<std::vector<Event>*> free_;
+  std::deque<std::vector<Event>*> full_;
+  bool done_ = false, stop_all_ = false, abandoned_ = false;
+};
+
+}  // namespace
+
+struct ChainReader::Impl {
+  const ChainOptions& o;
+  ChainHooks& hooks;
+  DiagnosticSink& diag;
+  std::unique_ptr<InputSet> owned_inputs;
+  InputSet* inputs = nullptr;
+  std::optional<Progress> progress;
+  std::uint64_t done_before = 0;
+  bool started = false, finished = false, stop_all = false;
+  std::size_t next_file = 0;  // index of the file to open next
+  std::size_t cur_file = 0;   // index of the file being read
+
+  // The file being read.
+  std::unique_ptr<Source> src;
+  std::unique_ptr<EventStream> stream;
+  bool first = false, last = false;
+  // Threaded framing of a mapped file.
+  std::unique_ptr<EventPipe> pipe;
+  std::thread framer;
+  std::vector<Event>* batch = nullptr;
+  std::size_t in_batch = 0;
+  // The payload whose inner events come next.
+  bool expand_pending = false;
+  Event payload_ev;
+  std::optional<TransactionPayloadEvent> payload_body;
+  std::unique_ptr<PayloadExpander> expander;
+
+  Impl(const ChainOptions& opts, ChainHooks& h, DiagnosticSink& d) : o(opts), hooks(h), diag(d) {}
+
+  ~Impl() { stop_framer(); }
+
+  void stop_framer() {
+    if (!framer.joinable()) return;
+    pipe->abandon();
+    framer.join();
+  }
+
+  Select select(const Event& ev) const {
+    const bool fde = ev.type() == EventType::format_description;
+    const bool keep_fde = fde && o.pass_fde_before_start;
+    if (first && o.start_position && ev.pos < *o.start_position && !keep_fde) return Select::skip;
+    if (last && o.stop_position && ev.pos >= *o.stop_position) return Select::stop;
+    const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
+    if (o.stop_datetime && ts >= *o.stop_datetime && !fde) return Select::stop_all;
+    if (o.start_datetime && ts < *o.start_datetime && !keep_fde) return Select::skip;
+    return Select::take;
+  }
+
+  void start() {
+    started = true;
+    if (o.input_set != nullptr) {
+      inputs = o.input_set;
+    } else {
+      owned_inputs = path_inputs(o.inputs);
+      inputs = owned_inputs.get();
+    }
+    for (const std::string& e : inputs->list().errors) hooks.input_error(e);
+    progress.emplace(o.progress, inputs->total_size());
+  }
+
+  // Opens the next readable file; false when the chain is done.
+  bool open_next() {
+    const auto& files = inputs->list().files;
+    while (!stop_all && next_file < files.size()) {
+      const std::size_t i = next_file++;
+      const InputFile& f = files[i];
+      if (f.missing) {
+        hooks.unavailable(f, nullptr);
+        continue;
+      }
+      try {
+        src = inputs->open(f);
+      } catch (const std::system_error& e) {
+        hooks.unavailable(f, &e);
+        continue;
+      }
+      if (!hooks.begin_file(f)) {
+        src.reset();
+        continue;
+      }
+      cur_file = i;
+      first = i == 0;
+      last = i + 1 == files.size();
+      StreamOptions so;
+      so.verify_checksums = o.verify_checksums;
+      if (first && o.start_position) so.start_position = *o.start_position;
+      const bool threaded = o.threads > 1 && src->size().has_value();
+      so.release_behind = !threaded;
+      stream = std::make_unique<EventStream>(*src, f.log_name, diag, so);
+      if (threaded) start_framer();
+      return true;
+    }
+    return false;
+  }
+
+  // A second thread frames and checksums; this one consumes. Mapped bytes stay valid, so
+  // events travel as views; this thread releases the pages it is done with.
+  void start_framer() {
+    pipe = std::make_unique<EventPipe>();
+    batch = nullptr;
+    in_batch = 0;
+    framer = std::thread([this] {
+      std::vector<Event>* b = nullptr;
+      Event ev;
+      bool all = false;
+      while (stream->next(ev)) {
+        const Select sel = select(ev);
+        if (sel == Select::skip) continue;
+        if (sel != Select::take) {
+          all = sel == Select::stop_all;
+          break;
+        }
+        if (b == nullptr && (b = pipe->take_free()) == nullptr) break;
+        b->push_back(ev);
+        if (b->size() == EventPipe::kBatch) {
+          pipe->put_full(b);
+          b = nullptr;
+        }
+      }
+      if (b != nullptr) pipe->put_full(b);
+      pipe->finish(all);
+    });
+  }
+
+  void close_file() {
+    if (framer.joinable()) {
+      framer.join();
+      if (pipe->stopped_all()) stop_all = true;
+      pipe.reset();
+    }
+    hooks.end_file(inputs->list().files[cur_file], *stream);
+    done_before += src->raw_size();
+    expander.reset();
+    stream.reset();
+    src.reset();
+  }
+
+  // The next top-level event of the open file; false at its end.
+  bool next_outer(Event& ev) {
+    if (pipe) {
+      if (batch != nullptr && in_batch < batch->size()) {
+        ev = (*batch)[in_batch++];
+        progress->update(done_before + ev.pos);
+        return true;
+      }
+      if (batch != nullptr) {
+        src->release(batch->back().pos);
+        pipe->put_free(batch);
+        batch = nullptr;
+      }
+      batch = pipe->take_full();
+      if (batch == nullptr) return false;
+      in_batch = 0;
+      ev = (*batch)[in_batch++];
+      progress->update(done_before + ev.pos);
+      return true;
+    }
+    while (stream->next(ev)) {
+      progress->update(done_before + src->raw_position());
+      const Select sel = select(ev);
+      if (sel == Select::skip) continue;
+      if (sel != Select::take) {
+        if (sel == Select::stop_all) stop_all = true;
+        return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  bool next(Event& ev) {
+    if (!started) start();
+    for (;;) {
+      if (finished) return false;
+      if (expand_pending) {
+        expand_pending = false;
+        auto p = decode_transaction_payload(payload_ev.body_reader(), *payload_ev.fde);
+        if (!p) {
+          hooks.payload_undecodable(payload_ev, inputs->list().files[cur_file], p.error());
+        } else {
+          payload_body = *p;
+          expander = std::make_unique<PayloadExpander>(payload_ev, *payload_body, stream->log_name(), diag);
+        }
+      }
+      if (expander) {
+        if (expander->next(ev)) {
+          if (payload_ev.damage) ev.damage = payload_ev.damage;  // the contents of damaged bytes
+          return true;
+        }
+        expander.reset();
+      }
+      if (!stream) {
+        if (!open_next()) {
+          finished = true;
+          progress->finish(done_before);
+          return false;
+        }
+      }
+      if (next_outer(ev)) {
+        if (o.expand_payloads && ev.type() == EventType::transaction_payload &&
+            (o.expand_damaged_payloads || ev.checksum_ok)) {
+          payload_ev = ev;
+          expand_pending = true;
+        }
+        return true;
+      }
+      close_file();
+    }
+  }
+};
+
+ChainReader::ChainReader(const ChainOptions& o, ChainHooks& hooks, DiagnosticSink& diag)
+    : impl_(std::make_unique<Impl>(o, hooks, diag)) {}
+
+ChainReader::~ChainReader() = default;
+
+bool ChainReader::next(Event& ev) { return impl_->next(ev); }
+
+const InputFile& ChainReader::file() const { return impl_->inputs->list().files[impl_->cur_file]; }
+
+std::size_t ChainReader::file_index() const { return impl_->cur_file; }
+
+// ---- read_chain: the visitor form, with read problems printed on errf ----
+
+namespace {
+
+class PrintingHooks final : public ChainHooks {
+ public:
+  PrintingHooks(ChainVisitor& v, DiagnosticSink& diag, std::FILE* errf) : v_(v), diag_(diag), errf_(errf) {}
+  void input_error(const std::string& e) override {
+    fmt::print(errf_, "binlogctl: {}\n", e);
+    readable = false;
+  }
+  void unavailable(const InputFile& f, const std::system_error* e) override {
+    if (e == nullptr)
+      fmt::print(errf_, "binlogctl: {}: offset 0: file not found{}\n", f.path,
+                 f.origin.empty() ? "" : fmt::format(" (named by {})", f.origin));
+    else
+      fmt::print(errf_, "binlogctl: {}: offset 0: cannot open: {}\n", f.path, e->code().message());
+    readable = false;
+  }
+  bool begin_file(const InputFile& f) override {
+    v_.begin_file(f);
+    return true;
+  }
+  void end_file(const InputFile&, const EventStream& s) override {
+    if (s.aborted() && s.events() == 0 && s.source_raw_size() == 0) readable = false;
+  }
+  void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
+    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
+                            fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", e.what, e.offset)});
+  }
+  bool readable = true;
+
+ private:
+  ChainVisitor& v_;
+  DiagnosticSink& diag_;
+  std::FILE* errf_;
+};
+
+}  // namespace
+
+bool read_chain(const ChainOptions& o, ChainVisitor& v, DiagnosticSink& diag, std::FILE* errf) {
+  PrintingHooks hooks(v, diag, errf);
+  ChainReader r(o, hooks, diag);
+  Event ev;
+  while (r.next(ev)) v.event(ev, r.file());
+  return hooks.readable;
+}
+
+}  // namespace binlogctl
