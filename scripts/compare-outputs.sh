@@ -11,10 +11,10 @@
 #                       build-compare.XXXXXX/ in this tree, gitignored; ccache, ninja -j2,
 #                       no tests), removed on exit
 #   --new PATH          the binary after the change (default: build/binlogctl of this tree)
-#   --bench FILE        also run every case on FILE (the 64 MiB bench binlog; default: the
-#                       first of bench/work/mariadb-64mb/mariadb-bin.000001 and
-#                       /work/benchdata/mariadb-64mb/mariadb-bin.000001 that exists, else
-#                       skipped with a note); --no-bench skips it
+#   --bench FILE        also run every case on FILE (repeatable; default: the 64 MiB bench
+#                       binlog of each shape, mariadb-64mb/ and mariadb-wide-64mb/, from
+#                       bench/work/ or else /work/benchdata/, those that exist, skipped with
+#                       a note when none does); --no-bench skips them
 #   --shared DIR        the shared corpus root (default ../shared; skipped when absent)
 #   --quick             the repository's fixtures (and their damaged copies) only
 #   --filter REGEX      only the cases whose name matches (an extended regular expression)
@@ -48,8 +48,9 @@ usage_error() {
 }
 note() { echo "$PROG: $*" >&2; }
 
-OLD='' NEW='' OLD_COMMIT='' BENCH='' NO_BENCH=0 QUICK=0 FILTER='' LIST=0 KEEP=0 TIMEOUT=300 JOBS=2 TIMES=''
+OLD='' NEW='' OLD_COMMIT='' NO_BENCH=0 QUICK=0 FILTER='' LIST=0 KEEP=0 TIMEOUT=300 JOBS=2 TIMES=''
 SHARED=$ROOT/../shared
+BENCH=()
 need_arg() { if [ $# -lt 2 ] || [ -z "$2" ]; then usage_error "$1 needs an argument"; fi; }
 while [ $# -gt 0 ]; do
     case $1 in
@@ -59,8 +60,8 @@ while [ $# -gt 0 ]; do
     --new=*) NEW=${1#*=}; shift ;;
     --old-commit) need_arg "$@"; OLD_COMMIT=$2; shift 2 ;;
     --old-commit=*) OLD_COMMIT=${1#*=}; shift ;;
-    --bench) need_arg "$@"; BENCH=$2; shift 2 ;;
-    --bench=*) BENCH=${1#*=}; shift ;;
+    --bench) need_arg "$@"; BENCH+=("$2"); shift 2 ;;
+    --bench=*) BENCH+=("${1#*=}"); shift ;;
     --no-bench) NO_BENCH=1; shift ;;
     --shared) need_arg "$@"; SHARED=$2; shift 2 ;;
     --shared=*) SHARED=${1#*=}; shift ;;
@@ -98,12 +99,17 @@ if [ "$LIST" = 0 ]; then
     NEW=$(abs_bin --new "$NEW")
     [ -z "$OLD" ] || OLD=$(abs_bin --old "$OLD")
 fi
-if [ -n "$BENCH" ]; then
-    [ -f "$BENCH" ] || usage_error "--bench: no file $BENCH"
-    BENCH=$(cd "$(dirname "$BENCH")" && pwd)/$(basename "$BENCH")
+if [ "${#BENCH[@]}" -gt 0 ]; then
+    for i in "${!BENCH[@]}"; do
+        [ -f "${BENCH[i]}" ] || usage_error "--bench: no file ${BENCH[i]}"
+        BENCH[i]=$(cd "$(dirname "${BENCH[i]}")" && pwd)/$(basename "${BENCH[i]}")
+    done
 elif [ "$NO_BENCH" = 0 ] && [ "$QUICK" = 0 ]; then
-    for f in "$ROOT/bench/work/mariadb-64mb/mariadb-bin.000001" /work/benchdata/mariadb-64mb/mariadb-bin.000001; do
-        if [ -f "$f" ]; then BENCH=$f; break; fi
+    # the 64 MiB file of each workload shape, in bench/work/ or /work/benchdata/
+    for d in mariadb-64mb mariadb-wide-64mb; do
+        for f in "$ROOT/bench/work/$d/mariadb-bin.000001" "/work/benchdata/$d/mariadb-bin.000001"; do
+            if [ -f "$f" ]; then BENCH+=("$f"); break; fi
+        done
     done
 fi
 
@@ -285,8 +291,10 @@ add_input "stdin/gz/fx/basic/mariadb-bin.000002.gz" "$IN/gz/mariadb-bin.000002.g
 [ ! -f "$IN/damaged/fx/basic/mariadb-bin.000002.trunc-mid-event" ] ||
     add_input "stdin/damaged/fx/basic/mariadb-bin.000002.trunc-mid-event" "$IN/damaged/fx/basic/mariadb-bin.000002.trunc-mid-event" stdin
 
-if [ -n "$BENCH" ]; then
-    add_input "bench/$(basename "$(dirname "$BENCH")")/$(basename "$BENCH")" "$BENCH" file
+if [ "${#BENCH[@]}" -gt 0 ]; then
+    for f in "${BENCH[@]}"; do
+        add_input "bench/$(basename "$(dirname "$f")")/$(basename "$f")" "$f" file
+    done
 elif [ "$QUICK" = 0 ] && [ "$NO_BENCH" = 0 ]; then
     note "no bench file (make one with bench/make-large-binlog.sh --size-mb 64, or give --bench FILE): skipped"
 fi
