@@ -2,12 +2,14 @@
 # Generates ONE large, real MariaDB binlog file for benchmarks, with a private
 # throw-away server (same start/stop helpers as testdata/generate.sh).
 #
-#   bench/make-large-binlog.sh [--size-mb N] [--out DIR] [--seed S] [--no-stats]
+#   bench/make-large-binlog.sh [--shape mixed|wide] [--size-mb N] [--out DIR] [--seed S] [--no-stats]
 #
+#   --shape S     the workload (default mixed, described below; wide: see WIDE)
 #   --size-mb N   stop once the binlog file is at least N MiB (default 1024,
 #                 at most 1024: the file must stay a single file and
 #                 max_binlog_size is at most 1 GiB)
-#   --out DIR     where to put it (default bench/work/mariadb-<N>mb, gitignored)
+#   --out DIR     where to put it (default bench/work/mariadb-<N>mb for mixed,
+#                 bench/work/mariadb-wide-<N>mb for wide; bench/work is gitignored)
 #   --seed S      seed of the generated workload (default 1)
 #   --no-stats    skip the SHOW BINLOG EVENTS pass that counts events per type
 #
@@ -21,6 +23,17 @@
 # and then a transaction of thousands of rows (INSERT ... SELECT from the
 # SEQUENCE engine's seq_1_to_N, big UPDATEs and DELETEs). Shape per GiB: roughly
 # 400k+ transactions and 3M+ events (see stats.txt).
+#
+# WIDE (--shape wide), same server options: 12 tables (wide.w00..w11) of 20-40
+# columns each (BIGINT primary key, then a seeded mix of INT/INT UNSIGNED/
+# TINYINT/BIGINT/BIGINT UNSIGNED/DECIMAL(18,4)/DECIMAL(30,10)/DOUBLE/FLOAT/
+# DATETIME(6)/TIMESTAMP(3)/DATE/VARCHAR/CHAR/TEXT/MEDIUMTEXT/JSON/ENUM/SET/BLOB/
+# VARBINARY, every table with a TEXT, a JSON and a MEDIUMTEXT or BLOB column,
+# 8% NULLs); larger values (TEXT 200-2000 bytes, JSON documents 100-1500 bytes,
+# BLOBs up to 600 bytes); transactions of mostly 1-5 rows (55% INSERT, 33%
+# UPDATE of 2-5 columns by primary key, 12% DELETE; 15% of them BEGIN/COMMIT
+# with 2-3 statements), and 1 in 1000 a transaction of 1000-3000 rows
+# (INSERT ... SELECT from seq_0_to_N, or an UPDATE of an id range).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,12 +41,15 @@ ROOT=$(cd "$HERE/.." && pwd)
 # shellcheck source=testdata/lib-mariadb.sh
 . "$ROOT/testdata/lib-mariadb.sh"
 
+SHAPE=mixed
 SIZE_MB=1024
 OUT=
 SEED=1
 STATS=1
 while [ $# -gt 0 ]; do
     case $1 in
+    --shape) SHAPE=$2; shift 2 ;;
+    --shape=*) SHAPE=${1#*=}; shift ;;
     --size-mb) SIZE_MB=$2; shift 2 ;;
     --size-mb=*) SIZE_MB=${1#*=}; shift ;;
     --out) OUT=$2; shift 2 ;;
@@ -41,13 +57,16 @@ while [ $# -gt 0 ]; do
     --seed) SEED=$2; shift 2 ;;
     --seed=*) SEED=${1#*=}; shift ;;
     --no-stats) STATS=0; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case $SIZE_MB in ''|*[!0-9]*) mdb_die "--size-mb wants a positive integer" ;; esac
 if [ "$SIZE_MB" -lt 1 ] || [ "$SIZE_MB" -gt 1024 ]; then mdb_die "--size-mb must be 1..1024"; fi
-[ -n "$OUT" ] || OUT=$HERE/work/mariadb-${SIZE_MB}mb
+case $SHAPE in mixed|wide) ;; *) mdb_die "--shape wants mixed or wide" ;; esac
+if [ -z "$OUT" ]; then
+    if [ "$SHAPE" = mixed ]; then OUT=$HERE/work/mariadb-${SIZE_MB}mb; else OUT=$HERE/work/mariadb-wide-${SIZE_MB}mb; fi
+fi
 
 export LC_ALL=C.UTF-8 TZ=UTC
 mdb_ensure_installed
@@ -89,9 +108,9 @@ mdb_log "init + start (work dir $WORK)"
 mdb_init "$WORK"
 mdb_start "$WORK" "${OPTS[@]}"
 
-mdb_log "streaming the workload until mariadb-bin.000001 >= $SIZE_MB MiB"
-MDB_BINLOG="$WORK/data/mariadb-bin.000001" MDB_TARGET=$((SIZE_MB * 1024 * 1024)) MDB_SEED=$SEED \
-python3 - <<'PY' | mdb_sql "$WORK" --batch > "$WORK/workload.out"
+# The generators write the SQL stream to stdout and stop once MDB_BINLOG reaches MDB_TARGET bytes.
+workload_mixed() {
+    cat <<'PY'
 import os, random, sys, time
 
 binlog = os.environ["MDB_BINLOG"]
@@ -263,6 +282,207 @@ while True:
     if n % 50000 == 0:
         print("  %d transactions generated, binlog %.1f MiB" % (n, size / 1048576.0), file=sys.stderr)
 PY
+}
+
+workload_wide() {
+    cat <<'PY'
+import os, random, sys
+
+binlog = os.environ["MDB_BINLOG"]
+target = int(os.environ["MDB_TARGET"])
+r = random.Random(int(os.environ["MDB_SEED"]))
+out = sys.stdout
+ts = 1706745600
+
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+         "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee "
+         "zulu café naïve 東京 Ωmega straße ünïcode 😀 \"quoted\" back\\slash tab\there").split(" ")
+ENUM_VALS = ["new", "active", "suspended", "closed", "archived", "deleted"]
+KEYS = ["k%d" % i for i in range(40)] + ["name", "value", "when", "who", "clé", "名前"]
+SET_VALS = ["a", "b", "c", "d", "e", "f", "g", "h"]
+
+def words(n):
+    return " ".join(r.choice(WORDS) for _ in range(n))
+
+def q(s):
+    return "'" + s.replace("\\", "\\\\").replace("'", "''") + "'"
+
+def w(s):
+    out.write(s)
+    out.write("\n")
+
+def json_value(depth=0):
+    x = r.random()
+    if depth < 2 and x < 0.25:
+        return "{" + ", ".join('"%s": %s' % (r.choice(KEYS), json_value(depth + 1))
+                               for _ in range(r.randint(1, 6))) + "}"
+    if depth < 2 and x < 0.45:
+        return "[" + ", ".join(json_value(depth + 1) for _ in range(r.randint(0, 8))) + "]"
+    if x < 0.6:
+        return str(r.randint(-10**9, 10**9))
+    if x < 0.7:
+        return repr(r.uniform(-1e6, 1e6))
+    if x < 0.75:
+        return r.choice(["true", "false", "null"])
+    s = words(r.randint(1, 12)).replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+    return '"' + s + '"'
+
+def json_doc():
+    # 100-1500 bytes: an object of a few keys, nested arrays and objects
+    keys = ["id", "name", "tags", "attrs", "history", "geo", "note", "flags", "score", "items"]
+    parts = []
+    for k in r.sample(keys, r.randint(4, 10)):
+        parts.append('"%s": %s' % (k, json_value()))
+    return "{" + ", ".join(parts) + "}"
+
+def dt6():
+    t = ts - r.randint(0, 10**8)
+    return "FROM_UNIXTIME(%d.%06d)" % (t, r.randint(0, 999999))
+
+# column kinds: (SQL type, literal generator, expression of seq for INSERT ... SELECT)
+KINDS = {
+    "int":      ("INT", lambda: str(r.randint(-2**31, 2**31 - 1)), "CAST(seq * 7919 % 2147483647 AS SIGNED) - 1073741823"),
+    "uint":     ("INT UNSIGNED", lambda: str(r.randint(0, 2**32 - 1)), "seq * 104729 % 4294967295"),
+    "tinyint":  ("TINYINT", lambda: str(r.randint(-128, 127)), "CAST(seq % 256 AS SIGNED) - 128"),
+    "bigint":   ("BIGINT", lambda: str(r.randint(-2**63, 2**63 - 1)), "seq * 1000000007"),
+    "ubigint":  ("BIGINT UNSIGNED", lambda: str(r.randint(0, 2**64 - 1)), "seq * 998244353"),
+    "dec":      ("DECIMAL(18,4)", lambda: "%.4f" % r.uniform(-1e13, 1e13), "seq * 12345.6789 - 1e9"),
+    "dec30":    ("DECIMAL(30,10)", lambda: "%.10f" % r.uniform(-1e15, 1e15), "seq / 7"),
+    "double":   ("DOUBLE", lambda: repr(r.uniform(-1e12, 1e12)), "seq * 3.14159265358979e0"),
+    "float":    ("FLOAT", lambda: "%.5g" % r.uniform(-1e6, 1e6), "seq / 3e0"),
+    "dt6":      ("DATETIME(6)", dt6, "FROM_UNIXTIME(1700000000 + seq * 37) + INTERVAL seq % 1000000 MICROSECOND"),
+    "ts3":      ("TIMESTAMP(3) NULL", lambda: "FROM_UNIXTIME(%d.%03d)" % (ts - r.randint(0, 10**7), r.randint(0, 999)), "FROM_UNIXTIME(1700000000 + seq)"),
+    "date":     ("DATE", lambda: "DATE(FROM_UNIXTIME(%d))" % (ts - r.randint(0, 10**9)), "FROM_DAYS(730000 + seq % 10000)"),
+    "vc":       ("VARCHAR(255)", lambda: q(words(r.randint(2, 30))[:255]), "CONCAT('v-', seq, '-', REPEAT('xyz', seq % 60))"),
+    "vc40":     ("VARCHAR(40)", lambda: q(words(r.randint(1, 5))[:40]), "CONCAT('name-', seq)"),
+    "char":     ("CHAR(16)", lambda: q(r.choice(WORDS)[:16]), "LPAD(seq, 16, '0')"),
+    "text":     ("TEXT", lambda: q(words(r.randint(30, 300))), "REPEAT(CONCAT('lorem ipsum ', seq, ' dolor sit amet '), 1 + seq % 20)"),
+    "mtext":    ("MEDIUMTEXT", lambda: q(words(r.randint(100, 600))), "REPEAT(CONCAT('consectetur ', seq, ' adipiscing '), 2 + seq % 30)"),
+    "json":     ("JSON", lambda: q(json_doc()), "JSON_OBJECT('id', seq, 'name', CONCAT('n', seq), 'tags', JSON_ARRAY('a', seq % 7, seq * 1.5), 'attrs', JSON_OBJECT('x', seq % 100, 'note', REPEAT('j', seq % 100)))"),
+    "enum":     ("ENUM('new','active','suspended','closed','archived','deleted')", lambda: q(r.choice(ENUM_VALS)), "1 + seq % 6"),
+    "set":      ("SET('a','b','c','d','e','f','g','h')", lambda: q(",".join(r.sample(SET_VALS, r.randint(0, 4)))), "seq % 256"),
+    "blob":     ("BLOB", lambda: "x'%s'" % r.randbytes(r.randint(16, 600)).hex(), "REPEAT(UNHEX(SHA2(seq, 256)), 1 + seq % 6)"),
+    "vbin":     ("VARBINARY(64)", lambda: "x'%s'" % r.randbytes(r.randint(1, 64)).hex(), "UNHEX(MD5(seq))"),
+}
+# weights of the kinds in a table beyond the fixed TEXT and JSON columns
+WEIGHTS = [("int", 6), ("uint", 2), ("tinyint", 2), ("bigint", 5), ("ubigint", 1), ("dec", 4), ("dec30", 1),
+           ("double", 4), ("float", 1), ("dt6", 4), ("ts3", 1), ("date", 2), ("vc", 5), ("vc40", 3),
+           ("char", 1), ("text", 2), ("json", 1), ("enum", 2), ("set", 2), ("blob", 2), ("vbin", 1)]
+KIND_NAMES = [k for k, n in WEIGHTS for _ in range(n)]
+
+N_TABLES = 12
+tables = []   # (name, [(col, kind)], next id, live low id)
+w("SET SESSION time_zone = '+00:00';")
+w("SET timestamp = %d;" % ts)
+w("CREATE DATABASE wide DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;")
+w("USE wide;")
+for t in range(N_TABLES):
+    ncols = r.randint(20, 40)
+    kinds = ["text", "json", "mtext" if t % 3 == 0 else "blob"] + [r.choice(KIND_NAMES) for _ in range(ncols - 4)]
+    r.shuffle(kinds)
+    cols = [("c%02d_%s" % (i + 1, k), k) for i, k in enumerate(kinds)]
+    defs = ["id BIGINT NOT NULL PRIMARY KEY"]
+    for c, k in cols:
+        defs.append("%s %s%s" % (c, KINDS[k][0], "" if "NULL" in KINDS[k][0] else " NULL"))
+    name = "w%02d" % t
+    w("CREATE TABLE %s (%s) ENGINE=InnoDB;" % (name, ", ".join(defs)))
+    tables.append([name, cols, 1, 1])
+
+def row_values(cols):
+    return ", ".join("NULL" if r.random() < 0.08 else KINDS[k][1]() for _, k in cols)
+
+def ins(tb, k):
+    name, cols, nid, _ = tb
+    rows = []
+    for i in range(k):
+        rows.append("(%d, %s)" % (nid + i, row_values(cols)))
+    tb[2] = nid + k
+    w("INSERT INTO %s VALUES %s;" % (name, ", ".join(rows)))
+
+def upd(tb, k):
+    name, cols, nid, lo = tb
+    if nid - lo < 10:
+        return ins(tb, k)
+    ids = sorted(set(r.randint(lo, nid - 1) for _ in range(k)))
+    sets = r.sample(cols, r.randint(2, 5))
+    w("UPDATE %s SET %s WHERE id IN (%s);" % (name, ", ".join("%s = %s" % (c, KINDS[kd][1]()) for c, kd in sets),
+                                             ", ".join(map(str, ids))))
+
+def dele(tb, k):
+    name, cols, nid, lo = tb
+    if nid - lo < 200:
+        return ins(tb, k)
+    w("DELETE FROM %s WHERE id BETWEEN %d AND %d;" % (name, lo, lo + k - 1))
+    tb[3] = lo + k
+
+ROWS = [1, 1, 1, 1, 2, 2, 3, 4, 5]
+def stmt():
+    tb = r.choice(tables)
+    k = r.choice(ROWS)
+    x = r.random()
+    if x < 0.55:
+        ins(tb, k)
+    elif x < 0.88:
+        upd(tb, k)
+    else:
+        dele(tb, min(k, 3))
+
+def small():
+    if r.random() < 0.85:
+        stmt()
+        return
+    w("BEGIN;")
+    for _ in range(r.randint(2, 3)):
+        stmt()
+    w("COMMIT;")
+
+def big():
+    tb = r.choice(tables)
+    name, cols, nid, lo = tb
+    n = r.randint(1000, 3000)
+    x = r.random()
+    if x < 0.6 or nid - lo < n:
+        exprs = ", ".join(KINDS[k][2] for _, k in cols)
+        w("INSERT INTO %s SELECT %d + seq, %s FROM seq_0_to_%d;" % (name, nid, exprs, n - 1))
+        tb[2] = nid + n
+    else:
+        num = [c for c, k in cols if k in ("int", "bigint", "dec", "double", "tinyint")]
+        dt = [c for c, k in cols if k == "dt6"]
+        sets = ["%s = %s + 1" % (c, c) for c in num[:1]] + ["%s = NOW(6)" % c for c in dt[:1]]
+        if not sets:
+            sets = ["%s = %s" % (cols[0][0], cols[0][0])]
+        lo2 = r.randint(lo, nid - n)
+        w("UPDATE %s SET %s WHERE id BETWEEN %d AND %d;" % (name, ", ".join(sets), lo2, lo2 + n - 1))
+
+BIG_P = 0.001
+n = 0
+MAX_TRX = 20000000   # bound: the loop ends by size, this only guards against a stuck binlog
+while n < MAX_TRX:
+    for _ in range(200):
+        n += 1
+        if n % 20 == 0:
+            ts += 1
+            w("SET timestamp = %d;" % ts)
+        if r.random() < BIG_P:
+            big()
+        else:
+            small()
+    out.flush()
+    try:
+        size = os.path.getsize(binlog)
+    except OSError:
+        size = 0
+    if size >= target or os.path.exists(binlog[:-6] + "000002"):
+        break
+    if n % 10000 == 0:
+        print("  %d transactions generated, binlog %.1f MiB" % (n, size / 1048576.0), file=sys.stderr)
+PY
+}
+
+"workload_$SHAPE" > "$WORK/workload.py"
+mdb_log "streaming the $SHAPE workload until mariadb-bin.000001 >= $SIZE_MB MiB"
+MDB_BINLOG="$WORK/data/mariadb-bin.000001" MDB_TARGET=$((SIZE_MB * 1024 * 1024)) MDB_SEED=$SEED \
+python3 "$WORK/workload.py" | mdb_sql "$WORK" --batch > "$WORK/workload.out"
 mdb_log "workload done in $((SECONDS - T0)) s"
 
 size=$(stat -c %s "$WORK/data/mariadb-bin.000001")
@@ -286,6 +506,7 @@ echo "./mariadb-bin.000001" > "$OUT/mariadb-bin.index"
     echo "bytes	$(stat -c %s "$OUT/mariadb-bin.000001")"
     echo "server	$(mdb_version)"
     echo "options	${OPTS[*]}"
+    echo "shape	$SHAPE"
     echo "seed	$SEED"
     echo "generated_in_seconds	$((SECONDS - T0))"
     if [ -f "$WORK/counts.txt" ]; then
