@@ -50,7 +50,7 @@ int run(ConvertArgs& a) {
   if (a.batch_size == 0) throw CLI::ValidationError("--batch-size", "must be at least 1");
   if ((a.output.empty() || a.output == "-") && a.format == "canal-proto" && isatty(fileno(stdout)) != 0)
     throw CLI::ValidationError("--format", "canal-proto is binary: redirect stdout or use -o FILE");
-  OutputFile output(a.output);
+  OutputFile output(a.output, o.inputs);
   std::FILE* out = output.get();
   int rc = 0;
 #ifdef BINLOGCTL_HAVE_CANAL
@@ -71,6 +71,7 @@ int run(ConvertArgs& a) {
   (void)canal;
   rc = run_convert(o, out, stderr);
 #endif
+  output.commit();
   return rc;
 }
 }  // namespace
@@ -92,8 +93,8 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--stop-position", a->read.stop_position, "Stop before the first event at or after this offset (last file)");
   sub->add_option("--start-datetime", a->read.start_datetime, "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
   sub->add_option("--stop-datetime", a->read.stop_datetime, "Stop at the first event at or after this time (UTC)");
-  sub->add_option("--include-gtids", a->selection.include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Skip transactions in this GTID set");
+  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
+  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Skip transactions in this GTID set");
   sub->add_option("--filter", a->selection.filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
   sub->add_option("--schema", a->selection.schema_files,
                   "SQL file of CREATE TABLE statements (e.g. mysqldump --no-data) seeding schema history; repeatable")

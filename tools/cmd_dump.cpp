@@ -21,8 +21,10 @@ int run(DumpArgs& a) {
   DumpOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
-  OutputFile output(a.output);
-  return run_dump(o, output.get(), stderr);
+  OutputFile output(a.output, o.inputs);
+  const int rc = run_dump(o, output.get(), stderr);
+  output.commit();
+  return rc;
 }
 }  // namespace
 

@@ -26,8 +26,10 @@ int run(StatsArgs& a) {
   a.selection.apply(o);
   if (o.interval_seconds == 0)
     throw CLI::ValidationError("--interval", "must be at least 1 second");
-  OutputFile output(a.output);
-  return run_stats(o, output.get(), stderr);
+  OutputFile output(a.output, o.inputs);
+  const int rc = run_stats(o, output.get(), stderr);
+  output.commit();
+  return rc;
 }
 }  // namespace
 
@@ -58,9 +60,9 @@ void setup_stats(CLI::App& app, int& exit_code) {
                   "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
   sub->add_option("--stop-datetime", a->read.stop_datetime,
                   "Stop at the first event at or after this time (UTC)");
-  sub->add_option("--include-gtids", a->selection.include_gtids,
+  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
                   "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Leave out transactions in this GTID set");
+  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Leave out transactions in this GTID set");
   sub->add_option("--filter", a->selection.filter,
                   "Canal table filter: only these tables' rows, e.g. 'shop\\..*,crm.users'");
   sub->add_option("--schema", a->selection.schema_files,

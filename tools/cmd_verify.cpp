@@ -22,8 +22,10 @@ int run(VerifyArgs& a) {
   VerifyOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.progress = progress_mode(a.progress);
-  OutputFile output(a.output);
-  return run_verify(o, output.get(), stderr);
+  OutputFile output(a.output, o.inputs);
+  const int rc = run_verify(o, output.get(), stderr);
+  output.commit();
+  return rc;
 }
 }  // namespace
 

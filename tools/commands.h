@@ -27,14 +27,20 @@ void add_progress_option(CLI::App& sub, std::string& mode);
 ProgressMode progress_mode(const std::string& mode);
 // "" -> nullopt; else the parsed time, or a ValidationError naming the option.
 std::optional<std::int64_t> datetime_option(const std::string& value, const char* option);
-// --include-gtids / --exclude-gtids: "" -> nullopt; else the parsed selection, or a
-// ValidationError naming the option and where the text stops parsing.
-std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option);
+// --include-gtids / --exclude-gtids: not given -> nullopt; else the parsed selection, or a
+// ValidationError naming the option and where the text stops parsing (an empty text included).
+std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given);
 // --filter: the parsed rules (empty text: match everything), or a ValidationError.
 TableFilter table_filter_option(const std::string& rules);
 // --schema FILE...: schema history seeded from the files, null when none; ValidationError when a
 // file cannot be read.
 std::shared_ptr<const SchemaHistory> schema_files_option(const std::vector<std::string>& files);
+
+// Selections that cannot select anything are usage errors: a start at or after the stop
+// (positions: when the chain is one file, since they apply to the first and the last file).
+void check_selection(const std::vector<std::string>& inputs, const std::optional<std::uint64_t>& start_pos,
+                     const std::optional<std::uint64_t>& stop_pos, const std::optional<std::int64_t>& start_time,
+                     const std::optional<std::int64_t>& stop_time);
 
 // The reading options of every subcommand that reads a chain: what the command line gave,
 // applied to a library options struct (DumpOptions, ConvertOptions, StatsOptions) in one place.
@@ -51,6 +57,7 @@ struct ReadArgs {
     if (stop_position != 0) o.stop_position = stop_position;
     o.start_datetime = datetime_option(start_datetime, "--start-datetime");
     o.stop_datetime = datetime_option(stop_datetime, "--stop-datetime");
+    check_selection(o.inputs, o.start_position, o.stop_position, o.start_datetime, o.stop_datetime);
   }
 };
 
@@ -58,27 +65,39 @@ struct ReadArgs {
 struct RowSelectionArgs {
   std::string include_gtids, exclude_gtids, filter;
   std::vector<std::string> schema_files;
+  // The options themselves, to tell "not given" from "given empty" (an empty set selects
+  // nothing: a usage error, not "everything").
+  const CLI::Option* include_option = nullptr;
+  const CLI::Option* exclude_option = nullptr;
   template <class Opts>
   void apply(Opts& o) const {
-    o.include_gtids = gtid_selection_option(include_gtids, "--include-gtids");
-    o.exclude_gtids = gtid_selection_option(exclude_gtids, "--exclude-gtids");
+    o.include_gtids = gtid_selection_option(include_gtids, "--include-gtids", given(include_option));
+    o.exclude_gtids = gtid_selection_option(exclude_gtids, "--exclude-gtids", given(exclude_option));
     o.filter = table_filter_option(filter);
     o.schema = schema_files_option(schema_files);
   }
+  static bool given(const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; }
 };
 
-// -o FILE: where a subcommand's output goes ("" or "-": stdout). Throws std::system_error when
-// the file cannot be opened; closed when the object goes.
+// -o FILE: where a subcommand's output goes ("" or "-": stdout). A FILE that is one of the
+// inputs (the same file by device and inode, through any path, or an index file or directory
+// named as an input) is refused with a ValidationError before anything is touched. The output is
+// written to a temporary file beside FILE and renamed over it by commit(), so that an
+// interrupted or failed run never leaves a truncated file under FILE's name; without commit()
+// the temporary file is removed. Throws std::system_error when a file cannot be made.
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& path);
+  OutputFile(const std::string& path, const std::vector<std::string>& inputs);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   std::FILE* get() const noexcept { return f_; }
+  // Flushes, closes and renames the temporary file into place (nothing for stdout).
+  void commit();
 
  private:
   std::FILE* f_ = stdout;
+  std::string tmp_, path_;
 };
 
 }  // namespace binlogctl::cli

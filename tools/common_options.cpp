@@ -3,7 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <binlogctl/inputs.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <system_error>
 
 #include "commands.h"
@@ -23,12 +30,14 @@ ProgressMode progress_mode(const std::string& mode) {
 std::optional<std::int64_t> datetime_option(const std::string& value, const char* option) {
   if (value.empty()) return std::nullopt;
   auto t = parse_datetime(value);
-  if (!t) throw CLI::ValidationError(option, "expected YYYY-MM-DD HH:MM:SS or YYYY-MM-DD");
+  if (!t)
+    throw CLI::ValidationError(option, value + ": not a date and time that exists (expected YYYY-MM-DD HH:MM:SS or YYYY-MM-DD)");
   return t;
 }
 
-std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option) {
-  if (text.empty()) return std::nullopt;
+std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given) {
+  if (!given) return std::nullopt;
+  if (text.empty()) throw CLI::ValidationError(option, "an empty GTID set selects nothing; leave the option out to select every transaction");
   auto s = GtidSelection::parse(text);
   if (!s)
     throw CLI::ValidationError(option, fmt::format("{} at character {}: {}", text, s.error().offset, s.error().what));
@@ -51,14 +60,83 @@ std::shared_ptr<const SchemaHistory> schema_files_option(const std::vector<std::
   return h;
 }
 
-OutputFile::OutputFile(const std::string& path) {
+namespace {
+
+// The -o target is one of the inputs (the same file by device and inode), or the index file or
+// directory an input came from.
+bool names_an_input(const std::string& path, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (::stat(path.c_str(), &out) != 0) return false;  // does not exist yet: cannot be an input
+  auto same = [&](const std::string& p) {
+    struct stat in {};
+    return ::stat(p.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+  };
+  for (const std::string& a : inputs)
+    if (a != "-" && same(a)) return true;
+  for (const InputFile& f : expand_inputs(inputs).files)
+    if (f.path != "-" && !f.missing && same(f.path)) return true;
+  return false;
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs) {
   if (path.empty() || path == "-") return;
-  f_ = std::fopen(path.c_str(), "wb");
-  if (f_ == nullptr) throw std::system_error(errno, std::generic_category(), path);
+  if (names_an_input(path, inputs))
+    throw CLI::ValidationError("-o", path + ": is one of the inputs; refusing to write over it");
+  const std::filesystem::path target(path);
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  std::string tmpl = (dir / ("." + target.filename().string() + ".binlogctl-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), path);
+  // mkstemp makes the file 0600: give it what fopen would have (0666 less the umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
+  f_ = ::fdopen(fd, "wb");
+  if (f_ == nullptr) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    throw std::system_error(e, std::generic_category(), path);
+  }
+  tmp_ = tmpl;
+  path_ = path;
+}
+
+void OutputFile::commit() {
+  if (f_ == stdout) return;
+  const bool flushed = std::fflush(f_) == 0;
+  const int e = errno;
+  std::fclose(f_);
+  f_ = stdout;
+  if (!flushed) {
+    ::unlink(tmp_.c_str());
+    throw std::system_error(e, std::generic_category(), path_);
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int re = errno;
+    ::unlink(tmp_.c_str());
+    throw std::system_error(re, std::generic_category(), path_);
+  }
 }
 
 OutputFile::~OutputFile() {
-  if (f_ != stdout) std::fclose(f_);
+  if (f_ == stdout) return;
+  std::fclose(f_);
+  ::unlink(tmp_.c_str());  // not committed: the run was interrupted by an error
+}
+
+void check_selection(const std::vector<std::string>& inputs, const std::optional<std::uint64_t>& start_pos,
+                     const std::optional<std::uint64_t>& stop_pos, const std::optional<std::int64_t>& start_time,
+                     const std::optional<std::int64_t>& stop_time) {
+  if (start_time && stop_time && *start_time >= *stop_time)
+    throw CLI::ValidationError("--start-datetime", "is not before --stop-datetime: the selection is empty");
+  if (start_pos && stop_pos && *start_pos >= *stop_pos && expand_inputs(inputs).files.size() == 1)
+    throw CLI::ValidationError("--start-position",
+                               fmt::format("{} is not before --stop-position {} in a one-file chain: the selection is empty",
+                                           *start_pos, *stop_pos));
 }
 
 }  // namespace binlogctl::cli

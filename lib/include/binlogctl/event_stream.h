@@ -73,7 +73,9 @@ struct StreamOptions {
   bool verify_checksums = true;
   bool resync = true;            // after damage, look for the next valid event
   bool expect_magic = true;      // false for the inner events of a payload
-  std::uint64_t start_position = 0;  // jump here once the first FDE has been read
+  // Start at the first event at or after this offset, once the first FDE has been read (the
+  // events between are walked over by their headers, not read).
+  std::uint64_t start_position = 0;
   // For inner streams: the FDE of the enclosing file and the payload event's position.
   const Fde* parent_fde = nullptr;
   std::int64_t payload_pos = -1;
@@ -102,6 +104,7 @@ class EventStream {
 
  private:
   bool read_magic();
+  std::uint64_t boundary_at_or_after(std::uint64_t target);
   bool plausible_at(std::uint64_t p, bool check_crc, std::uint64_t* size_out);
   void resync_from(std::uint64_t from, Check check, Severity sev, std::uint64_t at, std::string msg);
   void report(Check c, Severity s, std::uint64_t pos, std::string msg);

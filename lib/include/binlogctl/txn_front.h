@@ -33,6 +33,12 @@ class TransactionFront {
 
   // What begin() found out about the event.
   struct Step {
+    // The damage signal (Event::damage, Event::skipped_before), the one policy of every
+    // row-change consumer: a damaged event is not decoded, not given to the transaction
+    // tracker and yields no row, statement or entry; consumers may mark the hole in their
+    // output. `hole_bytes`: bytes that could not be read as events right before this one.
+    bool damaged = false;
+    std::uint64_t hole_bytes = 0;
     bool is_statement = false;  // a QUERY or QUERY_COMPRESSED event
     bool statement_ok = false;  // ... whose statement decoded: `query` and `kind` hold it
     QueryEvent query;
@@ -47,7 +53,9 @@ class TransactionFront {
 
   const Step& begin(const Event& ev, Hooks& hooks);
   // Once the event has been consumed: closes the transaction when this event ended it.
-  void end() { tracker_.end_event(); }
+  void end() {
+    if (begun_) tracker_.end_event();
+  }
 
   const TransactionState& state() const noexcept { return tracker_.state(); }
   // Whether the GTID selection takes the current transaction.
@@ -61,6 +69,7 @@ class TransactionFront {
   std::string sql_buf_;  // inflated QUERY_COMPRESSED statements
   std::uint64_t selected_txn_ = ~0ull;
   bool selected_ = true;
+  bool begun_ = false;  // the tracker saw the current event
 };
 
 }  // namespace binlogctl

@@ -25,7 +25,11 @@ std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) 
     }
   }
   if (i != t.size() && !(i + 1 == t.size() && t[i] == 'Z')) return std::nullopt;
-  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 59) return std::nullopt;
+  if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[3] > 23 || v[4] > 59 || v[5] > 59) return std::nullopt;
+  // The day must exist in its month (2021-02-30 does not; 2024-02-29 does).
+  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (v[0] % 4 == 0 && v[0] % 100 != 0) || v[0] % 400 == 0;
+  if (v[2] > kDays[v[1] - 1] + (v[1] == 2 && leap ? 1 : 0)) return std::nullopt;
   // days_from_civil (proleptic Gregorian)
   int y = v[0] - (v[1] <= 2 ? 1 : 0);
   const int era = (y >= 0 ? y : y - 399) / 400;

@@ -696,6 +696,10 @@ class CanalMapper final : public TransactionFront::Hooks {
     const std::uint8_t t = ev.type_code();
     const bool was_begun = front_.state().open && front_.state().begun;
     const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (step.damaged) {  // the damage policy: no entry out of damaged bytes (reported on stderr)
+      front_.end();
+      return;
+    }
     const bool have_query = step.statement_ok;
     const QueryEvent& qe = step.query;
     const TransactionState& ts = front_.state();

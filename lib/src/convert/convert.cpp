@@ -141,6 +141,18 @@ class Converter final : public TransactionFront::Hooks {
   void event(const Event& ev) {
     const std::uint8_t t = ev.type_code();
     const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (step.hole_bytes > 0) {
+      const std::uint64_t at = ev.is_inner() ? ev.pos - step.hole_bytes : top_pos(ev) - step.hole_bytes;
+      damage_record(ev, at, ev.skip_check,
+                    fmt::format("{} bytes could not be read as events; reading resumed at the next event", step.hole_bytes),
+                    step.hole_bytes);
+    }
+    if (step.damaged) {
+      damage_record(ev, top_pos(ev), *ev.damage,
+                    "the event failed its checksum: none of its contents are passed on", ev.header.event_size);
+      front_.end();
+      return;
+    }
     if (step.is_statement && !step.statement_ok) {
       front_.end();
       return;
@@ -214,6 +226,39 @@ class Converter final : public TransactionFront::Hooks {
       deferred_warnings_.clear();
     }
     if (!l) undecodable(ev, "TABLE_MAP", l.error());
+  }
+
+  // {"type":"DAMAGE","log_name","pos","txn_id","check","message","skipped_bytes"}: where data is
+  // missing, in stream order, so that a consumer of the records can tell (binlogctl-convert(1)).
+  // Inner events of a TRANSACTION_PAYLOAD add payload_pos and inner_index as other records do.
+  void damage_record(const Event& ev, std::uint64_t pos, Check check, std::string_view message,
+                     std::uint64_t skipped) {
+    Batch& batch = pool_.current();
+    const std::size_t at = batch.arena.size();
+    std::string& b = batch.arena;
+    b.append("{\"type\":\"DAMAGE\",\"log_name\":");
+    append_json_quoted(b, *log_name_);
+    b.append(",\"pos\":");
+    append_u64(b, ev.is_inner() ? ev.payload_pos : pos);
+    b.append(",\"txn_id\":");
+    append_u64(b, front_.state().txn_id);
+    b.append(",\"check\":\"");
+    b.append(check_name(check));
+    b.append("\",\"message\":");
+    append_json_quoted(b, message);
+    b.append(",\"skipped_bytes\":");
+    append_u64(b, skipped);
+    if (ev.is_inner()) {
+      b.append(",\"payload_pos\":");
+      append_u64(b, ev.payload_pos);
+      b.append(",\"inner_index\":");
+      append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
+    }
+    b.append("}\n");
+    Job j;
+    j.literal = true;
+    j.text = {at, batch.arena.size() - at};
+    batch.jobs.push_back(std::move(j));
   }
 
   void begin_record(std::string& b, const Event& ev) {

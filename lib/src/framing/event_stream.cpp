@@ -120,6 +120,23 @@ void EventStream::resync_from(std::uint64_t from, Check check, Severity sev, std
   done_ = true;
 }
 
+// The first event boundary at or after `target`, found by walking the event headers from the
+// current offset (never by parsing from the middle of an event). Where a header cannot be
+// walked over (damage, or the input ends first), the walk stops and `target` is taken as given,
+// so that what is there gets reported as it would be.
+std::uint64_t EventStream::boundary_at_or_after(std::uint64_t target) {
+  std::uint64_t p = off_;
+  while (p < target) {
+    if (opts_.release_behind) src_.release(p);
+    Bytes w = src_.window(p, kCommonHeaderLen);
+    if (w.size() < kCommonHeaderLen) return target;
+    const EventHeader h = parse_event_header(w.data());
+    if (h.event_size < kCommonHeaderLen || h.event_size > kMaxEventSize) return target;
+    p += h.event_size;
+  }
+  return p;
+}
+
 bool EventStream::next(Event& ev) {
   if (done_) return false;
   if (!started_) {
@@ -132,7 +149,7 @@ bool EventStream::next(Event& ev) {
   for (;;) {
     if (!jumped_ && opts_.start_position > off_ && seen_fde_) {
       jumped_ = true;
-      off_ = opts_.start_position;
+      off_ = boundary_at_or_after(opts_.start_position);
     }
     if (opts_.release_behind) src_.release(off_);
     Bytes w = src_.window(off_, kCommonHeaderLen);

@@ -44,6 +44,17 @@ struct BinlogEventSource::Impl final : ChainHooks {
     return true;
   }
 
+  void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
+    diag.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
+                           fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", e.what, e.offset)});
+  }
+  // An event the replay needs that does not decode: an error (exit status 1), not a silence.
+  void undecodable(const Event& e, std::string_view what, const DecodeError& err) {
+    diag.report(Diagnostic{Check::undecodable_event, Severity::error, reader->log_name(),
+                           e.is_inner() ? e.payload_pos : e.pos,
+                           fmt::format("{} event does not decode: {} at offset {}", what, err.what, err.offset)});
+  }
+
   // Turns one event into a replay event; false when it is not one the engine sees.
   bool convert(const Event& e, ReplayEvent& out) {
     const std::uint8_t code = e.type_code();
@@ -57,6 +68,7 @@ struct BinlogEventSource::Impl final : ChainHooks {
       case EventType::table_map: {
         auto t = decode_table_map(e.body_reader(), *e.fde);
         if (t) tables[t->table_id] = fmt::format("{}.{}", t->db, t->table);
+        else undecodable(e, "TABLE_MAP", t.error());
         return false;
       }
       case EventType::xid:
@@ -74,7 +86,10 @@ struct BinlogEventSource::Impl final : ChainHooks {
       case EventType::query:
       case EventType::mariadb_query_compressed: {
         auto q = decode_query(e.body_reader(), *e.fde);
-        if (!q) return false;
+        if (!q) {
+          undecodable(e, "QUERY", q.error());
+          return false;
+        }
         const StatementKind k = classify_statement(q->sql);
         if (k == StatementKind::begin || k == StatementKind::xa_start || k == StatementKind::xa_end) {
           in_txn = true;
@@ -91,7 +106,10 @@ struct BinlogEventSource::Impl final : ChainHooks {
     }
     if (is_rows_event(code)) {
       auto h = decode_rows_header(e.body_reader(), *e.fde, code);
-      if (!h) return false;
+      if (!h) {
+        undecodable(e, "rows", h.error());
+        return false;
+      }
       auto it = tables.find(h->table_id);
       key = it != tables.end() ? it->second : fmt::format("table_id.{}", h->table_id);
       out.path_key = key;
@@ -119,6 +137,7 @@ bool BinlogEventSource::next(ReplayEvent& ev) {
   Impl& m = *impl_;
   while (m.reader->next(m.ev_)) {
     if (m.ev_.type() == EventType::transaction_payload) continue;  // its inner events follow
+    if (m.ev_.damage) continue;  // the damage policy: reported by the reader, never replayed
     if (m.convert(m.ev_, ev)) return true;
   }
   return false;

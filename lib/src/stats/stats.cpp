@@ -110,6 +110,10 @@ class StatsCollector final : public TransactionFront::Hooks {
   void event(const Event& ev) {
     const std::uint8_t t = ev.type_code();
     const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (step.damaged) {  // the damage policy: damaged bytes are counted as nothing
+      front_.end();
+      return;
+    }
     const bool have_query = step.statement_ok;
     const QueryEvent& q = step.query;
     const TransactionState& ts = front_.state();

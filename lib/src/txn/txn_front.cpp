@@ -4,6 +4,13 @@
 namespace binlogctl {
 
 const TransactionFront::Step& TransactionFront::begin(const Event& ev, Hooks& hooks) {
+  step_.damaged = ev.damage.has_value();
+  step_.hole_bytes = ev.skipped_before;
+  begun_ = !step_.damaged;
+  if (step_.damaged) {
+    step_.is_statement = step_.statement_ok = false;
+    return step_;
+  }
   const EventType t = ev.type();
   step_.is_statement = t == EventType::query || t == EventType::mariadb_query_compressed;
   step_.statement_ok = false;

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The edges of the command line on a real fixture (issue "honest at the edges").
+
+usage: edges.py BINLOGCTL FIXTURE_DIR
+
+  * -o naming one of the inputs is refused (exit 2) and the input is left as it was;
+  * -o writes beside the target and renames at the end: no temporary file is left, an existing
+    target is replaced whole, and a run refused by its options leaves the target untouched;
+  * --start-position inside an event starts at the next event boundary (as if the boundary had
+    been given), for dump, convert and stats;
+  * impossible selections are usage errors (exit 2) that say what is wrong: start after stop,
+    an empty GTID set, a date that does not exist.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def run(*args, stdin=None):
+    return subprocess.run(list(args), capture_output=True, stdin=stdin or subprocess.DEVNULL)
+
+
+def main():
+    binary, fixture = sys.argv[1], sys.argv[2]
+    src = os.path.join(fixture, "basic", "binlogs", "mariadb-bin.000002")
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+            print("FAIL:", what)
+
+    tmp = tempfile.mkdtemp(prefix="binlogctl-edges-")
+    try:
+        copy = os.path.join(tmp, "mariadb-bin.000002")
+        shutil.copyfile(src, copy)
+        digest = hashlib.sha256(open(copy, "rb").read()).hexdigest()
+
+        # -o naming an input: refused, nothing touched.
+        for cmd in (["convert"], ["dump"], ["stats"], ["verify"], ["convert", "--format", "canal-json"]):
+            p = run(binary, *cmd, "-o", copy, copy)
+            check(p.returncode == 2, f"{cmd} -o INPUT: exit {p.returncode}, expected 2")
+            check(b"one of the inputs" in p.stderr, f"{cmd} -o INPUT: stderr {p.stderr[:200]!r}")
+            check(hashlib.sha256(open(copy, "rb").read()).hexdigest() == digest, f"{cmd} -o INPUT changed the input")
+        # ... also through another path to the same file (a hard link), and through its directory.
+        link = os.path.join(tmp, "link.000002")
+        os.link(copy, link)
+        p = run(binary, "dump", "-o", link, tmp)
+        check(p.returncode == 2, f"dump -o HARDLINK DIR: exit {p.returncode}, expected 2")
+        check(hashlib.sha256(open(copy, "rb").read()).hexdigest() == digest, "dump -o HARDLINK changed the input")
+        os.unlink(link)
+
+        # -o to a new file and over an old one: the whole output, no temporary left behind.
+        out = os.path.join(tmp, "out.jsonl")
+        ref = run(binary, "convert", copy)
+        check(ref.returncode == 0, f"convert: exit {ref.returncode}")
+        with open(out, "w") as f:
+            f.write("old contents\n")
+        os.chmod(out, 0o640)
+        p = run(binary, "convert", "-o", out, copy)
+        check(p.returncode == 0, f"convert -o: exit {p.returncode}")
+        check(open(out, "rb").read() == ref.stdout, "convert -o: the file differs from stdout")
+        check(sorted(os.listdir(tmp)) == ["mariadb-bin.000002", "out.jsonl"], f"left behind: {os.listdir(tmp)}")
+        # a run refused by its options leaves the target as it was
+        before = open(out, "rb").read()
+        p = run(binary, "convert", "-o", out, "--start-position", "900", "--stop-position", "500", copy)
+        check(p.returncode == 2, f"convert -o with start > stop: exit {p.returncode}")
+        check(open(out, "rb").read() == before, "a refused run touched the -o target")
+        check(sorted(os.listdir(tmp)) == ["mariadb-bin.000002", "out.jsonl"], f"left behind: {os.listdir(tmp)}")
+
+        # --start-position inside an event == the next event boundary.
+        events = [json.loads(line) for line in run(binary, "dump", "--format", "json", copy).stdout.split(b"\n") if line]
+        tops = [e["pos"] for e in events if e.get("inner_index") is None]
+        mid = tops[len(tops) // 2]
+        nxt = next(p for p in tops if p > mid)
+        inside = mid + 7
+        for cmd in (["dump"], ["dump", "--format", "json"], ["convert"], ["stats", "--format", "json"]):
+            a = run(binary, *cmd, "--start-position", str(inside), copy)
+            b = run(binary, *cmd, "--start-position", str(nxt), copy)
+            check(a.returncode == 0, f"{cmd} --start-position {inside}: exit {a.returncode}: {a.stderr[:300]!r}")
+            check(a.stdout == b.stdout and a.stderr == b.stderr,
+                  f"{cmd} --start-position {inside} differs from the next boundary {nxt}")
+
+        # Impossible selections: exit 2 with a word on what is wrong.
+        for args, word in (
+            (["--start-position", "900", "--stop-position", "500"], b"--start-position"),
+            (["--start-datetime", "2024-02-02 00:00:00", "--stop-datetime", "2024-02-01 00:00:00"], b"--start-datetime"),
+            (["--start-datetime", "2021-02-30"], b"2021-02-30"),
+            (["--stop-datetime", "2024-13-01 00:00:00"], b"2024-13-01"),
+            (["--start-datetime", "2024-02-01 24:00:00"], b"24:00:00"),
+        ):
+            for cmd in ("dump", "convert", "stats"):
+                p = run(binary, cmd, *args, copy)
+                check(p.returncode == 2, f"{cmd} {args}: exit {p.returncode}, expected 2")
+                check(word in p.stderr, f"{cmd} {args}: stderr lacks {word!r}: {p.stderr[:200]!r}")
+        for cmd in ("convert", "stats"):
+            for opt in ("--include-gtids", "--exclude-gtids"):
+                p = run(binary, cmd, opt, "", copy)
+                check(p.returncode == 2, f"{cmd} {opt} '': exit {p.returncode}, expected 2")
+                check(b"empty" in p.stderr, f"{cmd} {opt} '': stderr {p.stderr[:200]!r}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"edges: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
