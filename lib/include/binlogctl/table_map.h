@@ -7,7 +7,9 @@
 // field_type; MariaDB uses the same numbers 1..11). A sequence of TLV fields until the end of the
 // event: 1 byte type, packed length, value. Integers inside are length-encoded (packed) integers.
 //   1  SIGNEDNESS            bitmap, one bit per numeric column (TINY SHORT INT24 LONG LONGLONG
-//                            NEWDECIMAL FLOAT DOUBLE), most significant bit first; 1 = UNSIGNED
+//                            DECIMAL NEWDECIMAL FLOAT DOUBLE) and per YEAR column, most
+//                            significant bit first; 1 = UNSIGNED (YEAR's bit means nothing).
+//                            MySQL 8.0.20 and older wrote no bit for YEAR.
 //   2  DEFAULT_CHARSET       packed default collation, then (packed index among the character
 //                            columns, packed collation) pairs for the columns that differ
 //   3  COLUMN_CHARSET        packed collation per character column
@@ -25,8 +27,9 @@
 // "Character columns" are STRING (real type not ENUM/SET), VAR_STRING, VARCHAR and the BLOB family
 // (MariaDB's JSON is a LONGTEXT and counts), and VECTOR (MySQL 9.0 writes a charset entry for
 // it, as vector.binlog shows); "ENUM and SET columns" are STRING columns whose real
-// type is ENUM or SET (and the ENUM/SET type codes themselves). Unknown field types are skipped
-// by their length, so tables from newer servers still decode.
+// type is ENUM or SET (and the ENUM/SET type codes themselves). The FDE's flavor
+// (TableMapEvent::flavor) picks the rules where the servers differ. Unknown field types are
+// skipped by their length, so tables from newer servers still decode.
 #pragma once
 
 #include <binlogctl/bytes.h>
@@ -96,6 +99,8 @@ struct TableMap {
   std::vector<std::uint32_t> primary_key;  // column indexes in key order
   std::uint32_t optional_fields = 0;       // OptionalField bits
   std::uint32_t json_columns = 0;          // number of JSON columns (PARTIAL_UPDATE_ROWS bitmap)
+  Flavor flavor = Flavor::mysql;           // the writer's (TableMapEvent::flavor): whose counting
+  std::uint32_t server_version = 0;        // rules the optional metadata follows
 
   // Rendering view of each column (built by finalize()).
   std::vector<ColumnInfo> infos;
@@ -129,6 +134,7 @@ struct TableMap {
 // ENUM or SET when the column is one (type code or STRING real type), else the type itself.
 ColumnType real_column_type(ColumnType t, std::uint16_t meta) noexcept;
 bool is_character_column(ColumnType t, std::uint16_t meta) noexcept;
+// The numeric types (SIGNEDNESS also has a bit for YEAR, which is not one of them).
 bool is_numeric_column(ColumnType t) noexcept;
 
 // Decodes the fixed part's metadata block and null bitmap and the optional metadata of `ev`.
