@@ -206,4 +206,57 @@ TEST_SUITE("table_map_meta") {
     CHECK(r.err == "");
     CHECK(after_of(r.out) == R"({"a":-1,"y":2024,"b":-1,"d":"1.50"})");
   }
+
+  TEST_CASE("COLUMN_CHARSET: MariaDB counts GEOMETRY among the character columns") {
+    // MariaDB (id INT, g GEOMETRY, j JSON = LONGTEXT utf8mb4_bin): the character columns are g
+    // (binary, 63) and j (46); two collations, so the per-column form: 63 46.
+    const Buf types = {3, 255, 252};
+    const Buf meta = {4, 4};  // GEOMETRY and LONGTEXT: 4-byte length
+    Buf opt;
+    tlv(opt, 1, {0x00});
+    tlv(opt, 3, {63, 46});
+    tlv(opt, 4, names({"id", "g", "j"}));
+    tlv(opt, 7, {0});  // GEOMETRY_TYPE: GEOMETRY
+    const std::string_view doc = R"({"a": 1})";
+    Buf row = {0x02, /*id*/ 1, 0, 0, 0, /*g NULL; j*/ static_cast<std::uint8_t>(doc.size()), 0, 0, 0};
+    row.insert(row.end(), doc.begin(), doc.end());
+    const Run r = convert_one("10.11.19-MariaDB-log", table_map(types, meta, opt), write_rows(3, row, false));
+    CHECK(r.rc == 0);
+    CHECK(r.err == "");
+    CHECK(after_of(r.out) == R"({"id":1,"g":null,"j":"{\"a\": 1}"})");
+  }
+
+  TEST_CASE("DEFAULT_CHARSET: MariaDB's index counts GEOMETRY; the TABLE_MAP is not rejected") {
+    // MariaDB (id INT, j1 JSON, j2 JSON, g POINT): character columns j1 j2 g with 46 46 63, so
+    // the default form: default 46, then (index 2, 63) for g.
+    const Buf types = {3, 252, 252, 255};
+    const Buf meta = {4, 4, 4};
+    Buf opt;
+    tlv(opt, 1, {0x00});
+    tlv(opt, 2, {46, 2, 63});
+    tlv(opt, 4, names({"id", "j1", "j2", "g"}));
+    tlv(opt, 7, {1});  // GEOMETRY_TYPE: POINT
+    Buf row = {0x08, /*id*/ 2, 0, 0, 0, /*j1*/ 2, 0, 0, 0, '[', ']', /*j2*/ 4, 0, 0, 0, 't', 'r', 'u', 'e'};
+    const Run r = convert_one("10.11.19-MariaDB-log", table_map(types, meta, opt), write_rows(4, row, false));
+    CHECK(r.rc == 0);
+    CHECK(r.err == "");
+    CHECK(after_of(r.out) == R"({"id":2,"j1":"[]","j2":"true","g":null})");
+  }
+
+  TEST_CASE("COLUMN_CHARSET: MySQL does not count GEOMETRY") {
+    // MySQL 8.0 (is_character_type(real_type()): STRING VAR_STRING VARCHAR BLOB):
+    // (id INT, g GEOMETRY, t TEXT utf8mb4_0900_ai_ci, b BLOB) -> character columns t b: 255 63.
+    const Buf types = {3, 255, 252, 252};
+    const Buf meta = {4, 2, 2};
+    Buf opt;
+    tlv(opt, 1, {0x00});
+    tlv(opt, 3, {0xfc, 0xff, 0x00, 63});
+    tlv(opt, 4, names({"id", "g", "t", "b"}));
+    tlv(opt, 7, {0});
+    const Buf row = {0x02, /*id*/ 3, 0, 0, 0, /*g NULL; t*/ 2, 0, 'h', 'i', /*b*/ 1, 0, 0xff};
+    const Run r = convert_one("8.0.36", table_map(types, meta, opt), write_rows(4, row, true));
+    CHECK(r.rc == 0);
+    CHECK(r.err == "");
+    CHECK(after_of(r.out) == R"({"id":3,"g":null,"t":"hi","b":"/w=="})");
+  }
 }

@@ -26,10 +26,12 @@
 //  13  VECTOR_DIMENSIONALITY packed dimension per VECTOR column (MySQL 9.0+)
 // "Character columns" are STRING (real type not ENUM/SET), VAR_STRING, VARCHAR and the BLOB family
 // (MariaDB's JSON is a LONGTEXT and counts), and VECTOR (MySQL 9.0 writes a charset entry for
-// it, as vector.binlog shows); "ENUM and SET columns" are STRING columns whose real
-// type is ENUM or SET (and the ENUM/SET type codes themselves). The FDE's flavor
-// (TableMapEvent::flavor) picks the rules where the servers differ. Unknown field types are
-// skipped by their length, so tables from newer servers still decode.
+// it, as vector.binlog shows); on MariaDB also GEOMETRY (its writer counts every column with a
+// charset but ENUM/SET, and GEOMETRY has the binary one; MySQL's counts by type and leaves
+// GEOMETRY out). "ENUM and SET columns" are STRING columns whose real type is ENUM or SET (and
+// the ENUM/SET type codes themselves). The FDE's flavor (TableMapEvent::flavor) picks the rules;
+// man/binlogctl-convert.1.scd (OPTIONAL METADATA) lists them with their sources. Unknown field
+// types are skipped by their length, so tables from newer servers still decode.
 #pragma once
 
 #include <binlogctl/bytes.h>
@@ -133,7 +135,8 @@ struct TableMap {
 
 // ENUM or SET when the column is one (type code or STRING real type), else the type itself.
 ColumnType real_column_type(ColumnType t, std::uint16_t meta) noexcept;
-bool is_character_column(ColumnType t, std::uint16_t meta) noexcept;
+// Whether DEFAULT_CHARSET / COLUMN_CHARSET count the column, on a server of this flavor.
+bool is_character_column(ColumnType t, std::uint16_t meta, Flavor flavor = Flavor::mysql) noexcept;
 // The numeric types (SIGNEDNESS also has a bit for YEAR, which is not one of them).
 bool is_numeric_column(ColumnType t) noexcept;
 

@@ -15,7 +15,7 @@ ColumnType real_column_type(ColumnType t, std::uint16_t meta) noexcept {
   return t;
 }
 
-bool is_character_column(ColumnType t, std::uint16_t meta) noexcept {
+bool is_character_column(ColumnType t, std::uint16_t meta, Flavor flavor) noexcept {
   switch (real_column_type(t, meta)) {
     case ColumnType::string:
     case ColumnType::var_string:
@@ -26,6 +26,8 @@ bool is_character_column(ColumnType t, std::uint16_t meta) noexcept {
     case ColumnType::long_blob:
     case ColumnType::vector:  // MySQL 9 lists VECTOR columns among the character columns
       return true;
+    case ColumnType::geometry:  // MariaDB's writer counts it (binary charset); MySQL's does not
+      return flavor == Flavor::mariadb;
     default:
       return false;
   }
@@ -135,6 +137,7 @@ Status read_str_values(ByteReader& f, TableMap& tm, ColumnType which) {
 Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm) {
   ByteReader r(block, offset);
   const std::size_t ncols = tm.columns.size();
+  const auto is_char = [flavor = tm.flavor](const ColumnDef& c) { return is_character_column(c.type, c.meta, flavor); };
   while (r.ok() && !r.empty()) {
     const std::uint8_t type = r.u8();
     const std::size_t len = r.packed_len();
@@ -159,10 +162,10 @@ Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm) 
         break;
       }
       case 2:
-        st = read_default_charset(f, tm, [](const ColumnDef& c) { return is_character_column(c.type, c.meta); });
+        st = read_default_charset(f, tm, is_char);
         break;
       case 3:
-        st = read_column_charset(f, tm, [](const ColumnDef& c) { return is_character_column(c.type, c.meta); });
+        st = read_column_charset(f, tm, is_char);
         break;
       case 4: {  // COLUMN_NAME
         for (std::size_t i = 0; i < ncols && f.ok() && !f.empty(); ++i) {
