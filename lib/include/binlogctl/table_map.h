@@ -149,7 +149,8 @@ Result<std::unique_ptr<TableMap>> parse_table_map(const TableMapEvent& ev,
                                                   std::uint64_t metadata_offset,
                                                   std::uint64_t optional_offset);
 
-// Just the optional metadata block, applied to `tm` (whose columns are already set up).
+// Just the optional metadata block, applied to `tm` (whose columns, flavor and server_version
+// are already set up: they decide which columns each field counts).
 Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm);
 
 // Completes `tm` (freshly parsed, not yet shared) with what the table's definition in schema

@@ -137,7 +137,9 @@ Status read_str_values(ByteReader& f, TableMap& tm, ColumnType which) {
 Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm) {
   ByteReader r(block, offset);
   const std::size_t ncols = tm.columns.size();
-  const auto is_char = [flavor = tm.flavor](const ColumnDef& c) { return is_character_column(c.type, c.meta, flavor); };
+  const auto is_char = [flavor = tm.flavor](const ColumnDef& c) {
+    return is_character_column(c.type, c.meta, flavor);
+  };
   while (r.ok() && !r.empty()) {
     const std::uint8_t type = r.u8();
     const std::size_t len = r.packed_len();
