@@ -21,7 +21,7 @@ function(binlogctl_golden_test name)
 endfunction()
 
 # dump == SHOW BINLOG EVENTS, field for field, on the project's own fixtures ...
-foreach(set basic nochecksum compressed)
+foreach(set basic nochecksum compressed metadata)
   binlogctl_cli_test(show_events.${set} ${Python3_EXECUTABLE} ${CLI}/compare_show_events.py ${BIN}
                      ${FIX}/${set}/binlogs ${FIX}/${set}/expected/show-binlog-events)
 endforeach()
@@ -80,7 +80,7 @@ binlogctl_cli_test(replay_bad_sink ${EXPECT} --rc 2 -- ${BIN} replay --sink "x=w
 
 # convert: the server-replay proof (row changes replayed into tables == the server's final
 # contents), on the project's own fixtures and on the shared corpus; public asserted values.
-foreach(set basic nochecksum compressed schema)
+foreach(set basic nochecksum compressed schema metadata)
   binlogctl_cli_test(convert_replay.${set} ${Python3_EXECUTABLE} ${CLI}/convert_replay.py ${BIN}
                      ${FIX}/${set}/binlogs ${FIX}/${set}/expected)
 endforeach()
@@ -97,7 +97,7 @@ binlogctl_cli_test(convert_usage_bad_format ${EXPECT} --rc 2 -- ${BIN} convert -
 # stats: per-table rows against convert, event types against dump, transactions against convert
 # and verify, on the project's fixtures; MySQL payloads and partial JSON updates from the shared
 # corpus (skipped without ../shared); exit codes.
-foreach(set basic nochecksum compressed schema)
+foreach(set basic nochecksum compressed schema metadata)
   binlogctl_cli_test(stats.${set} ${Python3_EXECUTABLE} ${CLI}/stats_check.py --verify-transactions ${BIN}
                      ${FIX}/${set}/binlogs)
 endforeach()

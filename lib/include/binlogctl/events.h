@@ -109,6 +109,10 @@ struct TableMapEvent {
   Bytes metadata;       // per-column metadata block
   Bytes null_bitmap;    // (column_count + 7) / 8 bytes
   Bytes optional_metadata;  // TLV block (binlog_row_metadata), may be empty
+  // The server that wrote it (from the FDE in force): MySQL and MariaDB count the columns of the
+  // optional metadata differently (table_map.h).
+  Flavor flavor = Flavor::mysql;
+  std::uint32_t server_version = 0;  // Fde::version_product; 0 = unknown
 };
 Result<TableMapEvent> decode_table_map(ByteReader r, const Fde& fde);
 

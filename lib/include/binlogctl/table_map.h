@@ -7,7 +7,9 @@
 // field_type; MariaDB uses the same numbers 1..11). A sequence of TLV fields until the end of the
 // event: 1 byte type, packed length, value. Integers inside are length-encoded (packed) integers.
 //   1  SIGNEDNESS            bitmap, one bit per numeric column (TINY SHORT INT24 LONG LONGLONG
-//                            NEWDECIMAL FLOAT DOUBLE), most significant bit first; 1 = UNSIGNED
+//                            DECIMAL NEWDECIMAL FLOAT DOUBLE) and per YEAR column, most
+//                            significant bit first; 1 = UNSIGNED (YEAR's bit means nothing).
+//                            MySQL 8.0.20 and older wrote no bit for YEAR.
 //   2  DEFAULT_CHARSET       packed default collation, then (packed index among the character
 //                            columns, packed collation) pairs for the columns that differ
 //   3  COLUMN_CHARSET        packed collation per character column
@@ -24,9 +26,12 @@
 //  13  VECTOR_DIMENSIONALITY packed dimension per VECTOR column (MySQL 9.0+)
 // "Character columns" are STRING (real type not ENUM/SET), VAR_STRING, VARCHAR and the BLOB family
 // (MariaDB's JSON is a LONGTEXT and counts), and VECTOR (MySQL 9.0 writes a charset entry for
-// it, as vector.binlog shows); "ENUM and SET columns" are STRING columns whose real
-// type is ENUM or SET (and the ENUM/SET type codes themselves). Unknown field types are skipped
-// by their length, so tables from newer servers still decode.
+// it, as vector.binlog shows); on MariaDB also GEOMETRY (its writer counts every column with a
+// charset but ENUM/SET, and GEOMETRY has the binary one; MySQL's counts by type and leaves
+// GEOMETRY out). "ENUM and SET columns" are STRING columns whose real type is ENUM or SET (and
+// the ENUM/SET type codes themselves). The FDE's flavor (TableMapEvent::flavor) picks the rules;
+// man/binlogctl-convert.1.scd (OPTIONAL METADATA) lists them with their sources. Unknown field
+// types are skipped by their length, so tables from newer servers still decode.
 #pragma once
 
 #include <binlogctl/bytes.h>
@@ -96,6 +101,8 @@ struct TableMap {
   std::vector<std::uint32_t> primary_key;  // column indexes in key order
   std::uint32_t optional_fields = 0;       // OptionalField bits
   std::uint32_t json_columns = 0;          // number of JSON columns (PARTIAL_UPDATE_ROWS bitmap)
+  Flavor flavor = Flavor::mysql;           // the writer's (TableMapEvent::flavor): whose counting
+  std::uint32_t server_version = 0;        // rules the optional metadata follows
 
   // Rendering view of each column (built by finalize()).
   std::vector<ColumnInfo> infos;
@@ -128,7 +135,9 @@ struct TableMap {
 
 // ENUM or SET when the column is one (type code or STRING real type), else the type itself.
 ColumnType real_column_type(ColumnType t, std::uint16_t meta) noexcept;
-bool is_character_column(ColumnType t, std::uint16_t meta) noexcept;
+// Whether DEFAULT_CHARSET / COLUMN_CHARSET count the column, on a server of this flavor.
+bool is_character_column(ColumnType t, std::uint16_t meta, Flavor flavor = Flavor::mysql) noexcept;
+// The numeric types (SIGNEDNESS also has a bit for YEAR, which is not one of them).
 bool is_numeric_column(ColumnType t) noexcept;
 
 // Decodes the fixed part's metadata block and null bitmap and the optional metadata of `ev`.
@@ -140,7 +149,8 @@ Result<std::unique_ptr<TableMap>> parse_table_map(const TableMapEvent& ev,
                                                   std::uint64_t metadata_offset,
                                                   std::uint64_t optional_offset);
 
-// Just the optional metadata block, applied to `tm` (whose columns are already set up).
+// Just the optional metadata block, applied to `tm` (whose columns, flavor and server_version
+// are already set up: they decide which columns each field counts).
 Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm);
 
 // Completes `tm` (freshly parsed, not yet shared) with what the table's definition in schema

@@ -30,6 +30,8 @@ Result<TableMapEvent> decode_table_map(ByteReader r, const Fde& fde) {
   t.null_bitmap = r.bytes(static_cast<std::size_t>((t.column_count + 7) / 8));
   t.optional_metadata = r.rest();
   if (!r.ok()) return r.error();
+  t.flavor = fde.flavor;
+  t.server_version = fde.version_product;
   return t;
 }
 
