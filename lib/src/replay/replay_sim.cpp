@@ -188,12 +188,15 @@ struct SinkPath {
   Rng rng;
   std::uint64_t cap_free = 0;
   Batch batch;
-  std::vector<std::uint32_t> orders;  // what the sink received in the batch in flight
+  std::vector<std::uint32_t> orders;  // what the sink received in the batch in flight, unless
+  bool fast = false;                  // it was in order: list[first_pos, first_pos + fast_count)
+  std::uint32_t first_pos = 0, fast_count = 0;
   bool busy = false;
   bool held = false;
   // The sink's own record, checked against what the source sent (in_.path_events[p]), never
   // against the engine's counters: the index of the next source position it must receive.
   std::uint32_t next = 0;
+  std::uint32_t acked = 0;  // [0, acked) acknowledged
   std::uint64_t delivered = 0, redelivered = 0, bytes = 0;
   Histogram latency{3};
 };
@@ -322,16 +325,16 @@ class Simulator {
   std::vector<TimelinePathSample> sample_buf_;
   std::uint64_t filtered_ = 0, stale_ = 0;
   // independent checks
-  std::vector<MirrorQueue> mq_;                // per path
-  std::vector<std::uint64_t> mq_bytes_;        // per area
-  std::vector<std::uint64_t> mq_peak_;         // per area
-  std::vector<std::uint8_t> recv_;             // per event: 1 received by its sink, 2 acknowledged
-  std::vector<std::uint8_t> sent_why_;         // per event: SentWhy of its last send
-  std::vector<std::uint32_t> txn_path_bytes_;  // per event: bytes of its transaction on its path
-  std::vector<std::uint8_t> peak_why_;         // per area: SentWhy of the event that made the peak
-  std::vector<std::uint64_t> peak_time_;       // per area
-  std::vector<std::uint64_t> imax_;            // per area: max pending since the last sample
-  std::vector<std::uint64_t> path_imax_;       // per path: max pending since the last sample
+  std::vector<MirrorQueue> mq_;          // per path
+  std::vector<std::uint64_t> mq_bytes_;  // per area
+  std::vector<std::uint64_t> mq_peak_;   // per area
+  std::vector<std::uint8_t> sent_why_;   // per event: SentWhy of its last send
+  // doc: per event, 1 when its transaction's bytes on its path exceed H (empty: none does)
+  std::vector<std::uint8_t> oversized_;
+  std::vector<std::uint8_t> peak_why_;    // per area: SentWhy of the event that made the peak
+  std::vector<std::uint64_t> peak_time_;  // per area
+  std::vector<std::uint64_t> imax_;       // per area: max pending since the last sample
+  std::vector<std::uint64_t> path_imax_;  // per path: max pending since the last sample
   std::vector<std::vector<std::uint64_t>> area_max_series_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> path_max_samples_;
   std::uint64_t acked_distinct_ = 0;
@@ -440,21 +443,31 @@ void Simulator::setup() {
   peak_time_.assign(in_.areas.size(), 0);
   imax_.assign(in_.areas.size(), 0);
   path_imax_.assign(in_.path_names.size(), 0);
-  recv_.assign(n, 0);
   sent_why_.assign(n, kSentFree);
   if (o_.policy == Policy::doc) {  // the oversized-transaction rule needs them
-    txn_path_bytes_.assign(n, 0);
-    for (const auto& list : in_.path_events) {
-      std::size_t i = 0;
-      while (i < list.size()) {
-        std::size_t j = i;
-        std::uint64_t bytes = 0;
-        const std::uint32_t txn = in_.events[list[i]].txn;
-        while (j < list.size() && in_.events[list[j]].txn == txn)
-          bytes += in_.events[list[j++]].size;
-        const auto b = static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, 0xffffffffu));
-        for (; i < j; ++i) txn_path_bytes_[list[i]] = b;
+    // One sequential pass over the events; only the (rare) oversized runs are walked again.
+    const std::size_t np = in_.path_names.size();
+    std::vector<std::uint32_t> cur_txn(np, 0xffffffffu), run_start(np, 0), run_end(np, 0);
+    std::vector<std::uint64_t> run_bytes(np, 0);
+    auto close_run = [&](std::uint32_t p) {
+      if (run_bytes[p] <= mem_limit_) return;
+      if (oversized_.empty()) oversized_.assign(n, 0);
+      const auto& list = in_.path_events[p];
+      for (std::uint32_t k = run_start[p]; k < run_end[p]; ++k) oversized_[list[k]] = 1;
+    };
+    for (std::uint32_t g = 0; g < n; ++g) {
+      const ReplayInputEvent& e = in_.events[g];
+      if (cur_txn[e.path] != e.txn || run_end[e.path] == 0) {
+        if (run_end[e.path] != 0) close_run(e.path);
+        cur_txn[e.path] = e.txn;
+        run_start[e.path] = e.path_seq;
+        run_bytes[e.path] = 0;
       }
+      run_end[e.path] = e.path_seq + 1;
+      run_bytes[e.path] += e.size;
+    }
+    for (std::uint32_t p = 0; p < np; ++p) {
+      if (run_end[p] != 0) close_run(p);
     }
   }
   fc_.inject_fault(o_.engine_fault, o_.engine_fault_at);
@@ -506,7 +519,7 @@ void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
       case Policy::ticdc:
         if (P.in_txn && (A.credit <= 0 || P.credit == 0)) {
           why = kSentInTxn;
-        } else if (fc_.area_credit(a) < e.size || fc_.path_credit(e.path) == 0) {
+        } else if (fc_.area_pending(a) + e.size > o_.thresholds.quota) {
           why = kSentBeforeStop;  // the credit the upstream holds is stale
         }
         break;
@@ -746,7 +759,7 @@ void Simulator::on_data(std::uint32_t a) {
     const ReplayInputEvent& e = in_.events[m.idx];
     A.link_bytes -= e.size;
     const bool drop = inject && A.drop_rng.uniform() < o_.drop_rate;
-    const bool oversized = o_.policy == Policy::doc && txn_path_bytes_[m.idx] > mem_limit_;
+    const bool oversized = !oversized_.empty() && oversized_[m.idx] != 0;
     const AppendStatus st =
         fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop, oversized);
     // Discards decided on this append (circuit breaker, release) leave the mirror first.
@@ -854,10 +867,42 @@ void Simulator::try_dispatch(std::uint32_t p) {
   A.in_sink += b.bytes;
   trace('h', 0, p, b.first_seq, b.count);
   const auto got = fc_.last_batch_orders();
-  S.orders.assign(got.begin(), got.end());
-  for (std::uint32_t g : S.orders) {
-    receive(p, g, epoch);
-    if (stop_) break;
+  S.orders.clear();
+  S.first_pos = S.next;
+  {
+    // Fast path: the event is the mirror's front, the next position of the path, sent under
+    // the current epoch (every check of receive() holds); anything else goes to receive().
+    MirrorQueue& mq = mq_[p];
+    const auto& list = in_.path_events[p];
+    std::uint64_t bytes = 0;
+    bool slow = false;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const std::uint32_t g = got[k];
+      if (!slow && mq.head < mq.q.size() && mq.q[mq.head].g == g && mq.q[mq.head].epoch == epoch &&
+          S.next < list.size() && list[S.next] == g) {
+        ++mq.head;
+        ++S.next;
+        bytes += in_.events[g].size;
+        continue;
+      }
+      if (!slow) {  // from here on the sink keeps its own copy of what it received
+        slow = true;
+        S.orders.assign(list.begin() + S.first_pos, list.begin() + S.next);
+      }
+      S.orders.push_back(g);
+      receive(p, g, epoch);
+      if (stop_) break;
+    }
+    S.fast = !slow;
+    S.fast_count = S.next - S.first_pos;
+    mq_bytes_[a] -= bytes;
+    if (mq.head == mq.q.size()) {
+      mq.q.clear();
+      mq.head = 0;
+    } else if (mq.head >= 4096 && mq.head * 2 >= mq.q.size()) {
+      mq.q.erase(mq.q.begin(), mq.q.begin() + static_cast<std::ptrdiff_t>(mq.head));
+      mq.head = 0;
+    }
   }
   S.batch = b;
   S.busy = true;
@@ -920,7 +965,9 @@ void Simulator::receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch) {
                         in_.path_names[e.path], where(e.path, e.path_seq)));
     return;
   }
-  if (recv_[g] != 0) {
+  // The sink receives its path's positions in source order, so the positions it has received
+  // are exactly [0, next): one below `next` is a second copy.
+  if (e.path_seq < S.next) {
     violate("exactly_once", fmt::format("path {}: {} delivered twice (duplicate)",
                                         in_.path_names[p], where(p, e.path_seq)));
     return;
@@ -937,8 +984,7 @@ void Simulator::receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch) {
             fmt::format("path {}: {} was sent under epoch {} and reached the sink in epoch {}",
                         in_.path_names[p], where(p, e.path_seq), sent_epoch, epoch));
   }
-  recv_[g] = 1;
-  while (S.next < list.size() && recv_[list[S.next]] != 0) ++S.next;
+  S.next = e.path_seq + 1;
 }
 
 // A queue the engine says it discarded: everything the mirror holds for the path leaves it.
@@ -996,7 +1042,15 @@ void Simulator::complete(std::uint32_t p) {
   S.held = false;
   --sink_busy_;
   A.in_sink -= b.bytes;
-  for (const std::uint32_t g : S.orders) {
+  // In order (the usual case), what the sink received is list[first_pos, first_pos + count).
+  const std::uint32_t* rb = S.orders.data();
+  std::size_t rn = S.orders.size();
+  if (S.fast) {
+    rb = in_.path_events[p].data() + S.first_pos;
+    rn = S.fast_count;
+  }
+  for (std::size_t k = 0; k < rn; ++k) {
+    const std::uint32_t g = rb[k];
     const std::uint64_t lat = now_ - avail_[g];
     latency_.add(lat);
     S.latency.add(lat);
@@ -1004,12 +1058,11 @@ void Simulator::complete(std::uint32_t p) {
       ++S.redelivered;
       ++redelivered_;
     }
-    if (recv_[g] == 1) {
-      recv_[g] = 2;
-      ++acked_distinct_;
-    }
   }
-  const auto n = static_cast<std::uint64_t>(S.orders.size());
+  // Acknowledged: the positions received up to this batch (a path has one batch in its sink).
+  acked_distinct_ += S.next - S.acked;
+  S.acked = S.next;
+  const auto n = static_cast<std::uint64_t>(rn);
   S.delivered += n;
   S.bytes += b.bytes;
   delivered_ += n;
@@ -1382,13 +1435,8 @@ void Simulator::finish(ReplayResult& r) {
     // nothing (queue, link, sink, upstream) holds it any more, was lost.
     for (std::uint32_t p = 0; p < sink_.size() && violations_.empty(); ++p) {
       const auto& list = in_.path_events[p];
-      std::uint64_t missing = 0;
-      std::uint32_t first = 0;
-      for (std::uint32_t k = 0; k < list.size(); ++k) {
-        if (recv_[list[k]] != 2) {
-          if (missing++ == 0) first = k;
-        }
-      }
+      const std::uint32_t first = sink_[p].acked;
+      const std::uint64_t missing = list.size() - first;
       if (missing == 0) continue;
       if (quiescent()) {
         violate("exactly_once",
