@@ -770,8 +770,10 @@ void Simulator::on_data(std::uint32_t a) {
       mq.q.push_back(MirrorEntry{m.idx, m.epoch});
       std::uint64_t& held = mq_bytes_[a];
       held += e.size;
-      imax_[a] = std::max(imax_[a], held);
-      path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
+      if (o_.record_series) {  // the plot's envelope
+        imax_[a] = std::max(imax_[a], held);
+        path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
+      }
       if (held > mq_peak_[a]) {
         mq_peak_[a] = held;
         peak_why_[a] = sent_why_[m.idx];
