@@ -61,6 +61,9 @@ int run(const ReplayArgs& a) {
   o.seed = a.seed;
   o.drop_rate = a.drop_rate;
   o.record_series = !a.plot.empty();
+  if (std::string bad = validate_replay_options(o); !bad.empty()) {
+    throw CLI::ValidationError(bad);
+  }
 
   StderrDiagnostics diag(stderr);
   BinlogEventSource source(a.inputs, diag);
@@ -79,7 +82,12 @@ int run(const ReplayArgs& a) {
     std::ofstream svg(a.plot);
     if (!svg) throw std::system_error(errno, std::generic_category(), a.plot);
     PlotOptions po;
-    po.title = fmt::format("binlogctl replay --policy {} --quota {}", a.policy, a.quota);
+    std::string sinks;
+    for (const std::string& sk : a.sinks) sinks += fmt::format(" --sink '{}'", sk);
+    po.title = fmt::format(
+        "replay --policy {} --quota {} --source-rate {} --control-delay {} --data-delay {}{}{}",
+        a.policy, a.quota, a.source_rate, a.control_delay, a.data_delay, sinks,
+        a.drop_rate > 0 ? fmt::format(" --drop-rate {}", a.drop_rate) : std::string());
     write_plot_svg(svg, r, po);
   }
   std::ofstream out_file;

@@ -77,6 +77,52 @@ foreach(policy doc ticdc none blocking)
                         --sink "shop\\..*=latency:5ms,cap:200KB/s" ${FIX}/basic/binlogs)
 endforeach()
 binlogctl_cli_test(replay_bad_sink ${EXPECT} --rc 2 -- ${BIN} replay --sink "x=warp:9" ${FIX}/basic/binlogs)
+# Option values that make no sense: usage errors naming the value and why (#15 point 4).
+foreach(bad "hard_ratio_0|--hard-limit-ratio|0|--hard-limit-ratio 0: must be > 0"
+            "hard_ratio_neg|--hard-limit-ratio|-1|--hard-limit-ratio -1: must be > 0"
+            "path_pause_0|--path-pause|0|--path-pause 0: must be > 0"
+            "path_resume_0|--path-resume|0|--path-resume 0: must be > 0"
+            "path_resume_above|--path-resume|0.3|--path-resume 0.3 is above --path-pause 0.2"
+            "area_resume_above|--area-resume|0.9|--area-resume 0.9 is above --area-pause 0.8"
+            "drop_rate_2|--drop-rate|2|--drop-rate 2: must be in"
+            "drop_rate_neg|--drop-rate|-1|--drop-rate -1: must be in"
+            "watchdog_0|--watchdog|0|--watchdog 0: must be a positive duration")
+  string(REPLACE "|" ";" parts "${bad}")
+  list(GET parts 0 name)
+  list(GET parts 1 opt)
+  list(GET parts 2 val)
+  list(GET parts 3 msg)
+  binlogctl_cli_test(replay_usage_${name} ${EXPECT} --rc 2 --stderr-contains "${msg}"
+                     -- ${BIN} replay ${opt} ${val} ${FIX}/basic/binlogs)
+endforeach()
+# A run that ends with pauses open says so, and why that is not a violation (#15 point 6).
+binlogctl_cli_test(replay_open_pauses ${EXPECT} --rc 0 --stdout-contains "still paused"
+                   --stdout-contains "lazy resume is due"
+                   -- ${BIN} replay --policy doc --quota 16K --sink ".*=latency:5ms,cap:100KB/s"
+                      ${FIX}/basic/binlogs)
+# The shared MariaDB corpus (configured only when ../shared is there).
+if(EXISTS ${SHARED}/corpus/mariadb/txn/binlogs)
+  set(TXN ${SHARED}/corpus/mariadb/txn/binlogs)
+  # A resume on its way is not a deadlock (#15 point 3).
+  binlogctl_cli_test(replay_resume_in_flight ${EXPECT} --rc 0 --stdout-contains "invariants      ok"
+                     -- ${BIN} replay --policy doc --quota 256K --watchdog 500ms --control-delay 1s
+                        --sink ".*=cap:40K/s" ${TXN})
+  # One reset per gap under ticdc (#15 point 2): the protocol check would name a second one.
+  binlogctl_cli_test(replay_ticdc_one_reset ${EXPECT} --rc 0 --stdout-contains "\"ok\":true"
+                     -- ${BIN} replay --format json --policy ticdc --quota 256K --source-rate 1MB/s
+                        --sink ".*=cap:40K/s" ${TXN})
+  # blocking + barrier + drops: a real deadlock, named for what it is (#15 point 12).
+  binlogctl_cli_test(replay_blocking_barrier ${EXPECT} --rc 1
+                     --stdout-contains "the reader is blocked on a full queue"
+                     --stdout-contains "wait at a barrier"
+                     -- ${BIN} replay --policy blocking --quota 64K --seed 808
+                        --sink ".*=cap:400K/s,barrier:5" --drop-rate 0.01 ${TXN})
+  # doc and transactions larger than the hard limit: let through alone, counted (#15 point 5).
+  binlogctl_cli_test(replay_oversized_txn ${EXPECT} --rc 0 --stdout-contains "invariants      ok"
+                     --stdout-contains "larger than the hard limit let through alone"
+                     -- ${BIN} replay --policy doc --quota 4K --source-rate 1MB/s
+                        --sink ".*=cap:40K/s" ${TXN})
+endif()
 
 # convert: the server-replay proof (row changes replayed into tables == the server's final
 # contents), on the project's own fixtures and on the shared corpus; public asserted values.

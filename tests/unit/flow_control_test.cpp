@@ -260,31 +260,42 @@ TEST_SUITE("flow_control") {
     auto b3 = fc.pop_batch(6, p, 100, 1000);  // 5..7, then the marker is at the head
     CHECK(b3.first_seq == 5);
     CHECK(b3.count == 3);
+    // The dispatcher is busy with 5..7 in the sink: it handles the marker, sees the broken
+    // sequence and resets only when the sink acknowledges them (the seed: the Dispatcher
+    // detects non-sequential data and triggers the reset).
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    fc.batch_done(7, b3);
     REQUIRE(count_kind(fc, ActionKind::reset) == 1);
     const FlowAction reset = fc.actions().back();
+    CHECK(reset.cause == ResetCause::drop_marker);
     CHECK(reset.epoch == 1);
-    CHECK(reset.seq == 5);  // checkpoint: 0..4 acknowledged, 5..7 still in the sink
+    CHECK(reset.seq == 8);  // checkpoint: 0..7 acknowledged
     CHECK(fc.path_epoch(p) == 1);
     // Old-epoch events still on the link are dropped; data before the handshake is an error.
     CHECK(fc.on_event(7, p, 0, 10, 10, 10) == AppendStatus::stale_epoch);
     CHECK(fc.on_event(7, p, 1, 5, 10, 5) == AppendStatus::before_handshake);
     CHECK(fc.area_counters(a).protocol_errors == 1);
     CHECK(fc.on_handshake(8, p, 0, 5) == AppendStatus::stale_epoch);
+    // An upstream that restarts further back (from an older checkpoint) re-sends 5..7.
     CHECK(fc.on_handshake(8, p, 1, 5) == AppendStatus::appended);
     // 5..7 were forwarded before the reset: skipped, not delivered twice.
     for (std::uint32_t s = 5; s < 8; ++s)
       CHECK(fc.on_event(9, p, 1, s, 10, s) == AppendStatus::filtered);
     CHECK(fc.on_event(9, p, 1, 8, 10, 8) == AppendStatus::appended);
     CHECK(fc.path_counters(p).filtered == 3);
-    // A gap (9 missing) breaks the stream again.
+    // A gap (9 missing) breaks the stream again; 8 is ahead of the marker.
+    fc.clear_actions();
     CHECK(fc.on_event(9, p, 1, 10, 10, 10) == AppendStatus::gap);
-    fc.batch_done(10, b3);
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
     auto b4 = fc.pop_batch(11, p, 100, 1000);
     CHECK(b4.first_seq == 8);
     CHECK(b4.count == 1);
     CHECK_FALSE(b4.stale);
-    CHECK(fc.path_epoch(p) == 2);
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
     fc.batch_done(12, b4);
+    REQUIRE(count_kind(fc, ActionKind::reset) == 1);
+    CHECK(fc.actions().back().cause == ResetCause::gap);
+    CHECK(fc.path_epoch(p) == 2);
     CHECK(fc.acked_seq(p) == 9);
     CHECK(fc.area_pending(a) == 0);
     CHECK(fc.accounting_consistent());
@@ -307,7 +318,12 @@ TEST_SUITE("flow_control") {
     CHECK(fc.area_pending(a) == 1500);
     auto b = fc.pop_batch(2, q, 10, 10'000);
     CHECK(b.count == 1);
+    // The marker is at the head, but the dispatcher is busy with the batch in the sink: it
+    // handles the marker (and resets) only when the sink acknowledges that batch.
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    fc.batch_done(3, b);
     CHECK(count_kind(fc, ActionKind::reset) == 1);
+    CHECK(fc.actions().back().cause == ResetCause::drop_marker);
     // Credits as reported: area Q - used clamped at 0, path max(Q/10, floor) - used.
     CHECK(fc.area_credit(a) == 0);
     CHECK(fc.path_credit(p) == 0);
@@ -347,7 +363,10 @@ TEST_SUITE("flow_control") {
     CHECK(released == std::vector<std::uint32_t>{ps[0], ps[1]});
     CHECK(fc.area_pending(a) == 300);
     CHECK(fc.area_counters(a).releases == 2);
-    CHECK(count_kind(fc, ActionKind::reset) == 2);
+    // Released paths are blocking: each resets when its dispatcher handles the marker, after
+    // the sink acknowledged its batch.
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    CHECK(fc.path_broken(ps[0]));
     // No extra feedback: the release is rate-limited and the decrease timer restarted.
     fc.clear_actions();
     fc.on_signal(5 * kSec + 2, a);
@@ -387,5 +406,74 @@ TEST_SUITE("flow_control") {
     fc.batch_done(0, b);
     b = fc.pop_batch(0, p, 100, 1 << 20, 0);  // at least one event even when the first is past
     CHECK(b.count == 1);
+  }
+
+  TEST_CASE(
+      "doc: the breaker's victim resets when its dispatcher sees the gap, not at the discard") {
+    FlowThresholds t = small_quota(1000);  // H = 1500
+    t.path_pause = t.path_resume = t.area_pause = t.area_resume = 5;
+    FlowController fc(Policy::doc, t);
+    const auto a = fc.add_area();
+    const auto p0 = fc.add_path(a), p1 = fc.add_path(a);
+    Feeder f{fc};
+    for (int i = 0; i < 10; ++i) f.push(0, p0, 100);      // 1000
+    const Batch inflight = fc.pop_batch(0, p0, 1, 1000);  // p0 has a batch in its sink: blocking
+    for (int i = 0; i < 6; ++i) f.push(0, p1, 100);       // 900 + 600 = 1500
+    fc.clear_actions();
+    CHECK(f.push(1, p1, 100) == AppendStatus::appended);  // over H: p0 (900) is discarded
+    CHECK(count_kind(fc, ActionKind::circuit_break) == 1);
+    CHECK(fc.actions().front().path == p0);
+    CHECK(fc.actions().front().area_pending == 1500);  // the pending bytes just before it
+    CHECK(count_kind(fc, ActionKind::reset) == 0);     // the dispatcher is busy with the batch
+    CHECK(fc.path_broken(p0));
+    CHECK(f.push(2, p0, 100) == AppendStatus::discarded);  // after the gap: dropped
+    fc.clear_actions();
+    fc.batch_done(3, inflight);
+    REQUIRE(count_kind(fc, ActionKind::reset) == 1);
+    CHECK(fc.actions().back().cause == ResetCause::circuit_break);
+    CHECK(fc.actions().back().seq == 1);  // from the first unacknowledged position
+    CHECK(fc.actions().back().time_us == 3);
+    CHECK(fc.awaiting_handshake(p0));
+  }
+
+  TEST_CASE("ticdc: a release of the incoming path resets it once (#15 point 2)") {
+    FlowThresholds t = small_quota(1000);  // H = 1500
+    t.path_credit_floor = 0;
+    FlowController fc(Policy::ticdc, t);
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    Feeder f{fc};
+    for (int i = 0; i < 10; ++i) f.push(0, p, 100);
+    const Batch inflight = fc.pop_batch(0, p, 1, 1000);  // blocking, 900 pending
+    for (int i = 0; i < 6; ++i) f.push(0, p, 100);       // 1500 >= H
+    fc.clear_actions();
+    // At H the append releases the most advanced blocked path (p itself); the event of the old
+    // stream that triggered it is dropped, not turned into a second marker and a second reset.
+    CHECK(f.push(1, p, 100) == AppendStatus::discarded);
+    CHECK(count_kind(fc, ActionKind::release_path) == 1);
+    CHECK(count_kind(fc, ActionKind::drop_marker) == 0);
+    fc.batch_done(2, inflight);
+    CHECK(count_kind(fc, ActionKind::reset) == 1);
+    CHECK(fc.path_epoch(p) == 1);
+    CHECK(fc.path_counters(p).resets == 1);
+    CHECK(fc.area_counters(a).resets == 1);
+  }
+
+  TEST_CASE("a lazy resume waiting for its timer is scheduled work") {
+    FlowThresholds t = small_quota(1000);
+    FlowController fc(Policy::doc, t);
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    Feeder f{fc};
+    for (int i = 0; i < 9; ++i) f.push(0, p, 100);  // 900: path and area paused
+    CHECK(fc.area_paused(a));
+    CHECK_FALSE(fc.resume_scheduled(a));
+    const Batch b = fc.pop_batch(1, p, 100, 10'000);  // 0 pending, resumes suppressed (< 1 s)
+    CHECK(fc.area_paused(a));
+    CHECK(fc.resume_scheduled(a));
+    fc.batch_done(2, b);
+    fc.on_tick(kSec + 1);
+    CHECK_FALSE(fc.area_paused(a));
+    CHECK_FALSE(fc.resume_scheduled(a));
   }
 }

@@ -1,10 +1,16 @@
 // Replay simulator: parsers, determinism, invariants, the scenario matrix S1..S9 of
 // design/flow-control.md §5 per policy, the seed sweep, and the output writers.
+#include <binlogctl/dump.h>
 #include <binlogctl/replay.h>
+#include <binlogctl/replay_binlog.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 using namespace binlogctl;
@@ -86,7 +92,34 @@ void require_clean(const ReplayResult& r) {
   INFO(describe(r));
   CHECK(r.ok);
   CHECK(r.delivered == r.source_events);
-  if (r.policy != Policy::none) CHECK(r.peak_memory <= r.hard_limit + 600);
+  // (doc lets a transaction larger than H through alone; the memory_bound check then holds
+  // that nothing else is in the area)
+  bool oversized = false;
+  for (const auto& a : r.areas) oversized |= a.counters.oversized_admissions != 0;
+  if (r.policy != Policy::none && !oversized) CHECK(r.peak_memory <= r.hard_limit + 600);
+}
+
+// A real chain: the project's own fixtures, or the shared corpus (nullopt when absent).
+std::optional<ReplayInput> load_chain(const std::string& dir) {
+  if (!std::filesystem::exists(dir)) return std::nullopt;
+  StderrDiagnostics diag(stderr);
+  BinlogEventSource src({dir}, diag);
+  ReplayInput in = load_replay_input(src);
+  if (src.unreadable()) return std::nullopt;
+  return in;
+}
+
+const std::string kBasic =
+    std::string(BINLOGCTL_SOURCE_DIR) + "/testdata/mariadb-10.11/basic/binlogs";
+#ifdef BINLOGCTL_SHARED_DIR
+const std::string kSharedTxn = std::string(BINLOGCTL_SHARED_DIR) + "/corpus/mariadb/txn/binlogs";
+#else
+const std::string kSharedTxn =
+    std::string(BINLOGCTL_SOURCE_DIR) + "/../shared/corpus/mariadb/txn/binlogs";
+#endif
+
+std::string first_check(const ReplayResult& r) {
+  return r.violations.empty() ? std::string("(none)") : r.violations.front().check;
 }
 
 }  // namespace
@@ -587,5 +620,306 @@ TEST_SUITE("replay") {
     REQUIRE(r.areas.size() == 2);
     CHECK(r.areas[0].delivered + r.areas[1].delivered == r.delivered);
     CHECK(r.areas[1].peak_memory > r.areas[0].peak_memory);
+  }
+
+  // ---- every invariant check can fail (#15 point 1) ----
+
+  TEST_CASE("each invariant fires on a defect injected into the engine") {
+    // The checks compare what each sink receives, what the area holds and what is left at the
+    // end with what the source sent (per path: the ordered list of its positions), not with the
+    // engine's own counters; each defect below is invisible to those counters.
+    struct Case {
+      EngineFault fault;
+      std::uint32_t at;
+      Policy policy;
+      const char* check;
+    };
+    const auto in = synthetic(4, 400, 21);
+    for (const Case& c : {Case{EngineFault::lose, 5, Policy::none, "in_order"},
+                          Case{EngineFault::duplicate, 5, Policy::none, "exactly_once"},
+                          Case{EngineFault::reorder, 5, Policy::none, "in_order"},
+                          Case{EngineFault::undercount, 1, Policy::doc, "memory_bound"},
+                          Case{EngineFault::leak, 3, Policy::none, "drained"},
+                          Case{EngineFault::lose, 5, Policy::doc, "in_order"},
+                          Case{EngineFault::duplicate, 5, Policy::ticdc, "exactly_once"}}) {
+      ReplayOptions o = base_options(c.policy, 32 << 10);
+      o.source_rate = rate("1MB/s");
+      o.sinks = {sink(".*=latency:5ms,cap:64K/s")};
+      const auto clean = run_replay(o, in);
+      INFO(describe(clean));
+      REQUIRE(clean.ok);  // the same run without the defect holds every invariant
+      o.engine_fault = c.fault;
+      o.engine_fault_at = c.at;
+      const auto r = run_replay(o, in);
+      INFO(describe(r));
+      CHECK_FALSE(r.ok);
+      CHECK(replay_exit_code(r) == 1);
+      CHECK(first_check(r) == c.check);
+    }
+  }
+
+  TEST_CASE("a lost event nothing holds any more is reported as lost, at once") {
+    VectorEventSource src;
+    src.add("shop.orders", 100, true, 1);
+    src.add("shop.items", 100, true, 2);
+    const auto in = load_replay_input(src);
+    ReplayOptions o = base_options(Policy::none, 1 << 20);
+    o.engine_fault = EngineFault::lose;
+    o.engine_fault_at = 1;
+    const auto r = run_replay(o, in);
+    INFO(describe(r));
+    REQUIRE_FALSE(r.ok);
+    CHECK(first_check(r) == "exactly_once");
+    CHECK(r.violations.front().message.find("never delivered") != std::string::npos);
+    CHECK(r.violations.front().message.find("shop.orders seq 0") != std::string::npos);
+    CHECK(r.end_time_us < 2 * kSec);  // not after the drain timeout of an hour
+  }
+
+  // ---- the defects of #15 ----
+
+  TEST_CASE("a resume waiting for its timer is not a deadlock (#15 point 3)") {
+    // The area pauses, drains to 0, and its lazy resume waits up to 1 s for the feedback interval,
+    // then travels 1 s on the control link: longer than a 500 ms watchdog, with nothing moving.
+    const auto in = synthetic(12, 3000, 23);
+    ReplayOptions o = base_options(Policy::doc, 256 << 10);
+    o.source_rate = rate("1MB/s");
+    o.sinks = {sink(".*=cap:40K/s")};
+    o.control_delay_us = 1000 * kMs;
+    o.watchdog_us = 500 * kMs;
+    const auto r = run_replay(o, in);
+    MESSAGE(describe(r));
+    INFO(describe(r));
+    require_clean(r);
+    CHECK(r.areas[0].counters.pauses > 0);
+  }
+
+  TEST_CASE("option values that make no sense are rejected, saying which and why (#15 point 4)") {
+    CHECK(validate_replay_options(ReplayOptions{}).empty());
+    struct Bad {
+      void (*set)(ReplayOptions&);
+      const char* names;
+    };
+    const Bad bad[] = {
+        {[](ReplayOptions& o) { o.thresholds.hard_limit_ratio = 0; }, "--hard-limit-ratio 0"},
+        {[](ReplayOptions& o) { o.thresholds.hard_limit_ratio = -1; }, "--hard-limit-ratio -1"},
+        {[](ReplayOptions& o) { o.thresholds.path_pause = o.thresholds.path_resume = 0; },
+         "--path-pause 0"},
+        {[](ReplayOptions& o) { o.thresholds.path_resume = 0; }, "--path-resume 0"},
+        {[](ReplayOptions& o) { o.thresholds.path_resume = 0.3; }, "--path-resume 0.3 is above"},
+        {[](ReplayOptions& o) { o.thresholds.area_resume = 0.9; }, "--area-resume 0.9 is above"},
+        {[](ReplayOptions& o) { o.drop_rate = 2; }, "--drop-rate 2"},
+        {[](ReplayOptions& o) { o.drop_rate = -1; }, "--drop-rate -1"},
+        {[](ReplayOptions& o) { o.drop_rate = 1; }, "--drop-rate 1"},
+        {[](ReplayOptions& o) { o.watchdog_us = 0; }, "--watchdog 0"},
+    };
+    for (const Bad& b : bad) {
+      ReplayOptions o;
+      b.set(o);
+      const std::string msg = validate_replay_options(o);
+      CAPTURE(b.names);
+      CAPTURE(msg);
+      CHECK(msg.find(b.names) == 0);
+      CHECK(msg.size() > std::string(b.names).size() + 10);  // and why
+    }
+  }
+
+  TEST_CASE("blocking + barrier + drops: the deadlock says the reader is blocked at a barrier") {
+    std::vector<double> w(12, 1.0);
+    w[0] = 3.0;
+    const auto in = synthetic(12, 600, 31, w);
+    bool seen = false;
+    for (std::uint64_t seed = 800; seed < 830 && !seen; ++seed) {
+      ReplayOptions o = base_options(Policy::blocking, 16 << 10);
+      o.seed = seed;
+      o.source_rate = rate("1MB/s");
+      o.sinks = {sink(".*=cap:400K/s,barrier:5")};
+      o.drop_rate = 0.01;
+      o.watchdog_us = 5 * kSec;
+      const auto r = run_replay(o, in);
+      if (r.ok) continue;
+      INFO(describe(r));
+      CHECK(first_check(r) == "deadlock");
+      CHECK(r.violations.front().message.find("reader is blocked on a full queue") !=
+            std::string::npos);
+      CHECK(r.violations.front().message.find("barrier") != std::string::npos);
+      seen = true;
+    }
+    CHECK(seen);
+  }
+
+  TEST_CASE("pauses still open at the end are reported with their verdict (#15 point 6)") {
+    auto in = load_chain(kBasic);
+    REQUIRE(in);
+    ReplayOptions o = base_options(Policy::doc, 16 << 10);
+    o.sinks = {sink(".*=latency:5ms,cap:100KB/s")};
+    const auto r = run_replay(o, *in);
+    INFO(describe(r));
+    require_clean(r);
+    REQUIRE(r.pauses > r.resumes);  // the run ends with pauses open
+    CHECK(r.open_pauses.size() == r.pauses - r.resumes);
+    for (const auto& op : r.open_pauses) {
+      CHECK_FALSE(op.violation);
+      CHECK(op.why.find("lazy resume is due") != std::string::npos);
+      CHECK(op.resume_due_us > r.end_time_us - 1);
+    }
+    const auto j = summary_json(r);
+    CHECK(j.at("open_pauses").size() == r.open_pauses.size());
+    std::ostringstream text;
+    write_summary_text(text, r);
+    CHECK(text.str().find("still paused") != std::string::npos);
+  }
+
+  TEST_CASE("doc: a transaction larger than the hard limit goes through alone (#15 point 5)") {
+    VectorEventSource src;
+    for (int t = 0; t < 20; ++t) {
+      src.add("shop.items", 300, false, static_cast<std::uint64_t>(t));
+      src.add("shop.users", 300, true, static_cast<std::uint64_t>(t));
+    }
+    for (int i = 0; i < 40; ++i) src.add("shop.big", 500, i == 39, 100);  // 20,000 bytes
+    for (int t = 0; t < 20; ++t) {
+      src.add("shop.items", 300, false, 200);
+      src.add("shop.users", 300, true, 200);
+    }
+    const auto in = load_replay_input(src);
+    ReplayOptions o = base_options(Policy::doc, 4 << 10);  // H = 6 KiB
+    o.source_rate = rate("1MB/s");
+    o.sinks = {sink(".*=cap:40K/s")};
+    const auto r = run_replay(o, in);
+    MESSAGE(describe(r));
+    INFO(describe(r));
+    CHECK(r.ok);  // delivered in full, in well under the drain timeout, no livelock
+    CHECK(r.delivered == r.source_events);
+    CHECK(r.end_time_us < 5 * kSec);
+    CHECK(r.areas[0].counters.oversized_admissions == 1);
+    CHECK(r.peak_memory > r.hard_limit);  // above H, but only with the big transaction
+    CHECK(r.areas[0].peak_cause == "oversized transaction let through alone");
+    const PathStats* big = nullptr;
+    for (const auto& p : r.paths) {
+      if (p.name == "shop.big") big = &p;
+    }
+    REQUIRE(big != nullptr);
+    CHECK(big->counters.circuit_breaks == 0);  // never discarded
+    CHECK(big->redelivered == 0);
+  }
+
+  TEST_CASE("memory bound: SPEC's words for doc, H + one event for ticdc, overshoot reported") {
+    const auto in = synthetic(12, 4000, 9);
+    for (Policy p : {Policy::doc, Policy::ticdc}) {
+      ReplayOptions o = base_options(p, 256 << 10);
+      o.thresholds.path_credit_floor = 0;
+      o.source_rate = rate("1MB/s");
+      o.sinks = {sink(".*=cap:40K/s")};
+      o.control_delay_us = 1000 * kMs;
+      const auto r = run_replay(o, in);
+      MESSAGE(describe(r) << ", over Q " << r.areas[0].over_quota << ", over H "
+                          << r.areas[0].over_hard_limit << ", cause " << r.areas[0].peak_cause);
+      INFO(describe(r));
+      require_clean(r);
+      const AreaStats& a = r.areas[0];
+      if (p == Policy::doc) CHECK(r.peak_memory <= r.hard_limit);
+      if (p == Policy::ticdc) CHECK(r.peak_memory <= r.hard_limit + in.max_event_size);
+      CHECK(a.over_quota == (r.peak_memory > r.quota ? r.peak_memory - r.quota : 0));
+      CHECK(a.over_hard_limit == (r.peak_memory > r.hard_limit ? r.peak_memory - r.hard_limit : 0));
+      if (a.over_quota > 0) CHECK_FALSE(a.peak_cause.empty());
+      if (a.over_hard_limit > 0) CHECK(a.peak_cause == "checked before the append");
+      const auto j = summary_json(r);
+      CHECK(j.at("areas")[0].contains("over_hard_limit"));
+      CHECK(j.at("areas")[0].contains("peak_cause"));
+    }
+  }
+
+  TEST_CASE("real corpus: the control-delay sweep of the seed (#15 point 11)") {
+    // The seed: the delay between a pause and the upstream stopping is why the circuit breaker
+    // exists. At a short delay pauses hold memory under the hard limit: no breaker. At a long
+    // delay the area passes the hard threshold, the breaker discards the longest path, its
+    // dispatcher sees the gap and resets it, its events are re-delivered, every invariant holds.
+    struct Corpus {
+      std::string dir;
+      std::uint64_t quota;
+      const char* sink;
+      const char* source_rate;
+    };
+    bool ran = false;
+    for (const Corpus& c : {Corpus{kBasic, 16 << 10, ".*=cap:8K/s", "64K/s"},
+                            Corpus{kSharedTxn, 768 << 10, ".*=cap:40K/s", "1MB/s"}}) {
+      auto in = load_chain(c.dir);
+      if (!in) {
+        MESSAGE("skipped (absent): " << c.dir);
+        continue;
+      }
+      ran = true;
+      std::map<std::uint64_t, ReplayResult> at;
+      for (std::uint64_t d : {0 * kMs, 10 * kMs, 100 * kMs, 1000 * kMs, 3000 * kMs}) {
+        ReplayOptions o = base_options(Policy::doc, c.quota);
+        o.source_rate = rate(c.source_rate);
+        o.sinks = {sink(c.sink)};
+        o.control_delay_us = d;
+        std::ostringstream tl;
+        JsonlTimelineWriter w(tl);
+        auto r = run_replay(o, *in, &w);
+        MESSAGE(c.dir << " d_ctrl " << d / kMs << " ms: " << describe(r));
+        INFO(describe(r));
+        require_clean(r);
+        CHECK(r.peak_memory <= r.hard_limit);
+        for (const auto& p : r.paths) CHECK(p.delivered == p.source_events);
+        if (r.circuit_breaks > 0) {
+          // Each break is followed by the reset of its path, detected by its dispatcher.
+          CHECK(tl.str().find("\"detected\":\"circuit_break\"") != std::string::npos);
+        }
+        at.emplace(d, std::move(r));
+      }
+      CHECK(at.at(0).circuit_breaks == 0);
+      CHECK(at.at(10 * kMs).circuit_breaks == 0);
+      const ReplayResult& slow = at.at(3000 * kMs);
+      CHECK(slow.circuit_breaks > 0);
+      CHECK(slow.resets >= slow.circuit_breaks);
+      CHECK(slow.redelivered > 0);
+      CHECK(slow.peak_memory > at.at(0).peak_memory);
+    }
+    CHECK(ran);
+  }
+
+  TEST_CASE(
+      "plot: envelope, breaker at the hard limit, parameters in the title, no label overlap") {
+    const auto in = synthetic(12, 4000, 9);
+    ReplayOptions o = base_options(Policy::doc, 256 << 10);
+    o.source_rate = rate("1MB/s");
+    o.sinks = {sink(".*=cap:40K/s")};
+    o.control_delay_us = 3000 * kMs;
+    o.record_series = true;
+    const auto r = run_replay(o, in);
+    require_clean(r);
+    REQUIRE(r.circuit_breaks > 0);
+    // The envelope reaches the true peak; the 100 ms samples alone do not.
+    const auto& env = r.series.area_max[0];
+    const auto& smp = r.series.area_pending[0];
+    CHECK(*std::max_element(env.begin(), env.end()) == r.peak_memory);
+    CHECK(*std::max_element(smp.begin(), smp.end()) < r.peak_memory);
+    std::size_t breaks_near_h = 0;
+    for (const auto& m : r.series.marks) {
+      if (m.kind != ActionKind::circuit_break) continue;
+      // Just before a discard, the area was within one event of the hard limit.
+      if (m.area_pending + in.max_event_size > r.hard_limit) ++breaks_near_h;
+    }
+    CHECK(breaks_near_h == r.circuit_breaks);
+    PlotOptions po;
+    po.title = "replay --policy doc --quota 256K --control-delay 3s";
+    std::ostringstream svg;
+    write_plot_svg(svg, r, po);
+    const std::string sv = svg.str();
+    CHECK(sv.find("--control-delay 3s") != std::string::npos);
+    CHECK(sv.find("class=\"envelope\"") != std::string::npos);
+    CHECK(sv.find("class=\"circuit_break\"") != std::string::npos);
+    CHECK(sv.find("(peak ") != std::string::npos);
+    // Right-margin labels never closer than one line of text.
+    std::vector<double> ys;
+    const std::regex label("<text class=\"label\" x=\"[0-9.]+\" y=\"([0-9.]+)\"");
+    for (auto it = std::sregex_iterator(sv.begin(), sv.end(), label); it != std::sregex_iterator();
+         ++it) {
+      ys.push_back(std::stod((*it)[1].str()));
+    }
+    REQUIRE(ys.size() >= 3);  // quota, hard limit, area, paths
+    std::sort(ys.begin(), ys.end());
+    for (std::size_t i = 1; i < ys.size(); ++i) CHECK(ys[i] - ys[i - 1] >= 12.9);
   }
 }

@@ -105,15 +105,34 @@ std::string_view to_string(ActionKind k) noexcept;
 
 inline constexpr std::uint32_t kNoPath = 0xffffffffu;
 
+// What the dispatcher detected when it started a reset: the marker a discard left in the queue
+// (drop marker, circuit breaker, release) or a gap in the sequence numbers it received.
+enum class ResetCause : std::uint8_t { none, drop_marker, circuit_break, release_path, gap };
+std::string_view to_string(ResetCause c) noexcept;
+
+// Deliberate engine defects for the tests that prove each invariant check can fail (the
+// simulator's checks are independent of the engine's own counters). Each fires once, on the
+// `at`-th pop (lose, duplicate, reorder, leak) or from the `at`-th append on (undercount).
+enum class EngineFault : std::uint8_t {
+  none,
+  lose,        // a popped event is not handed to the sink (its bytes are released)
+  duplicate,   // a popped event is handed to the sink twice
+  reorder,     // the first two events of a batch are swapped
+  undercount,  // appended events are accounted at a quarter of their size
+  leak,        // the bytes of a popped event are not released
+};
+
 struct FlowAction {
   std::uint64_t time_us = 0;
   ActionKind kind = ActionKind::pause_path;
   std::uint32_t area = 0;
-  std::uint32_t path = kNoPath;  // kNoPath for area actions
-  std::uint32_t epoch = 0;       // reset: the new epoch
-  std::uint32_t seq = 0;         // reset: checkpoint (first seq to re-send); discards: first seq
-  std::uint32_t count = 0;       // discards: events discarded
-  std::uint64_t bytes = 0;       // discards: bytes released; pause/resume: pending at decision
+  std::uint32_t path = kNoPath;    // kNoPath for area actions
+  std::uint32_t epoch = 0;         // reset: the new epoch
+  std::uint32_t seq = 0;           // reset: checkpoint (first seq to re-send); discards: first seq
+  std::uint32_t count = 0;         // discards: events discarded
+  std::uint64_t bytes = 0;         // discards: bytes released; pause/resume: pending at decision
+  std::uint64_t area_pending = 0;  // circuit_break / release_path: area pending just before it
+  ResetCause cause = ResetCause::none;  // reset: what the dispatcher detected
 };
 
 enum class AppendStatus : std::uint8_t {
@@ -151,6 +170,7 @@ struct AreaCounters {
   std::uint32_t releases = 0, release_rounds = 0, circuit_breaks = 0, drop_markers = 0, resets = 0;
   std::uint64_t peak_pending = 0;
   std::uint32_t protocol_errors = 0;
+  std::uint32_t oversized_admissions = 0;  // doc: transactions larger than H let through alone
 };
 
 class FlowController {
@@ -165,9 +185,17 @@ class FlowController {
                             std::uint32_t start_seq);
   // Event `seq` of `path` arrives. `order` is comparable across the paths of one area (source
   // order). `inject_drop` turns it into a drop marker (fault injection, TiCDC InjectDropEvent).
+  // `oversized`: the event belongs to a transaction whose bytes on this path exceed H (the
+  // upstream knows it from its scan). doc lets such a transaction through alone, as TiCDC
+  // does: the breaker discards the other paths instead, the transaction is appended even
+  // above H, and while the area stays above H no other path may append.
   AppendStatus on_event(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
                         std::uint32_t seq, std::uint32_t size, std::uint32_t order,
-                        bool inject_drop = false);
+                        bool inject_drop = false, bool oversized = false);
+  // doc: the path holding an oversized transaction let through above H (kNoPath: none).
+  std::uint32_t oversized_path(std::uint32_t area) const noexcept {
+    return areas_[area].oversized_path;
+  }
 
   bool can_pop(std::uint32_t path) const noexcept;
   std::uint32_t front_order(std::uint32_t path) const noexcept;  // requires a non-empty queue
@@ -175,7 +203,18 @@ class FlowController {
   // whose order exceeds max_order; at least one event. The path is blocking until batch_done().
   Batch pop_batch(std::uint64_t now_us, std::uint32_t path, std::uint32_t max_events,
                   std::uint64_t max_bytes, std::uint32_t max_order = 0xffffffffu);
+  // The events of the last pop_batch, in the order handed to the sink (their `order` values):
+  // what the sink actually receives. Valid until the next pop_batch.
+  std::span<const std::uint32_t> last_batch_orders() const noexcept { return popped_; }
+  // The sink acknowledged `b`. When the path's queue then holds only the marker of a discard
+  // (or of a gap), the dispatcher handles it now and starts the reset.
   void batch_done(std::uint64_t now_us, const Batch& b);
+
+  void inject_fault(EngineFault f, std::uint32_t at = 1) noexcept {
+    fault_ = f;
+    fault_at_ = at == 0 ? 1 : at;
+  }
+  bool fault_fired() const noexcept { return fault_fired_; }
 
   // Liveness heartbeat of an area (the resolvedTs signal): refreshes the last append for the
   // ticdc deadlock detector and runs it.
@@ -213,6 +252,11 @@ class FlowController {
     return areas_[a].last_feedback;
   }
   const std::vector<std::uint32_t>& paused_paths() const noexcept { return paused_paths_; }
+  // A lazy resume is due (paused below the resume threshold, waiting for the feedback
+  // interval): on_tick will send it, so the run is not stuck even if nothing is in flight.
+  bool resume_scheduled(std::uint32_t area) const noexcept;
+  // The path's queue ends in the marker of a discard or gap, not yet handled by the dispatcher.
+  bool path_broken(std::uint32_t p) const noexcept { return paths_[p].broken; }
   std::uint64_t path_resume_bytes() const noexcept { return path_resume_bytes_; }
   std::uint64_t area_resume_bytes() const noexcept { return area_resume_bytes_; }
   std::uint64_t area_pause_bytes() const noexcept { return area_pause_bytes_; }
@@ -229,7 +273,7 @@ class FlowController {
 
  private:
   struct Entry {
-    std::uint32_t size;
+    std::uint32_t size;  // accounted size
     std::uint32_t order;
     std::uint32_t epoch;
   };
@@ -243,7 +287,8 @@ class FlowController {
     std::vector<Entry> q;
     std::size_t qhead = 0;
     bool blocking = false;
-    bool broken = false;    // a drop marker sits at the queue tail: reset when it reaches the head
+    bool broken = false;  // a drop marker sits at the queue tail: reset when it reaches the head
+    ResetCause broken_by = ResetCause::none;
     bool awaiting = false;  // reset sent, handshake not yet received
     bool paused = false;
     std::uint64_t paused_since = 0;
@@ -263,6 +308,7 @@ class FlowController {
     std::uint64_t last_decrease = 0;
     std::uint64_t last_release = 0;
     bool released_once = false;
+    std::uint32_t oversized_path = kNoPath;
     AreaCounters c;
   };
 
@@ -270,10 +316,10 @@ class FlowController {
             std::uint64_t bytes, std::uint32_t seq = 0, std::uint32_t count = 0,
             std::uint32_t epoch = 0);
   void discard_queue(std::uint64_t now, std::uint32_t p, ActionKind why);
-  void mark_broken(std::uint64_t now, std::uint32_t p);
+  void mark_broken(std::uint64_t now, std::uint32_t p, ResetCause why);
   void start_reset(std::uint64_t now, std::uint32_t p);
   void circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
-                       std::uint32_t size);
+                       std::uint32_t size, bool oversized);
   void release_memory(std::uint64_t now, std::uint32_t area);
   void check_deadlock(std::uint64_t now, std::uint32_t area);
   void after_increase(std::uint64_t now, std::uint32_t p);
@@ -288,6 +334,11 @@ class FlowController {
   std::vector<AreaState> areas_;
   std::vector<std::uint32_t> paused_paths_;
   std::vector<FlowAction> actions_;
+  std::vector<std::uint32_t> popped_;
+  EngineFault fault_ = EngineFault::none;
+  std::uint32_t fault_at_ = 1;
+  std::uint64_t pops_ = 0, appends_ = 0;
+  bool fault_fired_ = false;
 };
 
 }  // namespace binlogctl

@@ -230,6 +230,9 @@ struct ReplayOptions {
   std::uint32_t batch_max_events = 4096;
   std::uint64_t batch_max_bytes = 1u << 20;
   std::uint64_t drain_timeout_us = 3'600'000'000ull;  // after the source ends
+  // Tests only: a deliberate engine defect (flow_control.h) that the invariant checks must catch.
+  EngineFault engine_fault = EngineFault::none;
+  std::uint32_t engine_fault_at = 1;
   bool record_series = false;  // keep samples and marks in the result (for the plot)
   bool stop_on_violation = true;
   std::size_t trace_lines = 40;  // trace kept for a violation report
@@ -247,9 +250,28 @@ struct PathStats {
   LatencySummary latency_ms;
 };
 
+// A pause still open when the run ended, and why it is (not) a violation.
+struct OpenPause {
+  std::uint32_t area = 0;
+  std::string path;  // empty: the area itself
+  std::uint64_t since_us = 0, last_feedback_us = 0, pending = 0;
+  std::uint64_t resume_due_us = 0;  // when the lazy resume would have been sent
+  bool violation = false;           // below its resume threshold past the feedback interval
+  std::string why;
+};
+
 struct AreaStats {
   std::uint64_t source_events = 0, delivered = 0;
-  std::uint64_t peak_memory = 0;        // peak pending bytes (what the quota bounds)
+  std::uint64_t peak_memory = 0;  // peak pending bytes (what the quota bounds)
+  std::uint64_t peak_time_us = 0;
+  // The peak against the quota and the hard limit, and what let the event that made the peak
+  // in: "control delay" (sent before a pause or a credit report reached the upstream),
+  // "unsplittable transaction" (a scan stops only at a transaction boundary), "burst" (sent
+  // while nothing was throttled), "no flow control" (none), "checked before the append" (ticdc
+  // tests H before it appends, so one event can cross it), "oversized transaction let through
+  // alone" (doc).
+  std::uint64_t over_quota = 0, over_hard_limit = 0;
+  std::string peak_cause;
   std::uint64_t peak_resident = 0;      // pending + in flight on the data link + in sinks
   std::uint64_t reader_blocked_us = 0;  // blocking policy: time the reader was blocked
   std::uint64_t time_above_pause_us = 0;
@@ -257,9 +279,15 @@ struct AreaStats {
   std::uint64_t source_end_us = 0, drain_us = 0;
 };
 
+// The option values that make no sense (a usage error): "" when all are valid, otherwise which
+// option is wrong, its value and why (--hard-limit-ratio <= 0, pause/resume fractions <= 0 or a
+// resume above its pause, --drop-rate outside [0, 1), --watchdog 0, ...).
+std::string validate_replay_options(const ReplayOptions& o);
+
 struct Violation {
-  std::string check;  // memory_bound, exactly_once, stale_epoch, protocol, deadlock,
-                      // drain_timeout, pause_alternation, stuck_paused, accounting
+  std::string check;  // memory_bound, exactly_once, in_order, drained, stale_epoch, protocol,
+                      // deadlock, drain_timeout, pause_alternation,
+                      // stuck_paused, accounting
   std::uint64_t time_us = 0;
   std::string message;
   std::vector<std::string> trace;  // the last actions before the violation
@@ -270,13 +298,18 @@ struct ReplayMark {
   ActionKind kind = ActionKind::pause_path;
   std::uint32_t area = 0;
   std::uint32_t path = kNoPath;
+  std::uint64_t area_pending = 0;  // circuit_break / release_path: area pending just before
 };
 
 struct ReplaySeries {
   std::vector<std::uint64_t> time_us;
   std::vector<std::vector<std::uint64_t>> area_pending;  // [area][sample]
+  // [area][sample]: the maximum pending since the previous sample (the envelope: what a
+  // sample every 100 ms misses, e.g. the moment a circuit breaker fires)
+  std::vector<std::vector<std::uint64_t>> area_max;
   std::vector<std::uint32_t> top_paths;                  // by peak pending
   std::vector<std::vector<std::uint64_t>> path_pending;  // [i of top_paths][sample]
+  std::vector<std::vector<std::uint64_t>> path_max;      // [i of top_paths][sample] envelope
   std::vector<ReplayMark> marks;
   bool truncated = false;
 };
@@ -297,6 +330,7 @@ struct ReplayResult {
   std::vector<Violation> violations;
   std::vector<PathStats> paths;
   std::vector<AreaStats> areas;
+  std::vector<OpenPause> open_pauses;
   ReplaySeries series;  // filled when ReplayOptions::record_series
   std::uint64_t sim_steps = 0;
 };
@@ -311,7 +345,8 @@ struct TimelineAction {
   std::uint32_t epoch = 0;
   std::uint64_t seq = 0, count = 0, bytes = 0;
   std::uint64_t area_pending = 0;
-  std::string_view detail;
+  std::uint64_t pending_before = 0;  // circuit_break / release_path: area pending just before
+  std::string_view detail;           // reset: what the dispatcher detected
 };
 struct TimelinePathSample {
   std::string_view path;

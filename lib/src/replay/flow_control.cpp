@@ -66,6 +66,22 @@ std::string_view to_string(ActionKind k) noexcept {
   return "?";
 }
 
+std::string_view to_string(ResetCause c) noexcept {
+  switch (c) {
+    case ResetCause::none:
+      return "none";
+    case ResetCause::drop_marker:
+      return "drop_marker";
+    case ResetCause::circuit_break:
+      return "circuit_break";
+    case ResetCause::release_path:
+      return "release_path";
+    case ResetCause::gap:
+      return "gap";
+  }
+  return "?";
+}
+
 std::uint64_t FlowThresholds::hard_limit() const noexcept {
   return ratio_bytes(hard_limit_ratio, quota);
 }
@@ -187,7 +203,7 @@ AppendStatus FlowController::on_handshake(std::uint64_t now, std::uint32_t p, st
 
 AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::uint32_t epoch,
                                       std::uint32_t seq, std::uint32_t size, std::uint32_t order,
-                                      bool inject_drop) {
+                                      bool inject_drop, bool oversized) {
   PathState& s = paths_[p];
   AreaState& a = areas_[s.area];
   if (epoch != s.epoch) {
@@ -204,7 +220,7 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
   }
   if (seq != s.expect) {
     ++s.c.discarded;
-    mark_broken(now, p);
+    mark_broken(now, p, ResetCause::gap);
     return AppendStatus::gap;
   }
   ++s.expect;
@@ -219,21 +235,37 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
       release_memory(now, s.area);
       inject_drop = true;
     }
+    // The release may have discarded this very path: its stream is broken (a marker waits in
+    // the queue, or the reset already went out), so this event of the old stream is dropped and
+    // must not become a second marker that resets the path again.
+    if (s.broken || s.epoch != epoch) {
+      ++s.c.discarded;
+      return AppendStatus::discarded;
+    }
   }
   if (inject_drop && !s.broken) {
     ++s.c.drop_markers;
     ++a.c.drop_markers;
     ++s.c.discarded;
     emit(now, ActionKind::drop_marker, s.area, p, size, seq, 1);
-    mark_broken(now, p);
+    mark_broken(now, p, ResetCause::drop_marker);
     return AppendStatus::marker;
   }
   if (policy_ == Policy::doc && a.pending + size > hard_limit_) {
-    circuit_breaker(now, s.area, p, size);
+    circuit_breaker(now, s.area, p, size, oversized);
   }
   if (s.broken || s.epoch != epoch) {  // this very path was the victim: its stream restarts
     ++s.c.discarded;
     return AppendStatus::discarded;
+  }
+  ++appends_;
+  if (fault_ == EngineFault::undercount && appends_ >= fault_at_) {
+    fault_fired_ = true;
+    size = std::max<std::uint32_t>(size / 4, 1);
+  }
+  if (policy_ == Policy::doc && a.pending + size > hard_limit_ && a.oversized_path != p) {
+    a.oversized_path = p;  // let through alone (the breaker emptied the other paths)
+    ++a.c.oversized_admissions;
   }
   s.q.push_back(Entry{size, order, epoch});
   s.pending += size;
@@ -267,13 +299,41 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   std::uint32_t n = 0;
   std::uint64_t bytes = 0;
   bool stale = false;
+  popped_.clear();
   while (i < end && n < max_events && bytes < max_bytes) {
     const Entry& e = s.q[i];
     if (n > 0 && e.order > max_order) break;
     bytes += e.size;
     stale |= e.epoch != s.epoch;
+    popped_.push_back(e.order);
     ++n;
     ++i;
+  }
+  std::uint64_t released = bytes;
+  if (fault_ != EngineFault::none && fault_ != EngineFault::undercount && !fault_fired_ &&
+      ++pops_ >= fault_at_) {
+    switch (fault_) {
+      case EngineFault::lose:
+        popped_.erase(popped_.begin());
+        fault_fired_ = true;
+        break;
+      case EngineFault::duplicate:
+        popped_.push_back(popped_.front());
+        fault_fired_ = true;
+        break;
+      case EngineFault::reorder:
+        if (popped_.size() >= 2) {
+          std::swap(popped_[0], popped_[1]);
+          fault_fired_ = true;
+        }
+        break;
+      case EngineFault::leak:
+        released -= s.q[s.qhead].size;
+        fault_fired_ = true;
+        break;
+      default:
+        break;
+    }
   }
   s.qhead = i;
   if (s.qhead == s.q.size()) {
@@ -287,22 +347,34 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   b.bytes = bytes;
   b.stale = stale;
   s.forwarded += n;
-  s.pending -= bytes;
+  s.pending -= released;
   AreaState& a = areas_[s.area];
-  a.pending -= bytes;
+  a.pending -= released;
+  if (a.oversized_path != kNoPath && a.pending <= hard_limit_) a.oversized_path = kNoPath;
   s.blocking = true;
   s.last_handled = b.first_order;
   a.last_decrease = now;
   after_decrease(now, p);
-  if (s.broken && s.qhead == s.q.size()) start_reset(now, p);
+  // A marker now at the head is handled by the dispatcher once this batch is acknowledged
+  // (batch_done): a blocking path handles nothing.
   return b;
 }
 
 void FlowController::batch_done(std::uint64_t now, const Batch& b) {
-  (void)now;
   PathState& s = paths_[b.path];
   s.blocking = false;
   s.acked = std::max(s.acked, b.first_seq + b.count);
+  if (s.broken && s.qhead == s.q.size()) start_reset(now, b.path);
+}
+
+bool FlowController::resume_scheduled(std::uint32_t area) const noexcept {
+  if (policy_ != Policy::doc) return false;
+  const AreaState& a = areas_[area];
+  if (a.paused && a.pending < area_resume_bytes_) return true;
+  for (std::uint32_t p : paused_paths_) {
+    if (paths_[p].area == area && paths_[p].pending < path_resume_bytes_) return true;
+  }
+  return false;
 }
 
 void FlowController::after_increase(std::uint64_t now, std::uint32_t p) {
@@ -357,10 +429,15 @@ void FlowController::after_decrease(std::uint64_t now, std::uint32_t p) {
   }
 }
 
-void FlowController::mark_broken(std::uint64_t now, std::uint32_t p) {
+// The stream of `p` is broken: a marker (standing for the dropped events) goes to the tail of its
+// queue. The dispatcher handles it, sees that the sequence is broken and starts the reset, when
+// it reaches the head of a path that is not blocking: at once, or when the sink acknowledges the
+// batch in flight (batch_done). Events arriving meanwhile are dropped (they follow the gap).
+void FlowController::mark_broken(std::uint64_t now, std::uint32_t p, ResetCause why) {
   PathState& s = paths_[p];
+  if (!s.broken) s.broken_by = why;
   s.broken = true;
-  if (s.qhead == s.q.size()) start_reset(now, p);  // the marker is at the head already
+  if (s.qhead == s.q.size() && !s.blocking) start_reset(now, p);
 }
 
 void FlowController::start_reset(std::uint64_t now, std::uint32_t p) {
@@ -371,6 +448,8 @@ void FlowController::start_reset(std::uint64_t now, std::uint32_t p) {
   ++s.c.resets;
   ++areas_[s.area].c.resets;
   emit(now, ActionKind::reset, s.area, p, 0, s.acked, 0, s.epoch);
+  actions_.back().cause = s.broken_by;
+  s.broken_by = ResetCause::none;
 }
 
 void FlowController::discard_queue(std::uint64_t now, std::uint32_t p, ActionKind why) {
@@ -379,31 +458,47 @@ void FlowController::discard_queue(std::uint64_t now, std::uint32_t p, ActionKin
   const auto count = static_cast<std::uint32_t>(s.q.size() - s.qhead);
   const std::uint64_t bytes = s.pending;
   emit(now, why, s.area, p, bytes, s.forwarded, count);
+  actions_.back().area_pending = a.pending;
   s.c.discarded += count;
   s.q.clear();
   s.qhead = 0;
   a.pending -= bytes;
   s.pending = 0;
   a.last_decrease = now;
-  // The stream is broken: later events of this epoch are dropped until the reset.
-  s.broken = true;
-  start_reset(now, p);
+  if (a.oversized_path != kNoPath && a.pending <= hard_limit_) a.oversized_path = kNoPath;
+  // The stream is broken: a marker replaces the discarded events (TiCDC's OnDrop); the reset
+  // starts when the dispatcher reaches it. Later events of this epoch are dropped until then.
+  mark_broken(
+      now, p,
+      why == ActionKind::release_path ? ResetCause::release_path : ResetCause::circuit_break);
   after_decrease(now, p);
 }
 
 void FlowController::circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
-                                     std::uint32_t size) {
+                                     std::uint32_t size, bool oversized) {
   AreaState& a = areas_[area];
+  // An oversized transaction goes through alone: its path is never the victim, neither while it
+  // arrives nor while the area stays above H with it.
+  const std::uint32_t keep = oversized ? incoming : a.oversized_path;
   while (a.pending + size > hard_limit_) {
     std::uint32_t victim = kNoPath;
     std::uint64_t most = 0;
     for (std::uint32_t p : a.paths) {  // longest path; ties keep the lower id
-      if (paths_[p].pending > most) {
+      if (p != keep && paths_[p].pending > most) {
         most = paths_[p].pending;
         victim = p;
       }
     }
-    if (victim == kNoPath) return;
+    if (victim == kNoPath) {
+      // Only the oversized transaction's path holds bytes. Its own events are let in; an event
+      // of another path is dropped (its path resets and re-reads it later).
+      if (!oversized && keep != kNoPath && keep != incoming) {
+        ++a.c.circuit_breaks;
+        ++paths_[incoming].c.circuit_breaks;
+        discard_queue(now, incoming, ActionKind::circuit_break);
+      }
+      return;
+    }
     ++a.c.circuit_breaks;
     ++paths_[victim].c.circuit_breaks;
     discard_queue(now, victim, ActionKind::circuit_break);

@@ -1,13 +1,14 @@
 // Replay inputs: in-memory and synthetic sources, the compact ReplayInput loader, and the parsers
 // for the option values (durations, sizes, rates, sink specs).
 #include <binlogctl/replay.h>
-
-#include "../std_regex.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
+
+#include "../std_regex.h"
 
 namespace binlogctl {
 
@@ -433,6 +434,70 @@ std::optional<SinkSpec> parse_sink_spec(std::string_view text, std::string& erro
     }
   }
   return spec;
+}
+
+}  // namespace binlogctl
+
+namespace binlogctl {
+
+std::string validate_replay_options(const ReplayOptions& o) {
+  const FlowThresholds& t = o.thresholds;
+  auto bad_fraction = [](double v) { return !std::isfinite(v) || v <= 0; };
+  if (t.quota == 0) return "--quota 0: the quota must be at least one byte";
+  if (!std::isfinite(t.hard_limit_ratio) || t.hard_limit_ratio <= 0) {
+    return fmt::format(
+        "--hard-limit-ratio {}: must be > 0 (the hard limit is this times the "
+        "quota; at 0 or below every append passes it and the breaker never stops)",
+        t.hard_limit_ratio);
+  }
+  if (bad_fraction(t.path_pause)) {
+    return fmt::format(
+        "--path-pause {}: must be > 0 (a path would pause with nothing pending and "
+        "never resume)",
+        t.path_pause);
+  }
+  if (bad_fraction(t.path_resume)) {
+    return fmt::format(
+        "--path-resume {}: must be > 0 (a path resumes when its pending bytes fall "
+        "below this fraction of the quota, and they never fall below 0)",
+        t.path_resume);
+  }
+  if (t.path_resume > t.path_pause) {
+    return fmt::format(
+        "--path-resume {} is above --path-pause {}: a path must resume below the "
+        "level at which it pauses",
+        t.path_resume, t.path_pause);
+  }
+  if (bad_fraction(t.area_pause)) {
+    return fmt::format(
+        "--area-pause {}: must be > 0 (the area would pause with nothing pending "
+        "and never resume)",
+        t.area_pause);
+  }
+  if (bad_fraction(t.area_resume)) {
+    return fmt::format(
+        "--area-resume {}: must be > 0 (the area resumes when its pending bytes "
+        "fall below this fraction of the quota, and they never fall below 0)",
+        t.area_resume);
+  }
+  if (t.area_resume > t.area_pause) {
+    return fmt::format(
+        "--area-resume {} is above --area-pause {}: the area must resume below the "
+        "level at which it pauses",
+        t.area_resume, t.area_pause);
+  }
+  if (!std::isfinite(o.drop_rate) || o.drop_rate < 0 || o.drop_rate >= 1) {
+    return fmt::format(
+        "--drop-rate {}: must be in [0, 1) (a fraction of the arriving events; at "
+        "1 every event, re-reads included, becomes a drop marker and nothing is "
+        "ever delivered)",
+        o.drop_rate);
+  }
+  if (o.watchdog_us == 0) {
+    return "--watchdog 0: must be a positive duration (with 0 every instant without a delivery "
+           "would be reported as a deadlock)";
+  }
+  return {};
 }
 
 }  // namespace binlogctl

@@ -113,6 +113,11 @@ Json summary_json(const ReplayResult& r) {
     j["source_events"] = x.source_events;
     j["delivered"] = x.delivered;
     j["peak_memory"] = x.peak_memory;
+    j["peak_ms"] = ms3(x.peak_time_us);
+    j["over_quota"] = x.over_quota;
+    j["over_hard_limit"] = x.over_hard_limit;
+    j["peak_cause"] = x.peak_cause;
+    j["oversized_admissions"] = x.counters.oversized_admissions;
     j["peak_resident"] = x.peak_resident;
     j["pauses"] = x.counters.pauses;
     j["resumes"] = x.counters.resumes;
@@ -128,6 +133,19 @@ Json summary_json(const ReplayResult& r) {
     areas.push_back(std::move(j));
   }
   s["areas"] = std::move(areas);
+  Json open = Json::array();
+  for (const auto& op : r.open_pauses) {
+    Json j;
+    j["area"] = op.area;
+    if (!op.path.empty()) j["path"] = op.path;
+    j["last_feedback_ms"] = ms3(op.last_feedback_us);
+    j["pending"] = op.pending;
+    j["resume_due_ms"] = ms3(op.resume_due_us);
+    j["violation"] = op.violation;
+    j["why"] = op.why;
+    open.push_back(std::move(j));
+  }
+  s["open_pauses"] = std::move(open);
   Json paths = Json::array();
   for (const auto& p : r.paths) {
     Json j;
@@ -173,6 +191,23 @@ void write_summary_text(std::ostream& out, const ReplayResult& r) {
                              human_bytes(static_cast<double>(r.quota)),
                              human_bytes(static_cast<double>(r.hard_limit)),
                              human_bytes(static_cast<double>(r.peak_resident))));
+  for (std::size_t a = 0; a < r.areas.size(); ++a) {
+    const AreaStats& x = r.areas[a];
+    if (x.over_quota == 0 && x.over_hard_limit == 0) continue;
+    line(r.areas.size() == 1 ? "overshoot" : fmt::format("overshoot {}", a),
+         fmt::format("peak at {:.3f} s: {} above the quota{}; cause: {}{}",
+                     ms(x.peak_time_us) / 1000, human_bytes(static_cast<double>(x.over_quota)),
+                     x.over_hard_limit != 0
+                         ? fmt::format(", {} above the hard limit",
+                                       human_bytes(static_cast<double>(x.over_hard_limit)))
+                         : std::string(),
+                     x.peak_cause.empty() ? "-" : x.peak_cause,
+                     x.counters.oversized_admissions != 0
+                         ? fmt::format(" ({} transactions larger than the hard limit let through "
+                                       "alone)",
+                                       x.counters.oversized_admissions)
+                         : std::string()));
+  }
   line("flow control", fmt::format("{} pauses, {} resumes, {} flaps, {} circuit breaks, "
                                    "{} releases, {} drop markers, {} resets",
                                    r.pauses, r.resumes, r.flaps, r.circuit_breaks, r.releases,
@@ -213,6 +248,11 @@ void write_summary_text(std::ostream& out, const ReplayResult& r) {
                        p.counters.resets, p.latency_ms.p99, p.latency_ms.max);
   }
   if (order.size() > shown) out << fmt::format("({} more paths)\n", order.size() - shown);
+  for (const auto& op : r.open_pauses) {
+    line(
+        "still paused",
+        fmt::format("{}: {}", op.path.empty() ? fmt::format("area {}", op.area) : op.path, op.why));
+  }
   if (r.ok) {
     out << "invariants      ok\n";
   } else {
@@ -240,8 +280,13 @@ void JsonlTimelineWriter::action(const TimelineAction& a) {
     j["events"] = a.count;
   }
   if (a.bytes != 0) j["bytes"] = a.bytes;
+  if (a.kind == "release_path" || a.kind == "circuit_break") j["pending_before"] = a.pending_before;
   j["area_pending"] = a.area_pending;
-  if (!a.detail.empty()) j["detail"] = a.detail;
+  if (a.kind == "reset" && !a.detail.empty()) {
+    j["detected"] = a.detail;
+  } else if (!a.detail.empty()) {
+    j["detail"] = a.detail;
+  }
   out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
@@ -310,6 +355,10 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
   for (const auto& a : s.area_pending) {
     for (auto v : a) vmax = std::max(vmax, static_cast<double>(v));
   }
+  for (const auto& a : s.area_max) {
+    for (auto v : a) vmax = std::max(vmax, static_cast<double>(v));
+  }
+  for (const auto& x : r.areas) vmax = std::max(vmax, static_cast<double>(x.peak_memory));
   vmax *= 1.08;
   if (vmax <= 0) vmax = 1;
   auto X = [&](double t_us) { return x0 + (x1 - x0) * t_us / tmax; };
@@ -340,9 +389,10 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
   out << fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
                      x0, xml_escape(title));
   out << fmt::format(
-      "<text x=\"{}\" y=\"37\" fill=\"#444\">pending memory over time ({} events, {} delivered, "
-      "{} pauses, {} resets{})</text>\n",
-      x0, r.source_events, r.delivered, r.pauses, r.resets,
+      "<text x=\"{}\" y=\"37\" fill=\"#444\">pending memory over time: {} events, {} delivered "
+      "({} redelivered), {} pauses, {} circuit breaks, {} releases, {} resets, seed {}{}</text>\n",
+      x0, r.source_events, r.delivered, r.redelivered, r.pauses, r.circuit_breaks, r.releases,
+      r.resets, r.seed,
       r.ok ? "" : ", INVARIANT VIOLATED: " + xml_escape(r.violations.front().check));
   // Area paused intervals as shaded bands.
   {
@@ -394,6 +444,14 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
       "<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">pending "
       "({})</text>\n",
       (y0 + y1) / 2, uname);
+  // Every right-margin label (quota, hard limit, each line's peak) goes into one stack, so that
+  // none overlaps another; a line's label is joined to its peak by a dotted leader in its colour.
+  struct Label {
+    double y, px, py;
+    std::string text;
+    std::string color;
+  };
+  std::vector<Label> labels;
   // Quota and hard limit.
   auto hline = [&](std::uint64_t v, const char* color, const std::string& label) {
     if (v == 0) return;
@@ -402,23 +460,28 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
         "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
         "stroke-dasharray=\"6,4\"/>\n",
         x0, y, x1, y, color);
-    out << fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x1 + 4, y + 4, color,
-                       xml_escape(label));
+    labels.push_back(Label{y, -1, y, label, color});
   };
   hline(r.quota, "#555", "quota " + human_bytes(static_cast<double>(r.quota)));
   if (r.hard_limit != r.quota) {
     hline(r.hard_limit, "#c00", "hard limit " + human_bytes(static_cast<double>(r.hard_limit)));
   }
-  // Lines, each with a direct label in the right margin at the height of its peak, joined to
-  // the peak by a dotted leader in the line's colour (lines often end at zero after the drain).
-  struct Label {
-    double y, px, py;
-    std::string text;
-    std::string color;
-  };
-  std::vector<Label> labels;
-  auto polyline = [&](const std::vector<std::uint64_t>& v, const std::string& color, double width,
-                      const std::string& label) {
+  // The sample (every 100 ms) as the main line, the maximum since the previous sample (the
+  // envelope) as a light band under it: the envelope is where a circuit breaker shows, the
+  // sample alone usually misses it. The label gives the true peak.
+  auto polyline = [&](const std::vector<std::uint64_t>& v, const std::vector<std::uint64_t>* env,
+                      const std::string& color, double width, const std::string& label,
+                      std::uint64_t true_peak, std::uint64_t peak_time) {
+    if (env != nullptr && !env->empty()) {
+      const auto pts = downsample(s.time_us, *env, 1500);
+      std::string d;
+      for (const auto& [t, val] : pts) d += fmt::format("{:.1f},{:.1f} ", X(t), Y(val));
+      out << fmt::format(
+          "<polyline class=\"envelope\" fill=\"none\" stroke=\"{}\" stroke-opacity=\"0.35\" "
+          "stroke-width=\"{}\" stroke-linejoin=\"round\" points=\"{}\"><title>{}: maximum per "
+          "interval</title></polyline>\n",
+          color, width + 1, d, xml_escape(label));
+    }
     const auto pts = downsample(s.time_us, v, 1500);
     if (pts.empty()) return;
     std::string d;
@@ -427,13 +490,19 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
         "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\" "
         "points=\"{}\"><title>{}</title></polyline>\n",
         color, width, d, xml_escape(label));
+    const std::vector<std::uint64_t>& src = env != nullptr && !env->empty() ? *env : v;
     std::size_t at = 0;
-    for (std::size_t i = 0; i < v.size() && i < s.time_us.size(); ++i) {
-      if (v[i] > v[at]) at = i;
+    for (std::size_t i = 0; i < src.size() && i < s.time_us.size(); ++i) {
+      if (src[i] > src[at]) at = i;
     }
-    const double peak = static_cast<double>(v[at]);
-    labels.push_back(Label{Y(peak), X(static_cast<double>(s.time_us[at])), Y(peak),
-                           fmt::format("{} (peak {})", label, human_bytes(peak)), color});
+    double peak = static_cast<double>(src[at]);
+    double px = X(static_cast<double>(s.time_us[at]));
+    if (true_peak != 0) {
+      peak = static_cast<double>(true_peak);
+      px = X(static_cast<double>(peak_time));
+    }
+    labels.push_back(
+        Label{Y(peak), px, Y(peak), fmt::format("{} (peak {})", label, human_bytes(peak)), color});
   };
   const std::size_t top = std::min<std::size_t>(o.top_paths, s.top_paths.size());
   std::vector<std::size_t> draw;
@@ -450,11 +519,28 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
   }
   for (std::size_t k = draw.size(); k-- > 0;) {
     const std::size_t i = draw[k];
-    polyline(s.path_pending[i], kPalette[k % 12], 1.3, r.paths[s.top_paths[i]].name);
+    const PathStats& ps = r.paths[s.top_paths[i]];
+    polyline(s.path_pending[i], i < s.path_max.size() ? &s.path_max[i] : nullptr, kPalette[k % 12],
+             1.3, ps.name, 0, 0);
   }
   for (std::size_t a = 0; a < s.area_pending.size(); ++a) {
-    polyline(s.area_pending[a], "#111", 2.4,
-             s.area_pending.size() == 1 ? "area" : fmt::format("area {}", a));
+    const bool known = a < r.areas.size();
+    polyline(s.area_pending[a], a < s.area_max.size() ? &s.area_max[a] : nullptr, "#111", 2.4,
+             s.area_pending.size() == 1 ? "area" : fmt::format("area {}", a),
+             known ? r.areas[a].peak_memory : 0, known ? r.areas[a].peak_time_us : 0);
+  }
+  // Each circuit breaker / release where it happened: a red triangle at the area's pending
+  // bytes just before the discard (at the hard-limit line for a circuit breaker).
+  for (const auto& m : s.marks) {
+    if (m.kind != ActionKind::circuit_break && m.kind != ActionKind::release_path) continue;
+    const double x = X(static_cast<double>(m.time_us));
+    const double y = Y(static_cast<double>(m.area_pending));
+    out << fmt::format(
+        "<path class=\"{}\" d=\"M{:.1f},{:.1f} l-4,-7 h8 z\" fill=\"{}\"><title>{} at {:.3f} s: "
+        "{} pending just before</title></path>\n",
+        to_string(m.kind), x, y, m.kind == ActionKind::circuit_break ? "#d62728" : "#9467bd",
+        to_string(m.kind), static_cast<double>(m.time_us) / 1e6,
+        human_bytes(static_cast<double>(m.area_pending)));
   }
   std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.y < b.y; });
   double last = -1e9;
@@ -475,14 +561,16 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
     }
   }
   for (const auto& l : labels) {
-    out << fmt::format(
-        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-        "stroke-width=\"0.7\" stroke-dasharray=\"1,3\"/>\n",
-        l.px, l.py, x1 + 2, l.y, l.color);
-    out << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.2\" fill=\"{}\"/>\n", l.px, l.py,
-                       l.color);
-    out << fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x1 + 4, l.y + 4,
-                       l.color, xml_escape(l.text));
+    if (l.px >= 0) {
+      out << fmt::format(
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+          "stroke-width=\"0.7\" stroke-dasharray=\"1,3\"/>\n",
+          l.px, l.py, x1 + 2, l.y, l.color);
+      out << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.2\" fill=\"{}\"/>\n", l.px,
+                         l.py, l.color);
+    }
+    out << fmt::format("<text class=\"label\" x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n",
+                       x1 + 4, l.y + 4, l.color, xml_escape(l.text));
   }
   // Mark strip: one labelled row per kind (the labels are the legend).
   struct Row {
@@ -550,9 +638,15 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
       "<text x=\"{}\" y=\"{}\">area paused</text>\n",
       x0 + 270, ly - 9, x0 + 296, ly);
   out << fmt::format(
-      "<text x=\"{}\" y=\"{}\" fill=\"#444\">thick marks: area actions; thin: path "
-      "actions{}</text>\n",
-      x0 + 380, ly, s.truncated ? " (path samples truncated)" : "");
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#111\" stroke-opacity=\"0.35\" "
+      "stroke-width=\"3.4\"/><text x=\"{3}\" y=\"{4}\">max per 100 ms</text>\n",
+      x0 + 370, ly - 4, x0 + 394, x0 + 400, ly);
+  out << fmt::format(
+      "<path d=\"M{0},{1} l-4,-7 h8 z\" fill=\"#d62728\"/><text x=\"{2}\" y=\"{3}\">circuit "
+      "break (pending just before)</text>\n",
+      x0 + 500, ly, x0 + 508, ly);
+  out << fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">thick marks: area actions{}</text>\n",
+                     x0 + 690, ly, s.truncated ? " (path samples truncated)" : "");
   out << "</svg>\n";
 }
 

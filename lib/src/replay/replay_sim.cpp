@@ -1,9 +1,6 @@
 // The discrete-event simulator: upstream (per-path cursors, txn-boundary stops, credits, resets),
 // data and control links, sinks, online invariants, statistics.
 #include <binlogctl/replay.h>
-
-#include "../std_regex.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +9,8 @@
 #include <cmath>
 #include <queue>
 #include <thread>
+
+#include "../std_regex.h"
 
 namespace binlogctl {
 
@@ -189,11 +188,37 @@ struct SinkPath {
   Rng rng;
   std::uint64_t cap_free = 0;
   Batch batch;
+  std::vector<std::uint32_t> orders;  // what the sink received in the batch in flight, unless
+  bool fast = false;                  // it was in order: list[first_pos, first_pos + fast_count)
+  std::uint32_t first_pos = 0, fast_count = 0;
   bool busy = false;
   bool held = false;
-  std::uint32_t seen = 0;  // events handed to the sink (exactly-once: next must be this seq)
+  // The sink's own record, checked against what the source sent (in_.path_events[p]), never
+  // against the engine's counters: the index of the next source position it must receive.
+  std::uint32_t next = 0;
+  std::uint32_t acked = 0;  // [0, acked) acknowledged
   std::uint64_t delivered = 0, redelivered = 0, bytes = 0;
   Histogram latency{3};
+};
+
+// The simulator's own copy of what the engine holds: an event enters when on_event says it was
+// appended and leaves when the sink receives it or a discard is reported. Its bytes are the
+// source's sizes, so the memory bound does not rest on the engine's accounting.
+struct MirrorEntry {
+  std::uint32_t g;      // global event index
+  std::uint32_t epoch;  // the epoch the upstream sent it under
+};
+struct MirrorQueue {
+  std::vector<MirrorEntry> q;
+  std::size_t head = 0;
+  std::size_t size() const noexcept { return q.size() - head; }
+};
+
+// Why the upstream let an event go (for the cause of an overshoot).
+enum SentWhy : std::uint8_t {
+  kSentFree,        // nothing throttled it when it left
+  kSentInTxn,       // throttled, but a scan stops only at a transaction boundary
+  kSentBeforeStop,  // the collector had throttled it, the upstream did not know yet
 };
 
 struct TraceRec {
@@ -243,6 +268,9 @@ class Simulator {
   void complete(std::uint32_t p);
   void check_barriers(std::uint32_t a);
   void process_actions();
+  void receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch);
+  void mirror_discard(const FlowAction& x);
+  bool quiescent() const;
   // periodic
   void on_tick();
   void on_report();
@@ -250,7 +278,9 @@ class Simulator {
   // invariants
   void violate(std::string check, std::string msg);
   std::string where(std::uint32_t p, std::uint32_t seq) const;
-  bool done() const noexcept { return delivered_ == total_ && inflight_ == 0 && sink_busy_ == 0; }
+  bool done() const noexcept {
+    return acked_distinct_ == total_ && inflight_ == 0 && sink_busy_ == 0;
+  }
   bool upstream_has_work(const UpArea& A) const;
   void trace(char what, std::uint8_t kind, std::uint32_t p, std::uint32_t a, std::uint32_t b) {
     trace_[trace_pos_++ % trace_.size()] = TraceRec{now_, what, kind, p, a, b};
@@ -294,6 +324,22 @@ class Simulator {
   std::size_t sparse_entries_ = 0;
   std::vector<TimelinePathSample> sample_buf_;
   std::uint64_t filtered_ = 0, stale_ = 0;
+  // independent checks
+  std::vector<MirrorQueue> mq_;          // per path
+  std::vector<std::uint64_t> mq_bytes_;  // per area
+  std::vector<std::uint64_t> mq_peak_;   // per area
+  std::vector<std::uint8_t> sent_why_;   // per event: SentWhy of its last send
+  // doc: per event, 1 when its transaction's bytes on its path exceed H (empty: none does)
+  std::vector<std::uint8_t> oversized_;
+  std::vector<std::uint8_t> peak_why_;    // per area: SentWhy of the event that made the peak
+  std::vector<std::uint64_t> peak_time_;  // per area
+  std::vector<std::uint64_t> imax_;       // per area: max pending since the last sample
+  std::vector<std::uint64_t> path_imax_;  // per path: max pending since the last sample
+  std::vector<std::vector<std::uint64_t>> area_max_series_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> path_max_samples_;
+  std::uint64_t acked_distinct_ = 0;
+  std::vector<std::uint32_t> last_reset_epoch_;  // per path
+  std::vector<std::uint8_t> reset_open_;         // per path: reset sent, no handshake yet
 };
 
 void Simulator::setup() {
@@ -377,13 +423,57 @@ void Simulator::setup() {
       o_.scan_step_bytes != 0 ? o_.scan_step_bytes : std::max<std::uint64_t>(q / 4096, 8192);
   scan_quantum_ =
       o_.scan_quantum_bytes != 0 ? o_.scan_quantum_bytes : std::max<std::uint64_t>(q / 16384, 2048);
-  if (o_.policy == Policy::doc || o_.policy == Policy::ticdc) {
+  // SPEC: "memory never above the hard limit". doc discards before an append would pass H, so
+  // its bound is H itself; blocking admits into a non-empty queue only what fits in Q, and one
+  // event alone (whatever its size) into an empty one; ticdc, like TiCDC, tests H before the
+  // append (usage >= 1.5 Q makes a marker), so the event that crosses H is in: H + one event.
+  if (o_.policy == Policy::doc) {
+    mem_limit_ = fc_.hard_limit_bytes();
+  } else if (o_.policy == Policy::ticdc) {
     mem_limit_ = fc_.hard_limit_bytes() + in_.max_event_size;
   } else if (o_.policy == Policy::blocking) {
-    mem_limit_ = o_.thresholds.quota + in_.max_event_size;
+    mem_limit_ = std::max<std::uint64_t>(o_.thresholds.quota, in_.max_event_size);
   }
+  mq_.resize(in_.path_names.size());
+  last_reset_epoch_.assign(in_.path_names.size(), 0);
+  reset_open_.assign(in_.path_names.size(), 0);
+  mq_bytes_.assign(in_.areas.size(), 0);
+  mq_peak_.assign(in_.areas.size(), 0);
+  peak_why_.assign(in_.areas.size(), kSentFree);
+  peak_time_.assign(in_.areas.size(), 0);
+  imax_.assign(in_.areas.size(), 0);
+  path_imax_.assign(in_.path_names.size(), 0);
+  sent_why_.assign(n, kSentFree);
+  if (o_.policy == Policy::doc) {  // the oversized-transaction rule needs them
+    // One sequential pass over the events; only the (rare) oversized runs are walked again.
+    const std::size_t np = in_.path_names.size();
+    std::vector<std::uint32_t> cur_txn(np, 0xffffffffu), run_start(np, 0), run_end(np, 0);
+    std::vector<std::uint64_t> run_bytes(np, 0);
+    auto close_run = [&](std::uint32_t p) {
+      if (run_bytes[p] <= mem_limit_) return;
+      if (oversized_.empty()) oversized_.assign(n, 0);
+      const auto& list = in_.path_events[p];
+      for (std::uint32_t k = run_start[p]; k < run_end[p]; ++k) oversized_[list[k]] = 1;
+    };
+    for (std::uint32_t g = 0; g < n; ++g) {
+      const ReplayInputEvent& e = in_.events[g];
+      if (cur_txn[e.path] != e.txn || run_end[e.path] == 0) {
+        if (run_end[e.path] != 0) close_run(e.path);
+        cur_txn[e.path] = e.txn;
+        run_start[e.path] = e.path_seq;
+        run_bytes[e.path] = 0;
+      }
+      run_end[e.path] = e.path_seq + 1;
+      run_bytes[e.path] += e.size;
+    }
+    for (std::uint32_t p = 0; p < np; ++p) {
+      if (run_end[p] != 0) close_run(p);
+    }
+  }
+  fc_.inject_fault(o_.engine_fault, o_.engine_fault_at);
   if (o_.record_series) {
     series_.area_pending.resize(in_.areas.size());
+    series_.area_max.resize(in_.areas.size());
     path_samples_.clear();
   }
 }
@@ -415,6 +505,29 @@ Simulator::Gate Simulator::gate(const UpArea& A, const UpPath& P, std::uint32_t 
 void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
   const ReplayInputEvent& e = in_.events[g];
   UpPath& P = upp_[e.path];
+  {
+    const std::uint32_t a = in_.path_area[e.path];
+    std::uint8_t why = kSentFree;
+    switch (o_.policy) {
+      case Policy::doc:
+        if (P.in_txn && (A.paused || P.paused)) {
+          why = kSentInTxn;
+        } else if (fc_.area_paused(a) || fc_.path_paused(e.path)) {
+          why = kSentBeforeStop;
+        }
+        break;
+      case Policy::ticdc:
+        if (P.in_txn && (A.credit <= 0 || P.credit == 0)) {
+          why = kSentInTxn;
+        } else if (fc_.area_pending(a) + e.size > o_.thresholds.quota) {
+          why = kSentBeforeStop;  // the credit the upstream holds is stale
+        }
+        break;
+      default:
+        break;
+    }
+    sent_why_[g] = why;
+  }
   A.link.push_back(Msg{g, P.epoch, e.path_seq});
   ++P.cursor;
   P.in_txn = (e.flags & kPathTxnEnd) == 0;
@@ -637,20 +750,63 @@ void Simulator::on_data(std::uint32_t a) {
   for (std::uint32_t k = 0; k < count; ++k) {
     const Msg m = A.link[A.link_head++];
     if ((m.idx & kHandshakeBit) != 0) {
-      fc_.on_handshake(now_, m.idx & ~kHandshakeBit, m.epoch, m.seq);
+      const std::uint32_t hp = m.idx & ~kHandshakeBit;
+      if (fc_.on_handshake(now_, hp, m.epoch, m.seq) == AppendStatus::appended) {
+        reset_open_[hp] = 0;
+      }
       continue;
     }
     const ReplayInputEvent& e = in_.events[m.idx];
     A.link_bytes -= e.size;
     const bool drop = inject && A.drop_rng.uniform() < o_.drop_rate;
-    const AppendStatus st = fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop);
+    const bool oversized = !oversized_.empty() && oversized_[m.idx] != 0;
+    const AppendStatus st =
+        fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop, oversized);
+    // Discards decided on this append (circuit breaker, release) leave the mirror first.
+    if (!fc_.actions().empty()) process_actions();
+    if (stop_) return;
     if (st == AppendStatus::appended) {
-      if (fc_.area_pending(a) > mem_limit_) {
-        violate("memory_bound",
-                fmt::format("area {} pending {} bytes > hard limit {} + one event {} after "
-                            "appending {}",
-                            a, fc_.area_pending(a), fc_.hard_limit_bytes(), in_.max_event_size,
-                            where(e.path, e.path_seq)));
+      MirrorQueue& mq = mq_[e.path];
+      mq.q.push_back(MirrorEntry{m.idx, m.epoch});
+      std::uint64_t& held = mq_bytes_[a];
+      held += e.size;
+      if (o_.record_series) {  // the plot's envelope
+        imax_[a] = std::max(imax_[a], held);
+        path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
+      }
+      if (held > mq_peak_[a]) {
+        mq_peak_[a] = held;
+        peak_why_[a] = sent_why_[m.idx];
+        peak_time_[a] = now_;
+      }
+      if (held > mem_limit_) {
+        // doc lets an oversized transaction through alone: above H the area may hold only the
+        // bytes of that transaction's path.
+        const std::uint32_t alone = fc_.oversized_path(a);
+        std::uint64_t others = 0;
+        if (o_.policy == Policy::doc && alone != kNoPath) {
+          for (std::uint32_t q : in_.areas[a].paths) {
+            if (q == alone) continue;
+            const MirrorQueue& oq = mq_[q];
+            for (std::size_t i = oq.head; i < oq.q.size(); ++i)
+              others += in_.events[oq.q[i].g].size;
+          }
+        }
+        if (o_.policy != Policy::doc || alone == kNoPath || others != 0) {
+          violate("memory_bound",
+                  fmt::format("area {} holds {} bytes (the engine accounts {}) > the bound {} "
+                              "({}) after appending {}{}",
+                              a, held, fc_.area_pending(a), mem_limit_,
+                              o_.policy == Policy::ticdc      ? "hard limit + one event"
+                              : o_.policy == Policy::blocking ? "quota"
+                                                              : "hard limit",
+                              where(e.path, e.path_seq),
+                              alone != kNoPath
+                                  ? fmt::format(", {} of them outside the oversized transaction "
+                                                "let through on {}",
+                                                others, in_.path_names[alone])
+                                  : std::string()));
+        }
       }
       if (!touched_mark_[e.path]) {
         touched_mark_[e.path] = 1;
@@ -678,7 +834,6 @@ void Simulator::on_data(std::uint32_t a) {
           break;
       }
     }
-    if (!fc_.actions().empty()) process_actions();
     if (stop_) return;
   }
   if (A.link_head == A.link.size()) {
@@ -708,22 +863,49 @@ void Simulator::try_dispatch(std::uint32_t p) {
     const std::uint64_t last_txn = (static_cast<std::uint64_t>(txn / k) + 1) * k - 1;
     if (last_txn < A.txn_last.size()) max_order = A.txn_last[last_txn];
   }
-  const std::uint32_t epoch = fc_.path_epoch(p);  // a reset may follow the pop (marker at head)
+  const std::uint32_t epoch = fc_.path_epoch(p);
   const Batch b = fc_.pop_batch(now_, p, o_.batch_max_events, o_.batch_max_bytes, max_order);
   A.outstanding -= b.bytes;
   A.in_sink += b.bytes;
   trace('h', 0, p, b.first_seq, b.count);
-  if (b.first_seq != S.seen) {
-    violate("exactly_once",
-            fmt::format("path {}: the sink got seq {} ({}) but expected seq {} ({}): {}",
-                        in_.path_names[p], b.first_seq, where(p, b.first_seq), S.seen,
-                        where(p, S.seen), b.first_seq < S.seen ? "duplicate" : "gap"));
+  const auto got = fc_.last_batch_orders();
+  S.orders.clear();
+  S.first_pos = S.next;
+  {
+    // Fast path: the event is the mirror's front, the next position of the path, sent under
+    // the current epoch (every check of receive() holds); anything else goes to receive().
+    MirrorQueue& mq = mq_[p];
+    const auto& list = in_.path_events[p];
+    std::uint64_t bytes = 0;
+    bool slow = false;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const std::uint32_t g = got[k];
+      if (!slow && mq.head < mq.q.size() && mq.q[mq.head].g == g && mq.q[mq.head].epoch == epoch &&
+          S.next < list.size() && list[S.next] == g) {
+        ++mq.head;
+        ++S.next;
+        bytes += in_.events[g].size;
+        continue;
+      }
+      if (!slow) {  // from here on the sink keeps its own copy of what it received
+        slow = true;
+        S.orders.assign(list.begin() + S.first_pos, list.begin() + S.next);
+      }
+      S.orders.push_back(g);
+      receive(p, g, epoch);
+      if (stop_) break;
+    }
+    S.fast = !slow;
+    S.fast_count = S.next - S.first_pos;
+    mq_bytes_[a] -= bytes;
+    if (mq.head == mq.q.size()) {
+      mq.q.clear();
+      mq.head = 0;
+    } else if (mq.head >= 4096 && mq.head * 2 >= mq.q.size()) {
+      mq.q.erase(mq.q.begin(), mq.q.begin() + static_cast<std::ptrdiff_t>(mq.head));
+      mq.head = 0;
+    }
   }
-  if (b.stale || b.epoch != epoch) {
-    violate("stale_epoch", fmt::format("path {}: a batch of epoch {} reached the sink in epoch {}",
-                                       in_.path_names[p], b.epoch, epoch));
-  }
-  S.seen = b.first_seq + b.count;
   S.batch = b;
   S.busy = true;
   ++sink_busy_;
@@ -746,6 +928,85 @@ void Simulator::try_dispatch(std::uint32_t p) {
   push(t, EvKind::sink_done, p);
   if (!fc_.actions().empty()) process_actions();
   if (o_.policy == Policy::blocking && A.blocked) wake(a);
+}
+
+// The sink of path p receives event g: checked against the source's ordered list of the path's
+// positions and against the mirror (which epoch the upstream sent it under).
+void Simulator::receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch) {
+  SinkPath& S = sink_[p];
+  MirrorQueue& mq = mq_[p];
+  std::uint32_t sent_epoch = epoch;
+  bool held = false;
+  if (mq.size() != 0 && mq.q[mq.head].g == g) {
+    sent_epoch = mq.q[mq.head].epoch;
+    ++mq.head;
+    held = true;
+  } else {
+    for (std::size_t i = mq.head; i < mq.q.size(); ++i) {
+      if (mq.q[i].g == g) {
+        sent_epoch = mq.q[i].epoch;
+        mq.q.erase(mq.q.begin() + static_cast<std::ptrdiff_t>(i));
+        held = true;
+        break;
+      }
+    }
+  }
+  if (mq.head == mq.q.size()) {
+    mq.q.clear();
+    mq.head = 0;
+  } else if (mq.head >= 4096 && mq.head * 2 >= mq.q.size()) {
+    mq.q.erase(mq.q.begin(), mq.q.begin() + static_cast<std::ptrdiff_t>(mq.head));
+    mq.head = 0;
+  }
+  if (held) mq_bytes_[in_.path_area[p]] -= in_.events[g].size;
+  const auto& list = in_.path_events[p];
+  const ReplayInputEvent& e = in_.events[g];
+  if (e.path != p) {
+    violate("exactly_once",
+            fmt::format("the sink of path {} received an event of path {}: {}", in_.path_names[p],
+                        in_.path_names[e.path], where(e.path, e.path_seq)));
+    return;
+  }
+  // The sink receives its path's positions in source order, so the positions it has received
+  // are exactly [0, next): one below `next` is a second copy.
+  if (e.path_seq < S.next) {
+    violate("exactly_once", fmt::format("path {}: {} delivered twice (duplicate)",
+                                        in_.path_names[p], where(p, e.path_seq)));
+    return;
+  }
+  if (S.next >= list.size() || list[S.next] != g) {
+    violate("in_order",
+            fmt::format("path {}: the sink received {} while {} had not been delivered yet "
+                        "({} source positions skipped)",
+                        in_.path_names[p], where(p, e.path_seq), where(p, S.next),
+                        e.path_seq > S.next ? e.path_seq - S.next : 0));
+  }
+  if (sent_epoch != epoch) {
+    violate("stale_epoch",
+            fmt::format("path {}: {} was sent under epoch {} and reached the sink in epoch {}",
+                        in_.path_names[p], where(p, e.path_seq), sent_epoch, epoch));
+  }
+  S.next = e.path_seq + 1;
+}
+
+// A queue the engine says it discarded: everything the mirror holds for the path leaves it.
+void Simulator::mirror_discard(const FlowAction& x) {
+  MirrorQueue& mq = mq_[x.path];
+  const std::uint32_t a = in_.path_area[x.path];
+  std::uint64_t bytes = 0;
+  for (std::size_t i = mq.head; i < mq.q.size(); ++i) {
+    const std::uint32_t g = mq.q[i].g;
+    discarded_[g] = 1;
+    bytes += in_.events[g].size;
+  }
+  const std::size_t count = mq.size();
+  mq_bytes_[a] -= bytes;
+  mq.q.clear();
+  mq.head = 0;
+  if (count != x.count && !stop_) {
+    violate("accounting", fmt::format("path {}: the engine reports {} events discarded, it held {}",
+                                      in_.path_names[x.path], x.count, count));
+  }
 }
 
 bool Simulator::barrier_ok(std::uint32_t p) const {
@@ -783,9 +1044,15 @@ void Simulator::complete(std::uint32_t p) {
   S.held = false;
   --sink_busy_;
   A.in_sink -= b.bytes;
-  const auto& list = in_.path_events[p];
-  for (std::uint32_t k = 0; k < b.count; ++k) {
-    const std::uint32_t g = list[b.first_seq + k];
+  // In order (the usual case), what the sink received is list[first_pos, first_pos + count).
+  const std::uint32_t* rb = S.orders.data();
+  std::size_t rn = S.orders.size();
+  if (S.fast) {
+    rb = in_.path_events[p].data() + S.first_pos;
+    rn = S.fast_count;
+  }
+  for (std::size_t k = 0; k < rn; ++k) {
+    const std::uint32_t g = rb[k];
     const std::uint64_t lat = now_ - avail_[g];
     latency_.add(lat);
     S.latency.add(lat);
@@ -794,10 +1061,16 @@ void Simulator::complete(std::uint32_t p) {
       ++redelivered_;
     }
   }
-  S.delivered += b.count;
+  // Acknowledged: the positions received up to this batch (a path has one batch in its sink).
+  acked_distinct_ += S.next - S.acked;
+  S.acked = S.next;
+  const auto n = static_cast<std::uint64_t>(rn);
+  S.delivered += n;
   S.bytes += b.bytes;
-  delivered_ += b.count;
-  A.delivered += b.count;
+  delivered_ += n;
+  A.delivered += n;
+  if (!fc_.actions().empty()) process_actions();  // the dispatcher handled a marker: reset
+  if (stop_) return;
   last_progress_ = now_;
   last_ack_ = now_;
   hash(now_);
@@ -833,7 +1106,7 @@ void Simulator::process_actions() {
     hash((static_cast<std::uint64_t>(x.path) << 32) ^ x.epoch ^ (std::uint64_t{x.seq} << 16));
     trace('a', static_cast<std::uint8_t>(x.kind), x.path, x.seq, x.count);
     if (o_.record_series && series_.marks.size() < 200'000) {
-      series_.marks.push_back(ReplayMark{x.time_us, x.kind, x.area, x.path});
+      series_.marks.push_back(ReplayMark{x.time_us, x.kind, x.area, x.path, x.area_pending});
     }
     if (tl_ != nullptr) {
       TimelineAction ta;
@@ -846,6 +1119,8 @@ void Simulator::process_actions() {
       ta.count = x.count;
       ta.bytes = x.bytes;
       ta.area_pending = fc_.area_pending(x.area);
+      ta.pending_before = x.area_pending;
+      if (x.kind == ActionKind::reset) ta.detail = to_string(x.cause);
       tl_->action(ta);
     }
     UpArea& A = up_[x.area];
@@ -875,6 +1150,15 @@ void Simulator::process_actions() {
         break;
       }
       case ActionKind::reset: {
+        if (fc_.path_epoch(x.path) != x.epoch || x.epoch != last_reset_epoch_[x.path] + 1 ||
+            reset_open_[x.path]) {
+          violate("protocol",
+                  fmt::format("path {}: reset to epoch {} while the reset to epoch {} has not "
+                              "been answered by a handshake (one gap, two resets)",
+                              in_.path_names[x.path], x.epoch, last_reset_epoch_[x.path]));
+        }
+        last_reset_epoch_[x.path] = x.epoch;
+        reset_open_[x.path] = 1;
         ControlMsg m = make_ctl(Ctl::reset, x.path);
         m.epoch = x.epoch;
         m.seq = x.seq;
@@ -883,8 +1167,7 @@ void Simulator::process_actions() {
       }
       case ActionKind::release_path:
       case ActionKind::circuit_break: {
-        const auto& list = in_.path_events[x.path];
-        for (std::uint32_t k = 0; k < x.count; ++k) discarded_[list[x.seq + k]] = 1;
+        mirror_discard(x);
         A.outstanding -= x.bytes;
         break;
       }
@@ -921,24 +1204,68 @@ void Simulator::on_tick() {
     if (fc_.area_pending(a) >= fc_.area_pause_bytes()) A.above_pause_us += o_.tick_us;
     work |= upstream_has_work(A) || fc_.area_pending(a) > 0;
   }
-  // Watchdog: pending work, nothing delivered or sent for W, nothing scheduled to complete.
+  // Watchdog: pending work, nothing delivered or sent for W, nothing scheduled to complete, and
+  // no message in flight: no control message on a link, no lazy resume waiting for its timer
+  // (a deadlock is only a deadlock when nothing that could unblock it is on its way).
   const bool sink_active = sink_busy_ > held_.size();
+  bool resume_due = false;  // a lazy resume waiting for its timer, or an upstream step due now
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    resume_due |= fc_.resume_scheduled(a) || up_[a].next_step <= now_;
+  }
   if (!done() && !stop_ && now_ >= last_progress_ + o_.watchdog_us && !sink_active &&
-      inflight_ == 0 && (work || !held_.empty())) {
+      inflight_ == 0 && !resume_due && (work || !held_.empty())) {
     std::uint64_t pending = 0;
     for (std::uint32_t a = 0; a < up_.size(); ++a) pending += fc_.area_pending(a);
+    std::string why;
+    for (std::uint32_t a = 0; a < up_.size(); ++a) {
+      const UpArea& A = up_[a];
+      if (A.blocked && !held_.empty()) {
+        why += fmt::format(
+            "; area {}: the reader is blocked on a full queue ({} of {} bytes queued or in "
+            "sinks) while {} batches wait at a barrier for events that are still behind the "
+            "reader",
+            a, A.outstanding, o_.thresholds.quota, held_.size());
+      } else if (A.blocked) {
+        why += fmt::format("; area {}: the reader is blocked on a full queue ({} of {} bytes)", a,
+                           A.outstanding, o_.thresholds.quota);
+      } else if (fc_.area_paused(a)) {
+        why += fmt::format("; area {} paused with {} bytes pending", a, fc_.area_pending(a));
+      }
+    }
     violate("deadlock",
             fmt::format("watchdog: no progress for {} ms with {} bytes pending, {} of {} events "
-                        "delivered, {} batches held at a barrier, {} paths paused{}",
+                        "delivered, {} batches held at a barrier, {} paths paused, no message in "
+                        "flight{}",
                         (now_ - last_progress_) / 1000, pending, delivered_, total_, held_.size(),
-                        fc_.paused_paths().size(),
-                        up_.size() == 1 && fc_.area_paused(0) ? ", area paused" : ""));
+                        fc_.paused_paths().size(), why));
+  }
+  // Nothing left that could ever move (the upstream sent everything, no link, queue or sink holds
+  // anything, nothing is due): the run is over, finish() says what is missing.
+  if (!done() && !stop_ && quiescent()) {
+    stop_ = true;
+    return;
   }
   if (!stop_ && now_ > source_end_ + o_.drain_timeout_us) {
     violate("drain_timeout", fmt::format("{} of {} events delivered {} ms after the source ended",
                                          delivered_, total_, (now_ - source_end_) / 1000));
   }
   if (!done() && !stop_) push(now_ + o_.tick_us, EvKind::tick, 0);
+}
+
+bool Simulator::quiescent() const {
+  if (inflight_ != 0 || sink_busy_ != 0 || !held_.empty()) return false;
+  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+    const UpArea& A = up_[a];
+    if (A.head < A.end || !A.lagging.empty() || A.link_head != A.link.size()) return false;
+    if (fc_.resume_scheduled(a)) return false;
+  }
+  for (std::uint32_t p = 0; p < upp_.size(); ++p) {
+    if (fc_.queued_events(p) != 0 || fc_.path_broken(p) || fc_.awaiting_handshake(p) ||
+        upp_[p].need_handshake) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void Simulator::on_report() {
@@ -961,12 +1288,18 @@ void Simulator::on_sample() {
   if (rec) {
     series_.time_us.push_back(now_);
     path_samples_.emplace_back();
+    path_max_samples_.emplace_back();
   }
   for (std::uint32_t a = 0; a < up_.size(); ++a) {
     const UpArea& A = up_[a];
     sample_buf_.clear();
     for (std::uint32_t p : in_.areas[a].paths) {
       const std::uint64_t pend = fc_.path_pending(p);
+      if (rec && path_imax_[p] > pend && sparse_entries_ < 4'000'000) {
+        path_max_samples_.back().emplace_back(p, path_imax_[p]);
+        ++sparse_entries_;
+      }
+      path_imax_[p] = pend;
       if (pend == 0 && !fc_.path_paused(p)) continue;
       if (tl_ != nullptr) sample_buf_.push_back({in_.path_names[p], pend, fc_.path_paused(p)});
       if (rec && pend != 0 && sparse_entries_ < 4'000'000) {
@@ -976,7 +1309,11 @@ void Simulator::on_sample() {
         series_.truncated = true;
       }
     }
-    if (rec) series_.area_pending[a].push_back(fc_.area_pending(a));
+    if (rec) {
+      series_.area_pending[a].push_back(fc_.area_pending(a));
+      series_.area_max[a].push_back(std::max(imax_[a], fc_.area_pending(a)));
+    }
+    imax_[a] = fc_.area_pending(a);
     if (tl_ != nullptr) {
       TimelineSample s;
       s.time_us = now_;
@@ -1094,33 +1431,106 @@ ReplayResult Simulator::run() {
 
 void Simulator::finish(ReplayResult& r) {
   fc_.finish(now_);
-  if (!stop_ && !done()) {
-    violate("deadlock", fmt::format("nothing left to simulate with {} of {} events delivered",
-                                    delivered_, total_));
-  }
-  if (!stop_ && done()) {
-    // Delivered = source, per path; all accounting back to zero.
-    for (std::uint32_t p = 0; p < sink_.size() && !stop_; ++p) {
-      if (sink_[p].delivered != in_.path_events[p].size() || fc_.path_pending(p) != 0 ||
-          fc_.queued_events(p) != 0 || fc_.path_blocking(p)) {
-        violate("accounting",
-                fmt::format("path {}: delivered {} of {}, {} bytes / {} events "
-                            "still queued",
-                            in_.path_names[p], sink_[p].delivered, in_.path_events[p].size(),
-                            fc_.path_pending(p), fc_.queued_events(p)));
+  const bool ended_early = stop_ && !violations_.empty();
+  if (!ended_early) {
+    // Every source position must have been acknowledged by its sink. One that is not, while
+    // nothing (queue, link, sink, upstream) holds it any more, was lost.
+    for (std::uint32_t p = 0; p < sink_.size() && violations_.empty(); ++p) {
+      const auto& list = in_.path_events[p];
+      const std::uint32_t first = sink_[p].acked;
+      const std::uint64_t missing = list.size() - first;
+      if (missing == 0) continue;
+      if (quiescent()) {
+        violate("exactly_once",
+                fmt::format("path {}: {} source positions never delivered (lost: nothing holds "
+                            "them any more), the first {}",
+                            in_.path_names[p], missing, where(p, first)));
+      } else {
+        violate("deadlock",
+                fmt::format("nothing left to simulate with {} of {} events delivered; "
+                            "path {}: {} not delivered, the first {}",
+                            acked_distinct_, total_, in_.path_names[p], missing, where(p, first)));
       }
     }
-    for (std::uint32_t a = 0; a < up_.size() && !stop_; ++a) {
+  }
+  if (violations_.empty() && done()) {
+    // Every path drained: nothing left in the engine's queues, the links, the sinks, and the
+    // engine's accounting back to zero.
+    for (std::uint32_t p = 0; p < sink_.size() && violations_.empty(); ++p) {
+      if (fc_.path_pending(p) != 0 || fc_.queued_events(p) != 0 || fc_.path_blocking(p) ||
+          mq_[p].size() != 0) {
+        violate("drained",
+                fmt::format("path {}: every event was delivered, yet the engine still accounts {} "
+                            "bytes / {} events queued{} (the simulator's copy: {} events)",
+                            in_.path_names[p], fc_.path_pending(p), fc_.queued_events(p),
+                            fc_.path_blocking(p) ? ", the path blocking" : "", mq_[p].size()));
+      }
+    }
+    for (std::uint32_t a = 0; a < up_.size() && violations_.empty(); ++a) {
       const UpArea& A = up_[a];
-      if (fc_.area_pending(a) != 0 || A.in_sink != 0 || A.link_bytes != 0 || A.outstanding != 0) {
-        violate("accounting",
+      if (fc_.area_pending(a) != 0 || A.in_sink != 0 || A.link_bytes != 0 || A.outstanding != 0 ||
+          mq_bytes_[a] != 0) {
+        violate("drained",
                 fmt::format("area {}: pending {}, in sinks {}, on the link {}, "
                             "outstanding {} bytes after the drain",
                             a, fc_.area_pending(a), A.in_sink, A.link_bytes, A.outstanding));
       }
     }
-    if (!stop_ && !fc_.accounting_consistent()) {
+    if (violations_.empty() && !fc_.accounting_consistent()) {
       violate("accounting", "area totals differ from the sum of their paths");
+    }
+  }
+  // Pauses still open at the end. After the drain nothing is pending, so each is below its
+  // resume threshold: the lazy resume is waiting for the feedback interval since the path's (or
+  // area's) last feedback. That is the design, not a fault, unless the interval (plus the timer
+  // period) has already passed: then the resume was lost (stuck paused, #1542).
+  if (o_.policy == Policy::doc) {
+    const std::uint64_t grace = o_.thresholds.feedback_interval_us + 2 * o_.tick_us;
+    auto open = [&](std::uint32_t a, std::string path, std::uint64_t last, std::uint64_t pending,
+                    std::uint64_t resume_at) {
+      OpenPause op;
+      op.area = a;
+      op.path = std::move(path);
+      op.last_feedback_us = last;
+      op.since_us = last;
+      op.pending = pending;
+      op.resume_due_us = last + o_.thresholds.feedback_interval_us;
+      if (pending >= resume_at) {
+        op.why = fmt::format(
+            "{} bytes pending, not below the resume threshold {}: still "
+            "throttled (the run stopped early)",
+            pending, resume_at);
+      } else if (now_ < last + grace) {
+        op.why = fmt::format(
+            "below the resume threshold; the lazy resume is due at {:.3f} s, "
+            "{:.3f} s after the end of the run (fast pause, lazy resume): not a "
+            "violation",
+            ms(op.resume_due_us) / 1000,
+            ms(op.resume_due_us > now_ ? op.resume_due_us - now_ : 0) / 1000);
+      } else {
+        op.violation = true;
+        op.why = fmt::format(
+            "below the resume threshold since more than the feedback interval: "
+            "stuck paused");
+      }
+      if (op.violation && violations_.empty()) {
+        violate(
+            "stuck_paused",
+            fmt::format("{} still paused at the end: {}",
+                        op.path.empty() ? fmt::format("area {}", a) : "path " + op.path, op.why));
+      }
+      r.open_pauses.push_back(std::move(op));
+    };
+    for (std::uint32_t a = 0; a < up_.size(); ++a) {
+      if (fc_.area_paused(a)) {
+        open(a, "", fc_.area_last_feedback(a), fc_.area_pending(a), fc_.area_resume_bytes());
+      }
+    }
+    std::vector<std::uint32_t> paused(fc_.paused_paths().begin(), fc_.paused_paths().end());
+    std::sort(paused.begin(), paused.end());
+    for (std::uint32_t p : paused) {
+      open(in_.path_area[p], in_.path_names[p], fc_.path_last_feedback(p), fc_.path_pending(p),
+           fc_.path_resume_bytes());
     }
   }
   r.policy = o_.policy;
@@ -1144,6 +1554,33 @@ void Simulator::finish(ReplayResult& r) {
     s.source_events = in_.areas[a].end_event - in_.areas[a].first_event;
     s.delivered = up_[a].delivered;
     s.peak_memory = c.peak_pending;
+    s.peak_time_us = peak_time_[a];
+    s.over_quota = mq_peak_[a] > o_.thresholds.quota ? mq_peak_[a] - o_.thresholds.quota : 0;
+    const std::uint64_t h = r.hard_limit;
+    s.over_hard_limit = mq_peak_[a] > h ? mq_peak_[a] - h : 0;
+    if (o_.policy == Policy::none) {
+      s.peak_cause = "no flow control";
+    } else if (s.over_hard_limit != 0 && o_.policy == Policy::ticdc) {
+      s.peak_cause = "checked before the append";
+    } else if (s.over_hard_limit != 0 && o_.policy == Policy::doc) {
+      s.peak_cause = "oversized transaction let through alone";
+    } else if (s.over_hard_limit != 0) {
+      s.peak_cause = "one event larger than the limit, admitted alone";
+    } else if (s.over_quota == 0) {
+      s.peak_cause = "";
+    } else {
+      switch (peak_why_[a]) {
+        case kSentInTxn:
+          s.peak_cause = "unsplittable transaction";
+          break;
+        case kSentBeforeStop:
+          s.peak_cause = "control delay";
+          break;
+        default:
+          s.peak_cause = "burst";
+          break;
+      }
+    }
     s.peak_resident = up_[a].peak_resident;
     s.reader_blocked_us = up_[a].blocked_us + (up_[a].blocked ? now_ - up_[a].blocked_since : 0);
     s.time_above_pause_us = up_[a].above_pause_us;
@@ -1198,6 +1635,13 @@ void Simulator::finish(ReplayResult& r) {
         }
       }
       series_.path_pending.push_back(std::move(v));
+      std::vector<std::uint64_t> mx = series_.path_pending.back();
+      for (std::size_t i = 0; i < path_max_samples_.size() && i < mx.size(); ++i) {
+        for (const auto& [q, bytes] : path_max_samples_[i]) {
+          if (q == p) mx[i] = std::max(mx[i], bytes);
+        }
+      }
+      series_.path_max.push_back(std::move(mx));
     }
     r.series = std::move(series_);
   }
