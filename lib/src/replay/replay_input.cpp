@@ -8,7 +8,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "../std_regex.h"
+#include "../base/std_regex.h"
 
 namespace binlogctl {
 

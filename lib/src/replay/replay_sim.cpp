@@ -10,7 +10,7 @@
 #include <queue>
 #include <thread>
 
-#include "../std_regex.h"
+#include "../base/std_regex.h"
 
 namespace binlogctl {
 
