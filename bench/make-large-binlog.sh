@@ -446,9 +446,11 @@ def big():
         w("INSERT INTO %s SELECT %d + seq, %s FROM seq_0_to_%d;" % (name, nid, exprs, n - 1))
         tb[2] = nid + n
     else:
-        num = [c for c, k in cols if k in ("int", "bigint", "dec", "double", "tinyint")]
+        num = [(c, k) for c, k in cols if k in ("int", "bigint", "dec", "double", "tinyint")]
         dt = [c for c, k in cols if k == "dt6"]
-        sets = ["%s = %s + 1" % (c, c) for c in num[:1]] + ["%s = NOW(6)" % c for c in dt[:1]]
+        # integers halved (c + 1 can overflow: strict mode refuses the whole UPDATE)
+        sets = [("%s = %s + 1" if k in ("dec", "double") else "%s = %s DIV 2") % (c, c) for c, k in num[:1]]
+        sets += ["%s = NOW(6)" % c for c in dt[:1]]
         if not sets:
             sets = ["%s = %s" % (cols[0][0], cols[0][0])]
         lo2 = r.randint(lo, nid - n)

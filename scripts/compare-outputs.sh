@@ -32,10 +32,14 @@
 # --decode, hexdump), verify (text, json), convert (json, json --threads 0, canal-json,
 # canal-proto to a file), stats (text, json) and replay (json with a timeline file, text
 # with an SVG plot). Both binaries run with the same arguments, paths and working directory.
+# Nothing is rewritten, except that canal-json's "ts" (the wall clock by design) is made
+# deterministic by running those cases under libfaketime's frozen clock (package faketime);
+# without it, the digits of "ts" are set to 0 on both sides, with a note.
 #
 # Output: one FAIL line per differing case (which streams differ, where, the lines there),
 # a few indented detail lines under it, then exactly "compare: N passed, M failed".
-# Exit status: 0 when nothing differs, 1 when something does, 2 on usage errors.
+# Exit status: 0 when nothing differs, 1 when something does, 2 on usage errors (and when
+# the old commit does not build).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -76,7 +80,7 @@ while [ $# -gt 0 ]; do
     --timeout) need_arg "$@"; TIMEOUT=$2; shift 2 ;;
     --timeout=*) TIMEOUT=${1#*=}; shift ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown argument: $1" ;;
     esac
 done
