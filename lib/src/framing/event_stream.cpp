@@ -273,18 +273,16 @@ bool EventStream::next(Event& ev) {
         std::uint64_t ns = 0;
         if (opts_.resync && !after.empty() && !plausible_at(off_, false, &ns)) {
           resync_from(pos + 1, Check::checksum_mismatch, Severity::error, pos, std::move(msg));
-          // the damaged event is still handed out, marked bad; its views stay valid for a
-          // mapped file, but a stream may have moved: re-take the window.
-          Bytes again = src_.window(pos, h.event_size);
-          if (again.size() == raw.size()) {
-            ev.raw = again;
-            ev.body = again.subspan(chl, again.size() - chl - tail);
-          } else {
-            continue;
-          }
         } else {
           report(Check::checksum_mismatch, Severity::error, pos, std::move(msg));
         }
+        // The damaged event is still handed out, marked bad. Looking ahead (above) may have
+        // moved a stream's buffer, which the event's views point into: re-take the window (a
+        // mapped file's views stay valid either way).
+        Bytes again = src_.window(pos, h.event_size);
+        if (again.size() != raw.size()) continue;
+        ev.raw = again;
+        ev.body = again.subspan(chl, again.size() - chl - tail);
       }
     }
     if (!is_known_event_type(h.type_code)) {
