@@ -1,3 +1,4 @@
 # The edges of the command line and the damage policy (included from tests/CMakeLists.txt).
 binlogctl_cli_test(edges ${Python3_EXECUTABLE} ${CLI}/edges.py ${BIN} ${FIX})
 binlogctl_cli_test(damage_records ${Python3_EXECUTABLE} ${CLI}/damage_records.py ${BIN} ${FIX})
+binlogctl_cli_test(streams ${Python3_EXECUTABLE} ${CLI}/streams.py ${BIN} ${FIX})

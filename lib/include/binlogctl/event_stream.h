@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace binlogctl {
 
@@ -99,6 +100,9 @@ class EventStream {
   std::uint64_t events() const noexcept { return events_; }
   // True when the file stopped being readable (bad magic, encryption, unsupported format).
   bool aborted() const noexcept { return aborted_; }
+  // Set when the input goes on with another binlog file (magic number and format description
+  // at an event boundary: files concatenated into one stream): the offset of its magic number.
+  std::optional<std::uint64_t> next_file_at() const noexcept { return next_file_at_; }
   Source& source() noexcept { return src_; }
   std::uint64_t source_raw_size() const { return src_.raw_size(); }
 
@@ -106,6 +110,7 @@ class EventStream {
   bool read_magic();
   std::uint64_t boundary_at_or_after(std::uint64_t target);
   bool plausible_at(std::uint64_t p, bool check_crc, std::uint64_t* size_out);
+  bool file_starts_at(std::uint64_t p);
   void resync_from(std::uint64_t from, Check check, Severity sev, std::uint64_t at, std::string msg);
   void report(Check c, Severity s, std::uint64_t pos, std::string msg);
 
@@ -126,6 +131,8 @@ class EventStream {
   std::uint64_t resync_crc_budget_ = 0;
   std::uint64_t pending_skip_ = 0;  // skipped since the last event handed out
   Check pending_check_ = Check::bad_event_size;
+  std::vector<std::uint8_t> damaged_copy_;
+  std::optional<std::uint64_t> next_file_at_;  // the bytes of the damaged event last handed out
 };
 
 struct TransactionPayloadEvent;

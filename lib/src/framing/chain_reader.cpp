@@ -81,6 +81,26 @@ class EventPipe {
   bool done_ = false, stop_all_ = false, abandoned_ = false;
 };
 
+// The part of a source from `base` on, at offsets from 0: the second and later files of a
+// concatenated input, so that their positions are their own.
+class OffsetSource final : public Source {
+ public:
+  OffsetSource(Source& s, std::uint64_t base) : s_(s), base_(base) {}
+  Bytes window(std::uint64_t off, std::size_t n) override { return s_.window(base_ + off, n); }
+  void release(std::uint64_t off) override { s_.release(base_ + off); }
+  std::optional<std::uint64_t> size() const override {
+    auto n = s_.size();
+    if (!n) return std::nullopt;
+    return *n > base_ ? *n - base_ : 0;
+  }
+  std::uint64_t raw_position() const override { return s_.raw_position(); }
+  std::uint64_t raw_size() const override { return s_.raw_size(); }
+
+ private:
+  Source& s_;
+  std::uint64_t base_;
+};
+
 }  // namespace
 
 struct ChainReader::Impl {
@@ -95,8 +115,15 @@ struct ChainReader::Impl {
   std::size_t next_file = 0;  // index of the file to open next
   std::size_t cur_file = 0;   // index of the file being read
 
-  // The file being read.
+  // The file being read: the input's source, or the part of it holding one file of several
+  // concatenated (`segment`, at `seg_base`), whose InputFile is made up as it is met.
   std::unique_ptr<Source> src;
+  std::unique_ptr<Source> segment;
+  std::uint64_t seg_base = 0;
+  std::deque<InputFile> segments;
+  const InputFile* cur_input = nullptr;
+  std::string rotate_name;  // the next file named by the last ROTATE read
+  bool draining = false;    // reading a segment the hooks refused, for where the next one starts
   std::unique_ptr<EventStream> stream;
   bool first = false, last = false;
   // Threaded framing of a mapped file.
@@ -164,19 +191,50 @@ struct ChainReader::Impl {
         continue;
       }
       cur_file = i;
+      cur_input = &f;
       first = i == 0;
       last = i + 1 == files.size();
-      StreamOptions so;
-      so.verify_checksums = o.verify_checksums;
-      if (first && o.start_position) so.start_position = *o.start_position;
-      const bool threaded = o.threads > 1 && src->size().has_value();
-      so.release_behind = !threaded;
-      stream = std::make_unique<EventStream>(*src, f.log_name, diag, so);
-      if (threaded) start_framer();
+      segment.reset();
+      seg_base = 0;
+      rotate_name.clear();
+      draining = false;
+      open_stream(*src, f, first && o.start_position ? *o.start_position : 0);
       return true;
     }
     return false;
   }
+
+  void open_stream(Source& s, const InputFile& f, std::uint64_t start_position) {
+    StreamOptions so;
+    so.verify_checksums = o.verify_checksums;
+    so.start_position = start_position;
+    const bool threaded = o.threads > 1 && s.size().has_value();
+    so.release_behind = !threaded;
+    stream = std::make_unique<EventStream>(s, f.log_name, diag, so);
+    if (threaded) start_framer();
+  }
+
+  // After a file that ended where another begins in the same input: that one, named as the
+  // last ROTATE named it (else "<input>#<k>"). Selection by position applies to the input's
+  // first file only (`first`, `last` are cleared: a later file's positions are its own).
+  bool open_concatenated(std::uint64_t at) {
+    seg_base += at;
+    const InputFile& outer = inputs->list().files[cur_file];
+    std::string name = rotate_name;
+    if (name.empty() || name == cur_input->log_name)
+      name = fmt::format("{}#{}", outer.log_name, segments.size() + 2);
+    segments.push_back(InputFile{outer.path, std::move(name), false, outer.path});
+    cur_input = &segments.back();
+    first = last = false;
+    rotate_name.clear();
+    stream.reset();
+    segment = std::make_unique<OffsetSource>(*src, seg_base);
+    draining = !hooks.begin_file(*cur_input);
+    open_stream(*segment, *cur_input, 0);
+    return true;
+  }
+
+  Source& cur_src() { return segment ? *segment : *src; }
 
   // A second thread frames and checksums; this one consumes. Mapped bytes stay valid, so
   // events travel as views; this thread releases the pages it is done with.
@@ -207,17 +265,26 @@ struct ChainReader::Impl {
     });
   }
 
-  void close_file() {
+  // Ends the file being read; true when the same input goes on with another file.
+  bool close_file() {
     if (framer.joinable()) {
       framer.join();
       if (pipe->stopped_all()) stop_all = true;
       pipe.reset();
     }
-    hooks.end_file(inputs->list().files[cur_file], *stream);
-    done_before += src->raw_size();
+    if (!draining) hooks.end_file(*cur_input, *stream);
     expander.reset();
+    if (const auto at = stream->next_file_at(); at && !stop_all) return open_concatenated(*at);
+    done_before += src->raw_size();
     stream.reset();
+    segment.reset();
     src.reset();
+    return false;
+  }
+
+  void note_rotate(const Event& ev) {
+    if (ev.type() != EventType::rotate || ev.is_inner() || ev.header.timestamp == 0) return;
+    if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_name.assign(r->next_file);
   }
 
   // The next top-level event of the open file; false at its end.
@@ -225,11 +292,12 @@ struct ChainReader::Impl {
     if (pipe) {
       if (batch != nullptr && in_batch < batch->size()) {
         ev = (*batch)[in_batch++];
-        progress->update(done_before + ev.pos);
+        progress->update(done_before + seg_base + ev.pos);
+        note_rotate(ev);
         return true;
       }
       if (batch != nullptr) {
-        src->release(batch->back().pos);
+        cur_src().release(batch->back().pos);
         pipe->put_free(batch);
         batch = nullptr;
       }
@@ -237,11 +305,13 @@ struct ChainReader::Impl {
       if (batch == nullptr) return false;
       in_batch = 0;
       ev = (*batch)[in_batch++];
-      progress->update(done_before + ev.pos);
+      progress->update(done_before + seg_base + ev.pos);
+      note_rotate(ev);
       return true;
     }
     while (stream->next(ev)) {
       progress->update(done_before + src->raw_position());
+      note_rotate(ev);
       const Select sel = select(ev);
       if (sel == Select::skip) continue;
       if (sel != Select::take) {
@@ -261,7 +331,7 @@ struct ChainReader::Impl {
         expand_pending = false;
         auto p = decode_transaction_payload(payload_ev.body_reader(), *payload_ev.fde);
         if (!p) {
-          hooks.payload_undecodable(payload_ev, inputs->list().files[cur_file], p.error());
+          hooks.payload_undecodable(payload_ev, *cur_input, p.error());
         } else {
           payload_body = *p;
           expander = std::make_unique<PayloadExpander>(payload_ev, *payload_body, stream->log_name(), diag);
@@ -282,6 +352,7 @@ struct ChainReader::Impl {
         }
       }
       if (next_outer(ev)) {
+        if (draining) continue;
         if (o.expand_payloads && ev.type() == EventType::transaction_payload &&
             (o.expand_damaged_payloads || ev.checksum_ok)) {
           payload_ev = ev;
@@ -289,7 +360,7 @@ struct ChainReader::Impl {
         }
         return true;
       }
-      close_file();
+      (void)close_file();
     }
   }
 };
@@ -301,7 +372,7 @@ ChainReader::~ChainReader() = default;
 
 bool ChainReader::next(Event& ev) { return impl_->next(ev); }
 
-const InputFile& ChainReader::file() const { return impl_->inputs->list().files[impl_->cur_file]; }
+const InputFile& ChainReader::file() const { return *impl_->cur_input; }
 
 std::size_t ChainReader::file_index() const { return impl_->cur_file; }
 

@@ -88,23 +88,65 @@ bool EventStream::plausible_at(std::uint64_t p, bool check_crc, std::uint64_t* s
   return true;
 }
 
+// Does another binlog file start at p: its magic number, then a format description event that
+// looks right (type, a size a FDE can have, binlog version 4)? That is what concatenated files
+// (`cat a.000001 a.000002 | binlogctl verify -`) look like at the seam. An event of a file never
+// begins this way by chance: its timestamp would have to be the magic and its type byte the low
+// byte of the FDE's timestamp, with a FDE-shaped event after.
+bool EventStream::file_starts_at(std::uint64_t p) {
+  if (!opts_.expect_magic || !seen_fde_ || p <= 4) return false;
+  Bytes w = src_.window(p, 4 + kCommonHeaderLen + 2);
+  if (w.size() < 4 + kCommonHeaderLen + 2 || std::memcmp(w.data(), kBinlogMagic, 4) != 0) return false;
+  const EventHeader h = parse_event_header(w.data() + 4);
+  if (h.type_code != static_cast<std::uint8_t>(EventType::format_description)) return false;
+  if (h.event_size < kCommonHeaderLen + 2 + 50 + 4 + 1 || h.event_size > 64 * 1024) return false;
+  return load_le16(w.data() + 4 + kCommonHeaderLen) == 4;
+}
+
 void EventStream::resync_from(std::uint64_t from, Check check, Severity sev, std::uint64_t at,
                               std::string msg) {
   const bool crc = seen_fde_ && fde_.crc32();
+  const std::uint64_t min_size = kCommonHeaderLen + (crc ? kChecksumLen : 0);
+  // Scanned a window at a time, with a cheap look at each offset's size and type first; what is
+  // behind the scan is released as it goes, so that skipping a long run of garbage on a stream
+  // keeps only a window in memory. (A damaged event handed out after this scan was copied first.)
+  constexpr std::size_t kScan = 64 * 1024;
   std::uint64_t p = from;
-  for (;; ++p) {
-    Bytes w = src_.window(p, kCommonHeaderLen);
+  for (;;) {
+    if (opts_.release_behind) src_.release(p);
+    Bytes w = src_.window(p, kScan + kCommonHeaderLen);
     if (w.size() < kCommonHeaderLen) break;
+    const std::size_t last = w.size() - kCommonHeaderLen;
+    std::size_t i = 0;
+    for (; i <= last; ++i) {
+      const std::uint8_t* h = w.data() + i;
+      const std::uint32_t size = load_le32(h + 9);
+      if (size >= min_size && size <= kMaxEventSize && is_known_event_type(h[4])) break;
+      if (h[0] == kBinlogMagic[0] && opts_.expect_magic) break;  // the start of a next file?
+    }
+    if (i > last) {  // nothing here: on to the next window (its first candidate is last + 1)
+      p += last + 1;
+      continue;
+    }
+    p += i;  // a candidate; the checks below may move the stream's buffer (w is not used again)
     std::uint64_t size = 0;
-    if (!plausible_at(p, true, &size)) continue;
-    if (!crc) {
+    const bool next_file = file_starts_at(p);
+    bool ok = next_file || plausible_at(p, true, &size);
+    if (ok && !crc && !next_file) {
       // Without checksums, also ask the event after it to look right (or the file to end there),
       // and the candidate to fit in the input: a header read out of damaged bytes often declares
       // a size past the end.
-      if (src_.window(p, size).size() < size) continue;
-      Bytes next = src_.window(p + size, 1);
-      std::uint64_t next_size = 0;
-      if (!next.empty() && !plausible_at(p + size, false, &next_size)) continue;
+      if (src_.window(p, size).size() < size) {
+        ok = false;
+      } else {
+        Bytes next = src_.window(p + size, 1);
+        std::uint64_t next_size = 0;
+        if (!next.empty() && !plausible_at(p + size, false, &next_size)) ok = false;
+      }
+    }
+    if (!ok) {
+      ++p;
+      continue;
     }
     skipped_ += p - at;
     pending_skip_ += p - at;
@@ -160,6 +202,11 @@ bool EventStream::next(Event& ev) {
         report(Check::truncated_event, Severity::error, off_,
                fmt::format("file ends inside an event header ({} of 19 bytes)", w.size()));
       }
+      done_ = true;
+      return false;
+    }
+    if (w[0] == kBinlogMagic[0] && file_starts_at(off_)) {  // the next file of a concatenation
+      next_file_at_ = off_;
       done_ = true;
       return false;
     }
@@ -269,20 +316,24 @@ bool EventStream::next(Event& ev) {
         std::string msg = fmt::format("stored 0x{:08x}, computed 0x{:08x}", ev.stored_crc, ev.computed_crc);
         // If the size field itself is what got damaged, the next event will not be where it
         // says: find our footing instead of trusting it.
+        // The damaged event is still handed out, marked bad. Looking ahead moves a stream's
+        // buffer and resynchronising releases what is behind it: the event's bytes are copied
+        // first (damage is rare; the copy lives until the next damaged event, i.e. past the
+        // next call, as views must). Not when another thread reads this file's events (a
+        // mapped file, nothing released): its views stay valid, and a copy would be overwritten
+        // while a batch still points into it.
+        if (opts_.release_behind || !src_.size()) {
+          damaged_copy_.assign(raw.begin(), raw.end());
+          ev.raw = Bytes(damaged_copy_.data(), damaged_copy_.size());
+          ev.body = ev.raw.subspan(chl, ev.raw.size() - chl - tail);
+        }
         Bytes after = src_.window(off_, 1);
         std::uint64_t ns = 0;
-        if (opts_.resync && !after.empty() && !plausible_at(off_, false, &ns)) {
+        if (opts_.resync && !after.empty() && !plausible_at(off_, false, &ns) && !file_starts_at(off_)) {
           resync_from(pos + 1, Check::checksum_mismatch, Severity::error, pos, std::move(msg));
         } else {
           report(Check::checksum_mismatch, Severity::error, pos, std::move(msg));
         }
-        // The damaged event is still handed out, marked bad. Looking ahead (above) may have
-        // moved a stream's buffer, which the event's views point into: re-take the window (a
-        // mapped file's views stay valid either way).
-        Bytes again = src_.window(pos, h.event_size);
-        if (again.size() != raw.size()) continue;
-        ev.raw = again;
-        ev.body = again.subspan(chl, again.size() - chl - tail);
       }
     }
     if (!is_known_event_type(h.type_code)) {
