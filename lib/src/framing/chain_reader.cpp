@@ -131,6 +131,26 @@ struct ChainReader::Impl {
     return Select::take;
   }
 
+  // --server-id / --exclude-server-ids (ChainOptions): the file's own events always pass.
+  bool server_selected(const Event& ev) const {
+    if (!o.server_id && o.exclude_server_ids.empty()) return true;
+    switch (ev.type()) {
+      case EventType::format_description:
+      case EventType::rotate:
+      case EventType::stop:
+      case EventType::previous_gtids:
+      case EventType::mariadb_gtid_list:
+      case EventType::mariadb_binlog_checkpoint:
+      case EventType::mariadb_start_encryption: return true;
+      default: break;
+    }
+    const std::uint32_t id = ev.header.server_id;
+    if (o.server_id && id != *o.server_id) return false;
+    for (const std::uint32_t x : o.exclude_server_ids)
+      if (id == x) return false;
+    return true;
+  }
+
   void start() {
     started = true;
     if (o.input_set != nullptr) {
@@ -282,6 +302,7 @@ struct ChainReader::Impl {
         }
       }
       if (next_outer(ev)) {
+        if (!server_selected(ev)) continue;
         if (o.expand_payloads && ev.type() == EventType::transaction_payload &&
             (o.expand_damaged_payloads || ev.checksum_ok)) {
           payload_ev = ev;
@@ -327,9 +348,6 @@ class PrintingHooks final : public ChainHooks {
   bool begin_file(const InputFile& f) override {
     v_.begin_file(f);
     return true;
-  }
-  void end_file(const InputFile&, const EventStream& s) override {
-    if (s.aborted() && s.events() == 0 && s.source_raw_size() == 0) readable = false;
   }
   void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
     diag_.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,

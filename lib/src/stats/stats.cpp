@@ -423,6 +423,8 @@ bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;
   co.stop_datetime = opts.stop_datetime;
+  co.server_id = opts.server_id;
+  co.exclude_server_ids = opts.exclude_server_ids;
   co.verify_checksums = opts.verify_checksums;
   co.pass_fde_before_start = true;  // row walking needs the format description in force
   co.progress = opts.progress;
@@ -439,6 +441,8 @@ int run_stats(const StatsOptions& opts, std::FILE* outf, std::FILE* errf) {
   report.summary.errors = diag.errors();
   report.summary.warnings = diag.warnings();
   std::string text;
+  // No input could be opened: nothing on stdout (the reasons are on stderr, exit 2).
+  if (!readable && report.summary.files == 0) return 2;
   if (opts.format == OutputFormat::json)
     append_stats_json(report, text);
   else

@@ -11,6 +11,28 @@
 
 namespace binlogctl {
 
+namespace {
+// Why std::regex refused a rule, in words (static strings: DecodeError does not own its text).
+const char* regex_reason(std::regex_constants::error_type code) {
+  using namespace std::regex_constants;
+  switch (code) {
+    case error_collate: return "not a valid regular expression: invalid collating element name";
+    case error_ctype: return "not a valid regular expression: invalid character class name";
+    case error_escape: return "not a valid regular expression: invalid escape or trailing backslash";
+    case error_backref: return "not a valid regular expression: invalid back reference";
+    case error_brack: return "not a valid regular expression: unmatched [";
+    case error_paren: return "not a valid regular expression: unmatched ( or )";
+    case error_brace: return "not a valid regular expression: unmatched { or }";
+    case error_badbrace: return "not a valid regular expression: invalid range in { }";
+    case error_range: return "not a valid regular expression: invalid character range";
+    case error_badrepeat: return "not a valid regular expression: *, +, ? or { } with nothing to repeat";
+    case error_complexity: return "not a valid regular expression: too complex";
+    case error_stack: return "not a valid regular expression: too complex (stack)";
+    default: return "not a valid regular expression";
+  }
+}
+}  // namespace
+
 struct TableFilter::Rules {
   std::vector<std::regex> list;
 };
@@ -28,8 +50,9 @@ Result<TableFilter> TableFilter::parse(std::string_view rules) {
       try {
         compiled->list.emplace_back(std::string(rule),
                                     std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-      } catch (const std::regex_error&) {
-        return DecodeError{Errc::bad_value, start, "filter rule is not a valid regular expression"};
+      } catch (const std::regex_error& e) {
+        // offset: where the rule starts in `rules` (its leading blanks skipped)
+        return DecodeError{Errc::bad_value, static_cast<std::size_t>(rule.data() - rules.data()), regex_reason(e.code())};
       }
     }
     start = end + 1;
