@@ -11,7 +11,8 @@ usage: cli_polish.py BINLOGCTL FIXTURE_DIR
   3. text dump escapes every C0 control byte and DEL (no raw control byte on stdout);
   6. an empty file and a text file are both "not a binlog": exit 1; no input could be opened:
      exit 2 and nothing on stdout;
- 12. a bad --filter rule is quoted, with the reason;
+ 12. a bad --filter rule is quoted, with the reason; a rule that matched no table in the whole
+     run is named in a warning at the end;
   *  --timezone on dump, convert and stats: --start/--stop-datetime are read in it;
   *  dump --include-gtids / --exclude-gtids list the selected transactions' events only, and every
      event outside a transaction.
@@ -117,6 +118,13 @@ def main():
     p = run(binary, "convert", "--filter", r"shop\..*, crm.(users", f2)
     check(p.returncode == 2, f"bad filter: exit {p.returncode}")
     check(b"'crm.(users'" in p.stderr and b"unmatched (" in p.stderr, f"bad filter: {p.stderr[:300]!r}")
+
+    # a --filter rule that matched no table in the whole run: a warning at the end, exit 0
+    for cmd in (["convert"], ["convert", "--format", "canal-json"], ["stats"]):
+        p = run(binary, *cmd, "--filter", r"shop\..*, shop\.event_log,crm\.users", chain)
+        check(p.returncode == 0, f"{cmd} --filter: exit {p.returncode}")
+        check(p.stderr.count(b"matched no table") == 1 and b"'crm\\.users' matched no table" in p.stderr,
+              f"{cmd} --filter: stderr {p.stderr[-300:]!r}")
 
     # --timezone: the same instant given in UTC and in +02:00 / a zone name selects the same
     ts = sorted({e["timestamp"] for e in every if e["timestamp"]})

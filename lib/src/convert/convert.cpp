@@ -547,6 +547,7 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   conv.sync();
   out.flush();
   if (!readable) return 2;
+  warn_unmatched_filter_rules(opts.filter, errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

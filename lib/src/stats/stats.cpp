@@ -443,6 +443,7 @@ int run_stats(const StatsOptions& opts, std::FILE* outf, std::FILE* errf) {
   std::string text;
   // No input could be opened: nothing on stdout (the reasons are on stderr, exit 2).
   if (!readable && report.summary.files == 0) return 2;
+  if (readable) warn_unmatched_filter_rules(opts.filter, errf);
   if (opts.format == OutputFormat::json)
     append_stats_json(report, text);
   else
