@@ -9,10 +9,13 @@ usage: cli_polish.py BINLOGCTL FIXTURE_DIR
   2. --server-id / --exclude-server-ids select events by the server that wrote them (dump,
      convert, stats), the file's own events (Format_desc, Rotate, Gtid_list, ...) always kept;
   3. text dump escapes every C0 control byte and DEL (no raw control byte on stdout);
+  5. messages name the file by the path the user gave;
   6. an empty file and a text file are both "not a binlog": exit 1; no input could be opened:
      exit 2 and nothing on stdout;
  12. a bad --filter rule is quoted, with the reason; a rule that matched no table in the whole
      run is named in a warning at the end;
+ 11. verify --format json: summary.gtid_executed / gtid_state hold the MariaDB sets on a MariaDB
+     chain, the mariadb_* keys still there;
   *  --timezone on dump, convert and stats: --start/--stop-datetime are read in it;
   *  dump --include-gtids / --exclude-gtids list the selected transactions' events only, and every
      event outside a transaction.
@@ -105,6 +108,8 @@ def main():
             for path in (empty, text):
                 p = run(binary, *cmd, path)
                 check(p.returncode == 1 and b"bad_magic" in p.stderr + p.stdout, f"{cmd} {os.path.basename(path)}: exit {p.returncode}")
+                # 5. the message names the path as given, not the basename alone
+                check((path + ":0: error: bad_magic").encode() in p.stderr + p.stdout, f"{cmd}: message without the path {path}")
             p = run(binary, *cmd, os.path.join(tmp, "missing.000001"))
             check(p.returncode == 2, f"{cmd} missing: exit {p.returncode}")
             if cmd != ["verify"]:  # verify's summary says how many files were missing
@@ -160,6 +165,13 @@ def main():
     check(all(e in inc and e in exc for e in every if e["event_type"] in keep_types), "non-transaction events dropped")
     p = run(binary, "dump", "--include-gtids", "", f2)
     check(p.returncode == 2, f"dump --include-gtids '': exit {p.returncode}")
+
+    # 11. verify's summary.gtid_executed holds the chain's set on MariaDB too (old keys kept)
+    p = run(binary, "verify", "--format", "json", chain)
+    summ = json.loads(p.stdout.splitlines()[-1])["summary"]
+    check(summ["mariadb_gtid_executed"] != "", f"verify: mariadb_gtid_executed empty: {summ}")
+    check(summ["gtid_executed"] == summ["mariadb_gtid_executed"], f"verify: gtid_executed {summ['gtid_executed']!r}")
+    check(summ["gtid_state"] == summ["mariadb_gtid_state"], f"verify: gtid_state {summ['gtid_state']!r}")
 
     if failures:
         print(f"{len(failures)} failure(s)")

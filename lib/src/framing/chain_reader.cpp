@@ -110,6 +110,21 @@ struct ChainReader::Impl {
   std::optional<TransactionPayloadEvent> payload_body;
   std::unique_ptr<PayloadExpander> expander;
 
+  // What the framing of the current file reports, with the file's path as the user gave it
+  // (Diagnostic::path) for messages; log_name stays for records.
+  struct PathSink final : DiagnosticSink {
+    DiagnosticSink& inner;
+    std::string path;  // set before the file's stream exists, read by its framing only
+    explicit PathSink(DiagnosticSink& d) : inner(d) {}
+    void report(const Diagnostic& d) override {
+      if (!d.path.empty() || path.empty()) return inner.report(d);
+      Diagnostic c = d;
+      c.path = path;
+      inner.report(c);
+    }
+  };
+  PathSink path_sink{diag};
+
   Impl(const ChainOptions& opts, ChainHooks& h, DiagnosticSink& d) : o(opts), hooks(h), diag(d) {}
 
   ~Impl() { stop_framer(); }
@@ -191,7 +206,8 @@ struct ChainReader::Impl {
       if (first && o.start_position) so.start_position = *o.start_position;
       const bool threaded = o.threads > 1 && src->size().has_value();
       so.release_behind = !threaded;
-      stream = std::make_unique<EventStream>(*src, f.log_name, diag, so);
+      path_sink.path = f.path == "-" || f.path == f.log_name ? std::string() : f.path;
+      stream = std::make_unique<EventStream>(*src, f.log_name, path_sink, so);
       if (threaded) start_framer();
       return true;
     }
