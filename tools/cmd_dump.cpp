@@ -38,7 +38,7 @@ void setup_dump(CLI::App& app, int& exit_code) {
   sub->add_option("--format", a->format, "Output format: text (aligned table) or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
-  sub->add_flag("--decode", a->opts.decode, "JSON: add each event's decoded body as \"body\"");
+  sub->add_flag("--decode", a->opts.decode, "Add each event's decoded body (JSON: as \"body\"; text: a 'body:' line under the event)");
   sub->add_flag("--hexdump", a->opts.hexdump, "Add the raw bytes of each event");
   add_read_options(*sub, a->read, "");
   a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,

@@ -9,6 +9,7 @@ usage: cli_polish.py BINLOGCTL FIXTURE_DIR
   2. --server-id / --exclude-server-ids select events by the server that wrote them (dump,
      convert, stats), the file's own events (Format_desc, Rotate, Gtid_list, ...) always kept;
   3. text dump escapes every C0 control byte and DEL (no raw control byte on stdout);
+  4. dump --decode in text mode prints the decoded body under each event;
   5. messages name the file by the path the user gave;
   6. an empty file and a text file are both "not a binlog": exit 1; no input could be opened:
      exit 2 and nothing on stdout;
@@ -123,6 +124,16 @@ def main():
     p = run(binary, "convert", "--filter", r"shop\..*, crm.(users", f2)
     check(p.returncode == 2, f"bad filter: exit {p.returncode}")
     check(b"'crm.(users'" in p.stderr and b"unmatched (" in p.stderr, f"bad filter: {p.stderr[:300]!r}")
+
+    # 4. --decode in text mode: a body line under each event, the same object as in JSON
+    p = run(binary, "dump", "--decode", f2)
+    lines = p.stdout.decode().splitlines()
+    bodies = [l[len("    body: "):] for l in lines if l.startswith("    body: ")]
+    jbodies = [e["body"] for e in dump_json("--decode")]
+    check(p.returncode == 0 and len(bodies) == len(jbodies) == len(lines) - 1 - len(bodies),
+          f"dump --decode text: {len(bodies)} body lines, {len(jbodies)} events")
+    check(all(b.startswith("{") and json.loads(b) == j for b, j in zip(bodies, jbodies) if j is not None),
+          "dump --decode text: body lines differ from the JSON bodies")
 
     # a --filter rule that matched no table in the whole run: a warning at the end, exit 0
     for cmd in (["convert"], ["convert", "--format", "canal-json"], ["stats"]):

@@ -184,6 +184,19 @@ class Dumper {
       b.push_back(' ');
       append_batch_escaped(b, info_);
       out_.end_line();
+      if (opts_.decode) {
+        // The decoded body on the next line, indented, as the JSON object --format json gives.
+        body_.clear();
+        JsonWriter bw(body_);
+        bw.begin_object();
+        const Status ds = describe_body(bw, ev, scratch_);
+        bw.end_object();
+        std::string& l = out_.buf();
+        l.append("    body: ");
+        if (ds) append_batch_escaped(l, body_);
+        else l.append(fmt::format("does not decode: {} at offset {}", ds.error().what, ds.error().offset));
+        out_.end_line();
+      }
       if (opts_.hexdump) append_hexdump_lines(out_, ev.raw, ev.pos);
     }
   }
