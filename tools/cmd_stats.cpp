@@ -17,6 +17,7 @@ struct StatsArgs {
   std::string output;
   ReadArgs read;
   RowSelectionArgs selection;
+  const CLI::Option* interval_option = nullptr;
 };
 
 int run(StatsArgs& a) {
@@ -24,7 +25,8 @@ int run(StatsArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
   a.selection.apply(o);
-  if (o.interval_seconds == 0)
+  if (a.interval_option->count() == 0) o.interval_seconds = 0;  // from the span (StatsOptions)
+  else if (o.interval_seconds == 0)
     throw CLI::ValidationError("--interval", "must be at least 1 second");
   OutputFile output(a.output, o.inputs);
   const int rc = run_stats(o, output.get(), stderr);
@@ -49,9 +51,9 @@ void setup_stats(CLI::App& app, int& exit_code) {
   sub->add_option("--top", a->opts.top,
                   "Transactions listed in each ranking (largest, longest); default 10")
       ->default_val(10);
-  sub->add_option("--interval", a->opts.interval_seconds,
-                  "Timeline bucket in seconds; default 60 (per minute)")
-      ->default_val(60);
+  a->interval_option = sub->add_option("--interval", a->opts.interval_seconds,
+                                       "Timeline bucket in seconds; default from the time span: a minute up to "
+                                       "6 hours, an hour up to 14 days, else a day");
   add_read_options(*sub, a->read, "");
   a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
                   "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");

@@ -17,6 +17,8 @@ usage: cli_polish.py BINLOGCTL FIXTURE_DIR
      run is named in a warning at the end;
  11. verify --format json: summary.gtid_executed / gtid_state hold the MariaDB sets on a MariaDB
      chain, the mariadb_* keys still there;
+  7. stats text is readable: KiB sizes, Longest not repeating Largest, interval from the span,
+     times of transactions only;
   *  --timezone on dump, convert and stats: --start/--stop-datetime are read in it;
   *  dump --include-gtids / --exclude-gtids list the selected transactions' events only, and every
      event outside a transaction.
@@ -134,6 +136,24 @@ def main():
           f"dump --decode text: {len(bodies)} body lines, {len(jbodies)} events")
     check(all(b.startswith("{") and json.loads(b) == j for b, j in zip(bodies, jbodies) if j is not None),
           "dump --decode text: body lines differ from the JSON bodies")
+
+    # 7. stats for people: sizes in KiB, no Longest table of zero durations, the interval from
+    # the span, the span of transactions (not of the files' own events)
+    p = run(binary, "stats", chain)
+    out = p.stdout.decode()
+    check(p.returncode == 0 and " KiB" in out, "stats: byte counts not in KiB")
+    check("Longest transactions: every transaction took under a second" in out, "stats: Longest repeats Largest")
+    js = [json.loads(l) for l in run(binary, "stats", "--format", "json", chain).stdout.splitlines()]
+    summ = js[-1]
+    check(isinstance(summ["bytes"], int), "stats json: bytes not an integer")
+    txn_times = [e["timestamp"] for e in every if e["event_type"] in ("Gtid", "Xid", "Query", "Write_rows_v1")]
+    check(summ["last_timestamp"] == datetime.datetime.fromtimestamp(max(txn_times), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), f"stats: last_timestamp {summ['last_timestamp']} from a file event")
+    secs = {j["seconds"] for j in js if j["kind"] == "interval"}
+    check(secs == {60}, f"stats: a 45-minute span in {secs}-second intervals")
+    # a span of days (a FDE time far from the rest must not stretch it; the rows' times do)
+    p = run(binary, "stats", "--format", "json", "--interval", "7", chain)
+    check({j["seconds"] for j in [json.loads(l) for l in p.stdout.splitlines()] if j["kind"] == "interval"} == {7},
+          "stats --interval 7 not kept")
 
     # a --filter rule that matched no table in the whole run: a warning at the end, exit 0
     for cmd in (["convert"], ["convert", "--format", "canal-json"], ["stats"]):

@@ -15,8 +15,10 @@
 //            number of transactions with at least one rows event for it.
 //   duration the last event's header time minus the first's, in seconds, within a transaction.
 //   timeline events and rows go to the interval of their header time, a transaction to the
-//            interval of its commit time (TransactionState::timestamp). Times of 0 (artificial
-//            events) are left out of the timeline and of first/last_timestamp.
+//            interval of its commit time (TransactionState::timestamp). Only events inside a
+//            transaction count there and in first/last_timestamp (a Format_desc's or Rotate's
+//            time is when the file was opened, not a change); times of 0 (artificial events)
+//            are left out too.
 // Memory: per table, per event type, per interval and the top-N lists; nothing per event.
 #pragma once
 
@@ -63,7 +65,9 @@ struct StatsOptions {
   // high-precision temporal columns when the chain's DDL is not read.
   std::shared_ptr<const SchemaHistory> schema;
   std::size_t top = 10;                 // transactions per ranking
-  std::uint32_t interval_seconds = 60;  // timeline bucket (>= 1)
+  // Timeline bucket in seconds; 0 chooses it from the span of the times seen: 60 up to 6 hours,
+  // 3600 up to 14 days, else 86400 (StatsReport::interval_seconds says which).
+  std::uint32_t interval_seconds = 60;
   ProgressMode progress = ProgressMode::auto_;
   unsigned threads = 2;  // as ChainOptions::threads
 };

@@ -171,7 +171,32 @@ class StatsCollector final : public TransactionFront::Hooks {
     rep.longest = longest_.take();
     rep.intervals.clear();
     rep.intervals.reserve(intervals_.size());
-    for (const auto& [start, iv] : intervals_) rep.intervals.push_back(iv);
+    // interval_seconds 0: the bucket from the span, so that the timeline stays readable: a minute
+    // up to 6 hours, an hour up to 14 days, else a day (minute buckets merged; both divide).
+    std::int64_t merge = 0;
+    if (opts_.interval_seconds == 0 && !intervals_.empty()) {
+      const std::int64_t span = intervals_.rbegin()->first - intervals_.begin()->first;
+      merge = span > 14 * 86400 ? 86400 : span > 6 * 3600 ? 3600 : 0;
+    }
+    for (const auto& [start, iv] : intervals_) {
+      if (merge == 0) {
+        rep.intervals.push_back(iv);
+        continue;
+      }
+      const std::int64_t bucket = start - ((start % merge) + merge) % merge;
+      if (rep.intervals.empty() || rep.intervals.back().start != bucket) {
+        rep.intervals.push_back(IntervalStats{});
+        rep.intervals.back().start = bucket;
+      }
+      IntervalStats& m = rep.intervals.back();
+      m.transactions += iv.transactions;
+      m.events += iv.events;
+      m.bytes += iv.bytes;
+      m.inserts += iv.inserts;
+      m.updates += iv.updates;
+      m.deletes += iv.deletes;
+    }
+    if (merge != 0) rep.interval_seconds = static_cast<std::uint32_t>(merge);
     summary_.tables = rep.tables.size();
     rep.summary = summary_;
   }
@@ -217,7 +242,9 @@ class StatsCollector final : public TransactionFront::Hooks {
       ++summary_.inner_events;
     else
       summary_.bytes += size;
-    if (when != 0) {
+    // The time span and the timeline are those of transactions: a file's own events
+    // (Format_desc, Rotate, ...) carry the time the file was opened or rotated, not a change's.
+    if (when != 0 && cur_open_) {
       if (!summary_.first_time || when < *summary_.first_time) summary_.first_time = when;
       if (!summary_.last_time || when > *summary_.last_time) summary_.last_time = when;
       IntervalStats& iv = interval_at(when);
