@@ -19,6 +19,7 @@ usage: cli_polish.py BINLOGCTL FIXTURE_DIR
      chain, the mariadb_* keys still there;
   7. stats text is readable: KiB sizes, Longest not repeating Largest, interval from the span,
      times of transactions only;
+  9. progress shows bytes read on stdin, the file N of M and the events done;
   *  --timezone on dump, convert and stats: --start/--stop-datetime are read in it;
   *  dump --include-gtids / --exclude-gtids list the selected transactions' events only, and every
      event outside a transaction.
@@ -154,6 +155,19 @@ def main():
     p = run(binary, "stats", "--format", "json", "--interval", "7", chain)
     check({j["seconds"] for j in [json.loads(l) for l in p.stdout.splitlines()] if j["kind"] == "interval"} == {7},
           "stats --interval 7 not kept")
+
+    # 9. progress: on stdin the bytes read and the rate (not 0.0 MB), on a chain the file N of M
+    # and the events done
+    with open(f2, "rb") as fh:
+        p = subprocess.run([binary, "dump", "--progress", "always", "-"], stdin=fh, capture_output=True)
+    last = p.stderr.replace(b"\r", b"\n").strip().splitlines()[-1]
+    size_mb = f"{os.path.getsize(f2) / 1e6:.1f} MB read".encode()
+    check(size_mb in last and b" events" in last, f"progress on stdin: {last!r} (want {size_mb!r})")
+    p = run(binary, "stats", "--progress", "always", chain)
+    last = p.stderr.replace(b"\r", b"\n").strip().splitlines()[-1]
+    nfiles = sum(1 for n in os.listdir(chain) if n[-6:].isdigit())
+    check(f"file {nfiles}/{nfiles}".encode() in last and f"{len(every)} events".encode() in last,
+          f"progress on a chain: {last!r}")
 
     # a --filter rule that matched no table in the whole run: a warning at the end, exit 0
     for cmd in (["convert"], ["convert", "--format", "canal-json"], ["stats"]):

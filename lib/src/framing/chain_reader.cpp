@@ -199,6 +199,7 @@ struct ChainReader::Impl {
         continue;
       }
       cur_file = i;
+      progress->set_file(i, files.size());
       first = i == 0;
       last = i + 1 == files.size();
       StreamOptions so;
@@ -250,7 +251,8 @@ struct ChainReader::Impl {
       pipe.reset();
     }
     hooks.end_file(inputs->list().files[cur_file], *stream);
-    done_before += src->raw_size();
+    // Sources of unknown size (standard input, archives) count what was read.
+    done_before += std::max<std::uint64_t>(src->raw_size(), src->raw_position());
     expander.reset();
     stream.reset();
     src.reset();
