@@ -19,6 +19,8 @@ usage: cli_polish.py BINLOGCTL FIXTURE_DIR
      chain, the mariadb_* keys still there;
   7. stats text is readable: KiB sizes, Longest not repeating Largest, interval from the span,
      times of transactions only;
+  8. transaction ids are per run: stats' position of a transaction, given to convert
+     --start-position, shows it as txn_id 1 with the same rows (binlogctl(1) TRANSACTION IDS);
   9. progress shows bytes read on stdin, the file N of M and the events done;
   *  --timezone on dump, convert and stats: --start/--stop-datetime are read in it;
   *  dump --include-gtids / --exclude-gtids list the selected transactions' events only, and every
@@ -168,6 +170,16 @@ def main():
     nfiles = sum(1 for n in os.listdir(chain) if n[-6:].isdigit())
     check(f"file {nfiles}/{nfiles}".encode() in last and f"{len(every)} events".encode() in last,
           f"progress on a chain: {last!r}")
+
+    # 8. transaction ids are per run; the position given with each one takes back to it
+    st = [json.loads(l) for l in run(binary, "stats", "--format", "json", chain).stdout.splitlines()]
+    big = next(j for j in st if j["kind"] == "transaction" and j["rank"] == "largest" and j["txn_id"] > 1)
+    p = run(binary, "convert", "--start-position", str(big["pos"]), os.path.join(chain, big["log_name"]))
+    recs = [json.loads(l) for l in p.stdout.splitlines()]
+    check(recs and recs[0]["txn_id"] == 1 and recs[0]["log_name"] == big["log_name"],
+          f"convert --start-position {big['pos']}: first record {recs[:1]}")
+    check(sum(1 for r in recs if r["txn_id"] == 1 and r["type"] in ("INSERT", "UPDATE", "DELETE")) == big["rows"],
+          f"convert --start-position: txn 1 has not the {big['rows']} rows stats gave")
 
     # a --filter rule that matched no table in the whole run: a warning at the end, exit 0
     for cmd in (["convert"], ["convert", "--format", "canal-json"], ["stats"]):
