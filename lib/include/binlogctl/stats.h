@@ -16,9 +16,11 @@
 //   duration the last event's header time minus the first's, in seconds, within a transaction.
 //   timeline events and rows go to the interval of their header time, a transaction to the
 //            interval of its commit time (TransactionState::timestamp). Only events inside a
-//            transaction count there and in first/last_timestamp (a Format_desc's or Rotate's
-//            time is when the file was opened, not a change); times of 0 (artificial events)
-//            are left out too.
+//            transaction give first/last_timestamp and place themselves by their time (a
+//            Format_desc's or Rotate's time is when the file was opened, not a change); the
+//            others go to the interval of the last transaction event before them (of the first
+//            after them when there is none before; of their own time in a chain without
+//            transactions). Times of 0 (artificial events) are left out.
 // Memory: per table, per event type, per interval and the top-N lists; nothing per event.
 #pragma once
 

@@ -152,6 +152,12 @@ class StatsCollector final : public TransactionFront::Hooks {
 
   void finish(StatsReport& rep) {
     close_txn(false);
+    if (pending_events_ != 0) {  // no transaction at all: file events at their own time
+      IntervalStats& iv = interval_at(pending_time_);
+      iv.events += pending_events_;
+      iv.bytes += pending_bytes_;
+      pending_events_ = pending_bytes_ = 0;
+    }
     rep.interval_seconds = static_cast<std::uint32_t>(interval_);
     rep.tables.clear();
     for (auto& [key, e] : tables_by_name_)  // mapped only by unselected transactions: left out
@@ -244,12 +250,29 @@ class StatsCollector final : public TransactionFront::Hooks {
       summary_.bytes += size;
     // The time span and the timeline are those of transactions: a file's own events
     // (Format_desc, Rotate, ...) carry the time the file was opened or rotated, not a change's.
+    // They still count in the timeline (its intervals add up to the summary), in the interval
+    // of the last transaction event before them (before any: of the first one after them; in
+    // a chain without transactions: of their own time).
     if (when != 0 && cur_open_) {
       if (!summary_.first_time || when < *summary_.first_time) summary_.first_time = when;
       if (!summary_.last_time || when > *summary_.last_time) summary_.last_time = when;
       IntervalStats& iv = interval_at(when);
       ++iv.events;
       if (!ev.is_inner()) iv.bytes += size;
+      last_txn_time_ = when;
+      iv.events += pending_events_;
+      iv.bytes += pending_bytes_;
+      pending_events_ = pending_bytes_ = 0;
+    } else if (when != 0) {
+      if (last_txn_time_ != 0) {
+        IntervalStats& iv = interval_at(last_txn_time_);
+        ++iv.events;
+        if (!ev.is_inner()) iv.bytes += size;
+      } else {
+        if (pending_events_ == 0) pending_time_ = when;
+        ++pending_events_;
+        if (!ev.is_inner()) pending_bytes_ += size;
+      }
     }
     const std::string_view name =
         event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
@@ -423,6 +446,9 @@ class StatsCollector final : public TransactionFront::Hooks {
   std::string key_;
   std::array<std::vector<TypeEntry>, 256> types_;
   std::map<std::int64_t, IntervalStats> intervals_;
+  // File events' place in the timeline (count_event).
+  std::int64_t last_txn_time_ = 0, pending_time_ = 0;
+  std::uint64_t pending_events_ = 0, pending_bytes_ = 0;
   StatsSummary summary_;
   TransactionStats cur_;
   bool cur_open_ = false;
