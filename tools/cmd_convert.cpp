@@ -23,7 +23,6 @@ struct ConvertArgs {
   std::string output;
   ReadArgs read;
   RowSelectionArgs selection;
-  std::string timezone = "UTC";
   std::uint32_t batch_size = 50;
   bool canal_packets = false;
   std::string compression = "none";
@@ -37,10 +36,7 @@ int run(ConvertArgs& a) {
   a.read.apply(o);
   a.selection.apply(o);
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";
-#ifdef BINLOGCTL_HAVE_CANAL
-  if (!canal_timezone_valid(a.timezone))
-    throw CLI::ValidationError("--timezone", a.timezone + ": expected UTC, +HH:MM/-HH:MM or a zone name such as Asia/Shanghai");
-#else
+#ifndef BINLOGCTL_HAVE_CANAL
   if (canal) throw CLI::ValidationError("--format", a.format + ": this binlogctl was built without protobuf (no Canal support)");
 #endif
   if (a.canal_packets && a.format != "canal-proto")
@@ -57,7 +53,7 @@ int run(ConvertArgs& a) {
   if (canal) {
     CanalOptions co;
     co.format = a.format == "canal-json" ? CanalFormat::json : CanalFormat::proto;
-    co.timezone = a.timezone;
+    co.timezone = a.read.timezone;
     co.batch_size = a.batch_size;
     co.packets = a.canal_packets;
     co.compression = a.compression == "zlib"   ? CanalCompression::zlib
@@ -89,19 +85,13 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--binary-as", a->binary_as, "Binary column values as base64 (default) or hex")
       ->check(CLI::IsMember({"base64", "hex"}))
       ->default_val("base64");
-  sub->add_option("--start-position", a->read.start_position, "Start at the first event at or after this offset (first file)");
-  sub->add_option("--stop-position", a->read.stop_position, "Stop before the first event at or after this offset (last file)");
-  sub->add_option("--start-datetime", a->read.start_datetime, "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
-  sub->add_option("--stop-datetime", a->read.stop_datetime, "Stop at the first event at or after this time (UTC)");
+  add_read_options(*sub, a->read, " and, in the Canal formats, of TIMESTAMP values");
   a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Skip transactions in this GTID set");
   sub->add_option("--filter", a->selection.filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
   sub->add_option("--schema", a->selection.schema_files,
                   "SQL file of CREATE TABLE statements (e.g. mysqldump --no-data) seeding schema history; repeatable")
       ->allow_extra_args(false);
-  sub->add_option("--timezone", a->timezone,
-                  "Canal formats: zone for TIMESTAMP values (UTC, +08:00, Asia/Shanghai); default UTC")
-      ->default_val("UTC");
   sub->add_option("--batch-size", a->batch_size,
                   "Canal formats: entries per batch (flat message id, --canal-packets packet); default 50")
       ->default_val(50);
@@ -110,13 +100,11 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--compression", a->compression, "--canal-packets: body compression none (default), zlib or gzip")
       ->check(CLI::IsMember({"none", "zlib", "gzip"}))
       ->default_val("none");
-  sub->add_flag("--no-verify-checksum", a->read.no_checksum, "Do not verify CRC32 checksums");
   sub->add_option("--threads", a->threads,
                   "json: threads rendering row changes beside the decoding one (default 2; 0 = none)")
       ->check(CLI::Range(0u, 64u))
       ->default_val(2);
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
-  add_progress_option(*sub, a->read.progress);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

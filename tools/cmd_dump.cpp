@@ -15,12 +15,14 @@ struct DumpArgs {
   std::string format = "text";
   std::string output;
   ReadArgs read;
+  RowSelectionArgs selection;  // the GTID sets
 };
 
 int run(DumpArgs& a) {
   DumpOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
+  a.selection.apply_gtids(o);
   OutputFile output(a.output, o.inputs);
   const int rc = run_dump(o, output.get(), stderr);
   output.commit();
@@ -36,17 +38,16 @@ void setup_dump(CLI::App& app, int& exit_code) {
   sub->add_option("--format", a->format, "Output format: text (aligned table) or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
-  sub->add_flag("--decode", a->opts.decode, "JSON: add each event's decoded body as \"body\"");
+  sub->add_flag("--decode", a->opts.decode, "Add each event's decoded body (JSON: as \"body\"; text: a 'body:' line under the event)");
   sub->add_flag("--hexdump", a->opts.hexdump, "Add the raw bytes of each event");
-  sub->add_option("--start-position", a->read.start_position, "Start at the first event at or after this offset (first file)");
-  sub->add_option("--stop-position", a->read.stop_position, "Stop before the first event at or after this offset (last file)");
-  sub->add_option("--start-datetime", a->read.start_datetime, "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
-  sub->add_option("--stop-datetime", a->read.stop_datetime, "Stop at the first event at or after this time (UTC)");
-  sub->add_flag("--no-verify-checksum", a->read.no_checksum, "Do not verify CRC32 checksums");
+  add_read_options(*sub, a->read, "");
+  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
+                                                "Only the events of transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
+  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids,
+                                                "Leave out the events of transactions in this GTID set");
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,
                 "Do not list the events inside TRANSACTION_PAYLOAD events");
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
-  add_progress_option(*sub, a->read.progress);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

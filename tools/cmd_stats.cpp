@@ -17,6 +17,7 @@ struct StatsArgs {
   std::string output;
   ReadArgs read;
   RowSelectionArgs selection;
+  const CLI::Option* interval_option = nullptr;
 };
 
 int run(StatsArgs& a) {
@@ -24,7 +25,8 @@ int run(StatsArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
   a.selection.apply(o);
-  if (o.interval_seconds == 0)
+  if (a.interval_option->count() == 0) o.interval_seconds = 0;  // from the span (StatsOptions)
+  else if (o.interval_seconds == 0)
     throw CLI::ValidationError("--interval", "must be at least 1 second");
   OutputFile output(a.output, o.inputs);
   const int rc = run_stats(o, output.get(), stderr);
@@ -49,17 +51,10 @@ void setup_stats(CLI::App& app, int& exit_code) {
   sub->add_option("--top", a->opts.top,
                   "Transactions listed in each ranking (largest, longest); default 10")
       ->default_val(10);
-  sub->add_option("--interval", a->opts.interval_seconds,
-                  "Timeline bucket in seconds; default 60 (per minute)")
-      ->default_val(60);
-  sub->add_option("--start-position", a->read.start_position,
-                  "Start at the first event at or after this offset (first file)");
-  sub->add_option("--stop-position", a->read.stop_position,
-                  "Stop before the first event at or after this offset (last file)");
-  sub->add_option("--start-datetime", a->read.start_datetime,
-                  "Skip events before this time (YYYY-MM-DD HH:MM:SS, UTC)");
-  sub->add_option("--stop-datetime", a->read.stop_datetime,
-                  "Stop at the first event at or after this time (UTC)");
+  a->interval_option = sub->add_option("--interval", a->opts.interval_seconds,
+                                       "Timeline bucket in seconds; default from the time span: a minute up to "
+                                       "6 hours, an hour up to 14 days, else a day");
+  add_read_options(*sub, a->read, "");
   a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
                   "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Leave out transactions in this GTID set");
@@ -69,9 +64,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
                   "SQL file of CREATE TABLE statements seeding schema history (MariaDB pre-10.0 "
                   "temporals); repeatable")
       ->allow_extra_args(false);
-  sub->add_flag("--no-verify-checksum", a->read.no_checksum, "Do not verify CRC32 checksums");
   sub->add_option("-o,--output", a->output, "Write the statistics to FILE instead of stdout");
-  add_progress_option(*sub, a->read.progress);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

@@ -25,8 +25,8 @@ void setup_stats(CLI::App& app, int& exit_code);
 // Shared option helpers (common_options.cpp).
 void add_progress_option(CLI::App& sub, std::string& mode);
 ProgressMode progress_mode(const std::string& mode);
-// "" -> nullopt; else the parsed time, or a ValidationError naming the option.
-std::optional<std::int64_t> datetime_option(const std::string& value, const char* option);
+// "" -> nullopt; else the time read in `timezone`, or a ValidationError naming the option.
+std::optional<std::int64_t> datetime_option(const std::string& value, const char* option, const std::string& timezone);
 // --include-gtids / --exclude-gtids: not given -> nullopt; else the parsed selection, or a
 // ValidationError naming the option and where the text stops parsing (an empty text included).
 std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given);
@@ -47,19 +47,32 @@ void check_selection(const std::vector<std::string>& inputs, const std::optional
 struct ReadArgs {
   std::string progress = "auto";
   std::string start_datetime, stop_datetime;
+  std::string timezone = "UTC";
   std::uint64_t start_position = 0, stop_position = 0;
+  std::optional<std::uint32_t> server_id;
+  std::vector<std::uint32_t> exclude_server_ids;
   bool no_checksum = false;
   template <class Opts>
   void apply(Opts& o) const {
+    check_timezone(timezone);
     o.progress = progress_mode(progress);
     o.verify_checksums = !no_checksum;
     if (start_position != 0) o.start_position = start_position;
     if (stop_position != 0) o.stop_position = stop_position;
-    o.start_datetime = datetime_option(start_datetime, "--start-datetime");
-    o.stop_datetime = datetime_option(stop_datetime, "--stop-datetime");
+    o.start_datetime = datetime_option(start_datetime, "--start-datetime", timezone);
+    o.stop_datetime = datetime_option(stop_datetime, "--stop-datetime", timezone);
+    o.server_id = server_id;
+    o.exclude_server_ids = exclude_server_ids;
     check_selection(o.inputs, o.start_position, o.stop_position, o.start_datetime, o.stop_datetime);
   }
+  // ValidationError unless `tz` is UTC, +HH:MM/-HH:MM or a zone name the system knows.
+  static void check_timezone(const std::string& tz);
 };
+
+// The options of ReadArgs, with the same names and words in every subcommand that reads a chain
+// (dump, convert, stats): positions, datetimes, --timezone (`timezone_help`: what else the zone
+// is used for in this subcommand, may be empty), server ids, checksums, progress.
+void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone_help);
 
 // The row-change selection of convert and stats: GTID sets, the table filter, schema files.
 struct RowSelectionArgs {
@@ -71,10 +84,15 @@ struct RowSelectionArgs {
   const CLI::Option* exclude_option = nullptr;
   template <class Opts>
   void apply(Opts& o) const {
-    o.include_gtids = gtid_selection_option(include_gtids, "--include-gtids", given(include_option));
-    o.exclude_gtids = gtid_selection_option(exclude_gtids, "--exclude-gtids", given(exclude_option));
+    apply_gtids(o);
     o.filter = table_filter_option(filter);
     o.schema = schema_files_option(schema_files);
+  }
+  // The GTID sets alone (dump, which has no table filter or schema).
+  template <class Opts>
+  void apply_gtids(Opts& o) const {
+    o.include_gtids = gtid_selection_option(include_gtids, "--include-gtids", given(include_option));
+    o.exclude_gtids = gtid_selection_option(exclude_gtids, "--exclude-gtids", given(exclude_option));
   }
   static bool given(const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; }
 };

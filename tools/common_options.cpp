@@ -27,12 +27,35 @@ ProgressMode progress_mode(const std::string& mode) {
   return mode == "always" ? ProgressMode::always : mode == "never" ? ProgressMode::never : ProgressMode::auto_;
 }
 
-std::optional<std::int64_t> datetime_option(const std::string& value, const char* option) {
+void ReadArgs::check_timezone(const std::string& tz) {
+  if (!fixed_timezone_offset(tz) && !timezone_name_exists(tz))
+    throw CLI::ValidationError("--timezone", tz + ": expected UTC, +HH:MM/-HH:MM or a zone name such as Asia/Shanghai");
+}
+
+std::optional<std::int64_t> datetime_option(const std::string& value, const char* option, const std::string& timezone) {
   if (value.empty()) return std::nullopt;
-  auto t = parse_datetime(value);
+  auto t = parse_datetime_in_zone(value, timezone);
   if (!t)
     throw CLI::ValidationError(option, value + ": not a date and time that exists (expected YYYY-MM-DD HH:MM:SS or YYYY-MM-DD)");
   return t;
+}
+
+void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone_help) {
+  sub.add_option("--start-position", read.start_position, "Start at the first event at or after this offset (first file)");
+  sub.add_option("--stop-position", read.stop_position, "Stop before the first event at or after this offset (last file)");
+  sub.add_option("--start-datetime", read.start_datetime,
+                 "Skip events before this time (YYYY-MM-DD HH:MM:SS, in --timezone)");
+  sub.add_option("--stop-datetime", read.stop_datetime, "Stop at the first event at or after this time (in --timezone)");
+  sub.add_option("--timezone", read.timezone,
+                 "Zone of --start/--stop-datetime" + timezone_help + ": UTC, +08:00, Asia/Shanghai; default UTC")
+      ->default_val("UTC");
+  sub.add_option("--server-id", read.server_id, "Only events written by the server with this id (as mysqlbinlog)");
+  sub.add_option("--exclude-server-ids", read.exclude_server_ids,
+                 "Leave out events written by these servers (comma-separated ids)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub.add_flag("--no-verify-checksum", read.no_checksum, "Do not verify CRC32 checksums");
+  add_progress_option(sub, read.progress);
 }
 
 std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given) {
@@ -46,7 +69,12 @@ std::optional<GtidSelection> gtid_selection_option(const std::string& text, cons
 
 TableFilter table_filter_option(const std::string& rules) {
   auto f = TableFilter::parse(rules);
-  if (!f) throw CLI::ValidationError("--filter", fmt::format("rule at character {}: {}", f.error().offset, f.error().what));
+  if (!f) {
+    // Quote the rule itself (up to the next comma) and why it does not compile.
+    const std::size_t at = std::min<std::size_t>(f.error().offset, rules.size());
+    const std::string rule = rules.substr(at, rules.find(',', at) == std::string::npos ? std::string::npos : rules.find(',', at) - at);
+    throw CLI::ValidationError("--filter", fmt::format("rule '{}' (at character {}): {}", rule, at, f.error().what));
+  }
   return std::move(*f);
 }
 

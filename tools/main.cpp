@@ -5,9 +5,49 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
+
+namespace {
+
+// Levenshtein distance, for "did you mean" on a mistyped subcommand (names are short).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Usage and the subcommands, on stderr: what a bare `binlogctl` or a mistyped subcommand gets.
+void print_usage(const CLI::App& app, std::string_view problem, std::string_view typo) {
+  fmt::print(stderr, "binlogctl: {}\n", problem);
+  std::string best;
+  std::size_t best_d = 3;  // suggest only near misses (at most 2 edits)
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::size_t d = edit_distance(typo, sub->get_name());
+    if (!typo.empty() && d < best_d) best_d = d, best = sub->get_name();
+  }
+  if (!best.empty()) fmt::print(stderr, "Did you mean '{}'?\n", best);
+  fmt::print(stderr, "\nUsage: binlogctl SUBCOMMAND [OPTIONS] FILE...\n\nSubcommands:\n");
+  for (const CLI::App* sub : app.get_subcommands({}))
+    fmt::print(stderr, "  {:<9} {}\n", sub->get_name(), sub->get_description());
+  fmt::print(stderr, "\nbinlogctl SUBCOMMAND --help describes its options; man binlogctl the whole tool.\n");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"binlogctl: read, verify and convert MySQL and MariaDB binary logs", "binlogctl"};
@@ -20,6 +60,20 @@ int main(int argc, char** argv) {
   binlogctl::cli::setup_verify(app, exit_code);
   binlogctl::cli::setup_replay(app, exit_code);
   binlogctl::cli::setup_stats(app, exit_code);
+  // A bare call or a first word that is no subcommand: the usage, not CLI11's one-liner.
+  if (argc < 2) {
+    print_usage(app, "a subcommand is required", "");
+    return 2;
+  }
+  const std::string_view first = argv[1];
+  if (!first.empty() && first[0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
+    if (!known) {
+      print_usage(app, fmt::format("'{}' is not a subcommand", first), first);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

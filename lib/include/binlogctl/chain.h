@@ -29,6 +29,11 @@ struct ChainOptions {
   std::optional<std::uint64_t> stop_position;   // last file
   std::optional<std::int64_t> start_datetime;   // unix seconds
   std::optional<std::int64_t> stop_datetime;
+  // mysqlbinlog's --server-id / --exclude-server-ids: only events written by this server, none
+  // written by these. Events that describe the file rather than a change (Format_desc, Rotate,
+  // Stop, Previous_gtids, Gtid_list, Binlog_checkpoint, Start_encryption) are always kept.
+  std::optional<std::uint32_t> server_id;
+  std::vector<std::uint32_t> exclude_server_ids;
   bool verify_checksums = true;
   bool expand_payloads = true;       // inner events follow their TRANSACTION_PAYLOAD
   bool expand_damaged_payloads = true;  // ... even when the payload event failed its checksum

@@ -45,6 +45,8 @@ struct ConvertOptions {
   std::optional<std::uint64_t> stop_position;   // last file
   std::optional<std::int64_t> start_datetime;   // unix seconds; event header times
   std::optional<std::int64_t> stop_datetime;
+  std::optional<std::uint32_t> server_id;         // --server-id (ChainOptions)
+  std::vector<std::uint32_t> exclude_server_ids;  // --exclude-server-ids
   std::optional<GtidSelection> include_gtids;
   std::optional<GtidSelection> exclude_gtids;
   TableFilter filter;

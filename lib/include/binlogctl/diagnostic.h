@@ -46,6 +46,9 @@ struct Diagnostic {
   std::string log_name;
   std::uint64_t pos;  // absolute byte offset in the file
   std::string message;
+  // The file as the user gave it (or as its index file or directory named it), for messages:
+  // two directories of a chain may hold the same log_name. Empty: the message uses log_name.
+  std::string path = {};
 };
 
 // Where findings go. The framing layer never prints.

@@ -5,6 +5,7 @@
 #include <binlogctl/output.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
+#include <binlogctl/selection.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +27,13 @@ struct DumpOptions {
   std::optional<std::uint64_t> stop_position;   // last file
   std::optional<std::int64_t> start_datetime;   // unix seconds
   std::optional<std::int64_t> stop_datetime;
+  std::optional<std::uint32_t> server_id;         // --server-id (ChainOptions)
+  std::vector<std::uint32_t> exclude_server_ids;  // --exclude-server-ids
+  // --include-gtids / --exclude-gtids: the events of a transaction outside the selection are not
+  // listed (its GTID event included). Events outside every transaction (Format_desc, Rotate,
+  // Previous_gtids, Gtid_list, Binlog_checkpoint, ...) are always listed, as mysqlbinlog keeps them.
+  std::optional<GtidSelection> include_gtids;
+  std::optional<GtidSelection> exclude_gtids;
   ProgressMode progress = ProgressMode::auto_;
   // Mapped files are read (framing, checksums) on a second thread while this one formats;
   // 1 keeps everything on one thread.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -20,13 +21,19 @@ class Progress {
     if (enabled_ && ++calls_ % 4096 == 0) redraw(done, false);
   }
   void finish(std::uint64_t done);
+  // The file being read (0-based) of `count`; shown as "file N/M" when the chain has several.
+  void set_file(std::size_t index, std::size_t count) {
+    file_ = index;
+    files_ = count;
+  }
   bool enabled() const { return enabled_; }
 
  private:
   void redraw(std::uint64_t done, bool final);
   bool enabled_;
   std::uint64_t total_;
-  std::uint64_t calls_ = 0;
+  std::uint64_t calls_ = 0;  // update() calls: one per event
+  std::size_t file_ = 0, files_ = 0;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_, last_;
 };

@@ -7,8 +7,11 @@
 #include <binlogctl/transaction.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace binlogctl {
 
@@ -20,7 +23,10 @@ class TableFilter {
  public:
   // Errors: Errc::bad_value with offset = the position of the rule that does not compile.
   static Result<TableFilter> parse(std::string_view rules);
+  // Also notes which rules matched (thread-safe), for unmatched_rules().
   bool matches(std::string_view schema, std::string_view table) const;
+  // The rules (as written, blanks trimmed) that no call to matches() has matched so far.
+  std::vector<std::string> unmatched_rules() const;
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
@@ -29,6 +35,10 @@ class TableFilter {
   std::shared_ptr<const Rules> rules_;
   std::size_t size_ = 0;
 };
+
+// At the end of a run: one warning line on `err` per --filter rule that matched no table
+// ("binlogctl: warning: --filter rule 'RULE' matched no table"). Returns how many.
+std::size_t warn_unmatched_filter_rules(const TableFilter& filter, std::FILE* err);
 
 // --include-gtids / --exclude-gtids: a MySQL GTID set (`uuid[:tag]:1-5:7,...`) or a MariaDB GTID
 // list (`0-1-100,1-2-5`, meaning every GTID of domain 0 / server 1 up to seq 100, and so on).

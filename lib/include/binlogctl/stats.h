@@ -15,8 +15,12 @@
 //            number of transactions with at least one rows event for it.
 //   duration the last event's header time minus the first's, in seconds, within a transaction.
 //   timeline events and rows go to the interval of their header time, a transaction to the
-//            interval of its commit time (TransactionState::timestamp). Times of 0 (artificial
-//            events) are left out of the timeline and of first/last_timestamp.
+//            interval of its commit time (TransactionState::timestamp). Only events inside a
+//            transaction give first/last_timestamp and place themselves by their time (a
+//            Format_desc's or Rotate's time is when the file was opened, not a change); the
+//            others go to the interval of the last transaction event before them (of the first
+//            after them when there is none before; of their own time in a chain without
+//            transactions). Times of 0 (artificial events) are left out.
 // Memory: per table, per event type, per interval and the top-N lists; nothing per event.
 #pragma once
 
@@ -50,6 +54,8 @@ struct StatsOptions {
   std::optional<std::uint64_t> stop_position;   // last file
   std::optional<std::int64_t> start_datetime;   // unix seconds; event header times
   std::optional<std::int64_t> stop_datetime;
+  std::optional<std::uint32_t> server_id;         // --server-id (ChainOptions)
+  std::vector<std::uint32_t> exclude_server_ids;  // --exclude-server-ids
   // Transactions outside the selection are left out of every count.
   std::optional<GtidSelection> include_gtids;
   std::optional<GtidSelection> exclude_gtids;
@@ -61,7 +67,9 @@ struct StatsOptions {
   // high-precision temporal columns when the chain's DDL is not read.
   std::shared_ptr<const SchemaHistory> schema;
   std::size_t top = 10;                 // transactions per ranking
-  std::uint32_t interval_seconds = 60;  // timeline bucket (>= 1)
+  // Timeline bucket in seconds; 0 chooses it from the span of the times seen: 60 up to 6 hours,
+  // 3600 up to 14 days, else 86400 (StatsReport::interval_seconds says which).
+  std::uint32_t interval_seconds = 60;
   ProgressMode progress = ProgressMode::auto_;
   unsigned threads = 2;  // as ChainOptions::threads
 };

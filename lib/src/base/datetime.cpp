@@ -1,6 +1,12 @@
 // Datetime text for the selection options (datetime.h).
 #include <binlogctl/datetime.h>
 
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+
 namespace binlogctl {
 
 std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) {
@@ -39,6 +45,48 @@ std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) 
   const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
   return days * 86400 + v[3] * 3600 + v[4] * 60 + v[5] - tz;
+}
+
+std::optional<std::int32_t> fixed_timezone_offset(std::string_view tz) {
+  if (tz == "UTC" || tz == "utc" || tz == "Z" || tz == "GMT") return 0;
+  if (tz.size() == 6 && (tz[0] == '+' || tz[0] == '-') && tz[3] == ':') {
+    auto d = [&](std::size_t i) { return tz[i] >= '0' && tz[i] <= '9'; };
+    if (!d(1) || !d(2) || !d(4) || !d(5)) return std::nullopt;
+    const int h = (tz[1] - '0') * 10 + (tz[2] - '0'), m = (tz[4] - '0') * 10 + (tz[5] - '0');
+    if (h > 14 || m > 59) return std::nullopt;
+    return (h * 3600 + m * 60) * (tz[0] == '-' ? -1 : 1);
+  }
+  return std::nullopt;
+}
+
+bool timezone_name_exists(std::string_view tz) {
+  if (tz.empty() || tz.find("..") != std::string_view::npos || tz[0] == '/') return false;
+  const char* dir = std::getenv("TZDIR");
+  const std::filesystem::path p =
+      std::filesystem::path(dir != nullptr && *dir != 0 ? dir : "/usr/share/zoneinfo") / std::string(tz);
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+std::optional<std::int64_t> parse_datetime_in_zone(std::string_view text, std::string_view tz) {
+  if (auto off = fixed_timezone_offset(tz)) return parse_datetime(text, *off);
+  if (!timezone_name_exists(tz)) return std::nullopt;
+  const auto wall = parse_datetime(text, 0);  // the wall-clock reading as if it were UTC
+  if (!wall) return std::nullopt;
+  static std::mutex m;
+  const std::lock_guard<std::mutex> lock(m);
+  ::setenv("TZ", std::string(tz).c_str(), 1);
+  ::tzset();
+  auto offset_at = [](std::int64_t t) {
+    std::tm tm{};
+    const auto tt = static_cast<std::time_t>(t);
+    ::localtime_r(&tt, &tm);
+    return static_cast<std::int64_t>(tm.tm_gmtoff);
+  };
+  // The zone's offset at the instant, found in two steps (it may differ across a DST change).
+  std::int64_t t = *wall - offset_at(*wall);
+  t = *wall - offset_at(t);
+  return t;
 }
 
 }  // namespace binlogctl

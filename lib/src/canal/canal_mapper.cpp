@@ -1292,6 +1292,7 @@ int run_canal_convert(const ConvertOptions& opts, const CanalOptions& co, std::F
   const bool readable = read_chain(chain_options(opts), visitor, diag, errf);
   sink.flush();
   if (!readable) return 2;
+  warn_unmatched_filter_rules(opts.filter, errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

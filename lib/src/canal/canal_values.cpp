@@ -5,6 +5,8 @@
 // rendering parsed back (the first implementation did that round trip with nlohmann's parser).
 #include "canal_internal.h"
 
+#include <binlogctl/datetime.h>
+
 #include <binlogctl/canal.h>
 #include <binlogctl/json_out.h>
 
@@ -551,26 +553,7 @@ void append_dec(OutBuf& out, std::int64_t v) {
 
 // ---- time zone ---------------------------------------------------------------------------------
 
-std::optional<std::int32_t> fixed_offset(std::string_view tz) {
-  if (tz == "UTC" || tz == "utc" || tz == "Z" || tz == "GMT") return 0;
-  if (tz.size() == 6 && (tz[0] == '+' || tz[0] == '-') && tz[3] == ':') {
-    auto d = [&](std::size_t i) { return tz[i] >= '0' && tz[i] <= '9'; };
-    if (!d(1) || !d(2) || !d(4) || !d(5)) return std::nullopt;
-    const int h = (tz[1] - '0') * 10 + (tz[2] - '0'), m = (tz[4] - '0') * 10 + (tz[5] - '0');
-    if (h > 14 || m > 59) return std::nullopt;
-    const int s = (h * 3600 + m * 60) * (tz[0] == '-' ? -1 : 1);
-    return s;
-  }
-  return std::nullopt;
-}
-
-static bool zone_file_exists(std::string_view tz) {
-  if (tz.empty() || tz.find("..") != std::string_view::npos || tz[0] == '/') return false;
-  const char* dir = std::getenv("TZDIR");
-  std::filesystem::path p = std::filesystem::path(dir != nullptr && *dir != 0 ? dir : "/usr/share/zoneinfo") / std::string(tz);
-  std::error_code ec;
-  return std::filesystem::is_regular_file(p, ec);
-}
+std::optional<std::int32_t> fixed_offset(std::string_view tz) { return fixed_timezone_offset(tz); }
 
 TimeZone::TimeZone(std::string_view tz) {
   if (auto off = fixed_offset(tz)) {
@@ -1085,7 +1068,7 @@ std::string java_float_string(float v) {
 }
 
 bool canal_timezone_valid(std::string_view tz) {
-  return canal_detail::fixed_offset(tz).has_value() || canal_detail::zone_file_exists(tz);
+  return fixed_timezone_offset(tz).has_value() || timezone_name_exists(tz);
 }
 
 }  // namespace binlogctl

@@ -523,6 +523,8 @@ ChainOptions chain_options(const ConvertOptions& opts) {
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;
   co.stop_datetime = opts.stop_datetime;
+  co.server_id = opts.server_id;
+  co.exclude_server_ids = opts.exclude_server_ids;
   co.verify_checksums = opts.verify_checksums;
   co.pass_fde_before_start = true;  // row decoding needs the format description in force
   co.progress = opts.progress;
@@ -545,6 +547,7 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   conv.sync();
   out.flush();
   if (!readable) return 2;
+  warn_unmatched_filter_rules(opts.filter, errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <binlogctl/json_out.h>
 #include <binlogctl/output.h>
 #include <binlogctl/source.h>
+#include <binlogctl/txn_front.h>
 
 #include <fmt/format.h>
 
@@ -21,19 +22,32 @@ namespace {
 // Text column widths (SHOW BINLOG EVENTS columns; Info is last and unpadded).
 constexpr int kPosW = 10, kTypeW = 25, kServerW = 10, kEndW = 11;
 
-// Control characters escaped as the mysql client's --batch mode does, so one event is one line.
+// Control characters escaped so that one event is one line and no byte of a statement reaches
+// the terminal as a control code: `\n \t \0 \\` as the mysql client's --batch mode writes them,
+// every other C0 control byte and DEL as `\xHH`.
 void append_batch_escaped(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto plain = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u != 0x7f && c != '\\';
+  };
   std::size_t i = 0;
   while (i < s.size()) {
     std::size_t j = i;
-    while (j < s.size() && s[j] != '\n' && s[j] != '\t' && s[j] != '\0' && s[j] != '\\') ++j;
+    while (j < s.size() && plain(s[j])) ++j;
     out.append(s.data() + i, j - i);
     if (j == s.size()) break;
     switch (s[j]) {
       case '\n': out.append("\\n"); break;
       case '\t': out.append("\\t"); break;
       case '\0': out.append("\\0"); break;
-      default: out.append("\\\\"); break;
+      case '\\': out.append("\\\\"); break;
+      default: {
+        const auto u = static_cast<unsigned char>(s[j]);
+        out.append("\\x");
+        out.push_back(kHex[u >> 4]);
+        out.push_back(kHex[u & 15]);
+      }
     }
     i = j + 1;
   }
@@ -170,6 +184,19 @@ class Dumper {
       b.push_back(' ');
       append_batch_escaped(b, info_);
       out_.end_line();
+      if (opts_.decode) {
+        // The decoded body on the next line, indented, as the JSON object --format json gives.
+        body_.clear();
+        JsonWriter bw(body_);
+        bw.begin_object();
+        const Status ds = describe_body(bw, ev, scratch_);
+        bw.end_object();
+        std::string& l = out_.buf();
+        l.append("    body: ");
+        if (ds) append_batch_escaped(l, body_);
+        else l.append(fmt::format("does not decode: {} at offset {}", ds.error().what, ds.error().offset));
+        out_.end_line();
+      }
       if (opts_.hexdump) append_hexdump_lines(out_, ev.raw, ev.pos);
     }
   }
@@ -195,12 +222,32 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     name_w = std::max(name_w, static_cast<int>(f.log_name.size()));
   LineOutput out(outf);
   Dumper dumper(opts, out, diag, name_w);
-  dumper.header();
-  struct Visitor : ChainVisitor {
+  // The header comes with the first file that opens: a run where no input could be opened
+  // prints nothing on stdout.
+  // With a GTID selection, the transaction front tells which transaction each event belongs to.
+  struct Visitor : ChainVisitor, TransactionFront::Hooks {
     Dumper& d;
+    std::optional<TransactionFront> front;
+    bool headed = false;
     explicit Visitor(Dumper& dd) : d(dd) {}
-    void event(const Event& ev, const InputFile& f) override { d.event(ev, f.log_name); }
+    void begin_file(const InputFile&) override {
+      if (!headed) d.header();
+      headed = true;
+      if (front) front->reset();
+    }
+    void event(const Event& ev, const InputFile& f) override {
+      if (!front) return d.event(ev, f.log_name);
+      front->begin(ev, *this);
+      if (!front->state().open || front->selected()) d.event(ev, f.log_name);
+      front->end();
+    }
+    // dump words undecodable bodies itself (Info), once per event.
+    void statement_undecodable(const Event&, std::string_view, const DecodeError&) override {}
+    void gtid_undecodable(const Event&) override {}
   } visitor(dumper);
+  if (opts.include_gtids || opts.exclude_gtids)
+    visitor.front.emplace(opts.include_gtids ? &*opts.include_gtids : nullptr,
+                          opts.exclude_gtids ? &*opts.exclude_gtids : nullptr);
   ChainOptions co;
   co.inputs = opts.inputs;
   co.input_set = opts.input_set;
@@ -208,6 +255,8 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;
   co.stop_datetime = opts.stop_datetime;
+  co.server_id = opts.server_id;
+  co.exclude_server_ids = opts.exclude_server_ids;
   co.verify_checksums = opts.verify_checksums;
   co.expand_payloads = opts.expand_payloads;
   co.progress = opts.progress;

@@ -137,6 +137,21 @@ struct ChainReader::Impl {
   std::optional<TransactionPayloadEvent> payload_body;
   std::unique_ptr<PayloadExpander> expander;
 
+  // What the framing of the current file reports, with the file's path as the user gave it
+  // (Diagnostic::path) for messages; log_name stays for records.
+  struct PathSink final : DiagnosticSink {
+    DiagnosticSink& inner;
+    std::string path;  // set before the file's stream exists, read by its framing only
+    explicit PathSink(DiagnosticSink& d) : inner(d) {}
+    void report(const Diagnostic& d) override {
+      if (!d.path.empty() || path.empty()) return inner.report(d);
+      Diagnostic c = d;
+      c.path = path;
+      inner.report(c);
+    }
+  };
+  PathSink path_sink{diag};
+
   Impl(const ChainOptions& opts, ChainHooks& h, DiagnosticSink& d) : o(opts), hooks(h), diag(d) {}
 
   ~Impl() { stop_framer(); }
@@ -156,6 +171,26 @@ struct ChainReader::Impl {
     if (o.stop_datetime && ts >= *o.stop_datetime && !fde) return Select::stop_all;
     if (o.start_datetime && ts < *o.start_datetime && !keep_fde) return Select::skip;
     return Select::take;
+  }
+
+  // --server-id / --exclude-server-ids (ChainOptions): the file's own events always pass.
+  bool server_selected(const Event& ev) const {
+    if (!o.server_id && o.exclude_server_ids.empty()) return true;
+    switch (ev.type()) {
+      case EventType::format_description:
+      case EventType::rotate:
+      case EventType::stop:
+      case EventType::previous_gtids:
+      case EventType::mariadb_gtid_list:
+      case EventType::mariadb_binlog_checkpoint:
+      case EventType::mariadb_start_encryption: return true;
+      default: break;
+    }
+    const std::uint32_t id = ev.header.server_id;
+    if (o.server_id && id != *o.server_id) return false;
+    for (const std::uint32_t x : o.exclude_server_ids)
+      if (id == x) return false;
+    return true;
   }
 
   void start() {
@@ -192,6 +227,7 @@ struct ChainReader::Impl {
       }
       cur_file = i;
       cur_input = &f;
+      progress->set_file(i, files.size());
       first = i == 0;
       last = i + 1 == files.size();
       segment.reset();
@@ -210,7 +246,8 @@ struct ChainReader::Impl {
     so.start_position = start_position;
     const bool threaded = o.threads > 1 && s.size().has_value();
     so.release_behind = !threaded;
-    stream = std::make_unique<EventStream>(s, f.log_name, diag, so);
+    path_sink.path = f.path == "-" || f.path == f.log_name ? std::string() : f.path;
+    stream = std::make_unique<EventStream>(s, f.log_name, path_sink, so);
     if (threaded) start_framer();
   }
 
@@ -275,7 +312,8 @@ struct ChainReader::Impl {
     if (!draining) hooks.end_file(*cur_input, *stream);
     expander.reset();
     if (const auto at = stream->next_file_at(); at && !stop_all) return open_concatenated(*at);
-    done_before += src->raw_size();
+    // Sources of unknown size (standard input, archives) count what was read.
+    done_before += std::max<std::uint64_t>(src->raw_size(), src->raw_position());
     stream.reset();
     segment.reset();
     src.reset();
@@ -352,7 +390,7 @@ struct ChainReader::Impl {
         }
       }
       if (next_outer(ev)) {
-        if (draining) continue;
+        if (draining || !server_selected(ev)) continue;
         if (o.expand_payloads && ev.type() == EventType::transaction_payload &&
             (o.expand_damaged_payloads || ev.checksum_ok)) {
           payload_ev = ev;
@@ -398,9 +436,6 @@ class PrintingHooks final : public ChainHooks {
   bool begin_file(const InputFile& f) override {
     v_.begin_file(f);
     return true;
-  }
-  void end_file(const InputFile&, const EventStream& s) override {
-    if (s.aborted() && s.events() == 0 && s.source_raw_size() == 0) readable = false;
   }
   void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
     diag_.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,

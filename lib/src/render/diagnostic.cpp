@@ -34,7 +34,7 @@ std::string_view severity_name(Severity s) noexcept {
 }
 
 std::string format_diagnostic(const Diagnostic& d) {
-  return fmt::format("{}:{}: {}: {}: {}", d.log_name, d.pos, severity_name(d.severity),
+  return fmt::format("{}:{}: {}: {}: {}", d.path.empty() ? d.log_name : d.path, d.pos, severity_name(d.severity),
                      check_name(d.check), d.message);
 }
 

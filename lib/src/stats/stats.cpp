@@ -152,6 +152,12 @@ class StatsCollector final : public TransactionFront::Hooks {
 
   void finish(StatsReport& rep) {
     close_txn(false);
+    if (pending_events_ != 0) {  // no transaction at all: file events at their own time
+      IntervalStats& iv = interval_at(pending_time_);
+      iv.events += pending_events_;
+      iv.bytes += pending_bytes_;
+      pending_events_ = pending_bytes_ = 0;
+    }
     rep.interval_seconds = static_cast<std::uint32_t>(interval_);
     rep.tables.clear();
     for (auto& [key, e] : tables_by_name_)  // mapped only by unselected transactions: left out
@@ -171,7 +177,32 @@ class StatsCollector final : public TransactionFront::Hooks {
     rep.longest = longest_.take();
     rep.intervals.clear();
     rep.intervals.reserve(intervals_.size());
-    for (const auto& [start, iv] : intervals_) rep.intervals.push_back(iv);
+    // interval_seconds 0: the bucket from the span, so that the timeline stays readable: a minute
+    // up to 6 hours, an hour up to 14 days, else a day (minute buckets merged; both divide).
+    std::int64_t merge = 0;
+    if (opts_.interval_seconds == 0 && !intervals_.empty()) {
+      const std::int64_t span = intervals_.rbegin()->first - intervals_.begin()->first;
+      merge = span > 14 * 86400 ? 86400 : span > 6 * 3600 ? 3600 : 0;
+    }
+    for (const auto& [start, iv] : intervals_) {
+      if (merge == 0) {
+        rep.intervals.push_back(iv);
+        continue;
+      }
+      const std::int64_t bucket = start - ((start % merge) + merge) % merge;
+      if (rep.intervals.empty() || rep.intervals.back().start != bucket) {
+        rep.intervals.push_back(IntervalStats{});
+        rep.intervals.back().start = bucket;
+      }
+      IntervalStats& m = rep.intervals.back();
+      m.transactions += iv.transactions;
+      m.events += iv.events;
+      m.bytes += iv.bytes;
+      m.inserts += iv.inserts;
+      m.updates += iv.updates;
+      m.deletes += iv.deletes;
+    }
+    if (merge != 0) rep.interval_seconds = static_cast<std::uint32_t>(merge);
     summary_.tables = rep.tables.size();
     rep.summary = summary_;
   }
@@ -217,12 +248,31 @@ class StatsCollector final : public TransactionFront::Hooks {
       ++summary_.inner_events;
     else
       summary_.bytes += size;
-    if (when != 0) {
+    // The time span and the timeline are those of transactions: a file's own events
+    // (Format_desc, Rotate, ...) carry the time the file was opened or rotated, not a change's.
+    // They still count in the timeline (its intervals add up to the summary), in the interval
+    // of the last transaction event before them (before any: of the first one after them; in
+    // a chain without transactions: of their own time).
+    if (when != 0 && cur_open_) {
       if (!summary_.first_time || when < *summary_.first_time) summary_.first_time = when;
       if (!summary_.last_time || when > *summary_.last_time) summary_.last_time = when;
       IntervalStats& iv = interval_at(when);
       ++iv.events;
       if (!ev.is_inner()) iv.bytes += size;
+      last_txn_time_ = when;
+      iv.events += pending_events_;
+      iv.bytes += pending_bytes_;
+      pending_events_ = pending_bytes_ = 0;
+    } else if (when != 0) {
+      if (last_txn_time_ != 0) {
+        IntervalStats& iv = interval_at(last_txn_time_);
+        ++iv.events;
+        if (!ev.is_inner()) iv.bytes += size;
+      } else {
+        if (pending_events_ == 0) pending_time_ = when;
+        ++pending_events_;
+        if (!ev.is_inner()) pending_bytes_ += size;
+      }
     }
     const std::string_view name =
         event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
@@ -396,6 +446,9 @@ class StatsCollector final : public TransactionFront::Hooks {
   std::string key_;
   std::array<std::vector<TypeEntry>, 256> types_;
   std::map<std::int64_t, IntervalStats> intervals_;
+  // File events' place in the timeline (count_event).
+  std::int64_t last_txn_time_ = 0, pending_time_ = 0;
+  std::uint64_t pending_events_ = 0, pending_bytes_ = 0;
   StatsSummary summary_;
   TransactionStats cur_;
   bool cur_open_ = false;
@@ -423,6 +476,8 @@ bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink
   co.stop_position = opts.stop_position;
   co.start_datetime = opts.start_datetime;
   co.stop_datetime = opts.stop_datetime;
+  co.server_id = opts.server_id;
+  co.exclude_server_ids = opts.exclude_server_ids;
   co.verify_checksums = opts.verify_checksums;
   co.pass_fde_before_start = true;  // row walking needs the format description in force
   co.progress = opts.progress;
@@ -439,6 +494,9 @@ int run_stats(const StatsOptions& opts, std::FILE* outf, std::FILE* errf) {
   report.summary.errors = diag.errors();
   report.summary.warnings = diag.warnings();
   std::string text;
+  // No input could be opened: nothing on stdout (the reasons are on stderr, exit 2).
+  if (!readable && report.summary.files == 0) return 2;
+  if (readable) warn_unmatched_filter_rules(opts.filter, errf);
   if (opts.format == OutputFormat::json)
     append_stats_json(report, text);
   else

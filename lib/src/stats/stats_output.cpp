@@ -83,6 +83,16 @@ class TextTable {
 
 std::string num(std::uint64_t v) { return fmt::format("{}", v); }
 
+// Byte counts for people: "512 B", "1.5 KiB", "349.1 MiB", "2.0 GiB" (JSON keeps exact integers).
+std::string size_text(std::uint64_t v) {
+  if (v < 1024) return fmt::format("{} B", v);
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double x = static_cast<double>(v) / 1024.0;
+  std::size_t u = 0;
+  while (x >= 1024.0 && u + 1 < std::size(kUnits)) x /= 1024.0, ++u;
+  return fmt::format("{:.1f} {}", x, kUnits[u]);
+}
+
 void append_transaction_json(std::string& b, const TransactionStats& t, std::string_view rank) {
   b.append(R"({"kind":"transaction","rank":")");
   b.append(rank);
@@ -131,7 +141,7 @@ void append_transactions_text(std::string& out, const std::vector<TransactionSta
                 {"timestamp", false}});
   for (const TransactionStats& t : list)
     tt.row({num(t.txn_id), t.gtid.empty() ? "-" : name_text(t.gtid), name_text(t.log_name),
-            num(t.pos), num(t.bytes), num(t.events), num(t.rows), fmt::format("{}", t.duration()),
+            num(t.pos), size_text(t.bytes), num(t.events), num(t.rows), fmt::format("{}", t.duration()),
             time_text(t.commit_time) + (t.complete ? "" : " (incomplete)")});
   tt.append_to(out);
 }
@@ -242,26 +252,33 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
                     {"transactions", true}});
   for (const TableStats& t : rep.tables)
     tables.row({name_text(t.database), name_text(t.table), num(t.inserts), num(t.updates),
-                num(t.deletes), num(t.rows()), num(t.bytes), num(t.events), num(t.transactions)});
+                num(t.deletes), num(t.rows()), size_text(t.bytes), num(t.events), num(t.transactions)});
   tables.append_to(out);
 
   out.append("\nEvent types\n");
   TextTable types({{"event_type", false}, {"type_code", true}, {"count", true}, {"bytes", true}});
   for (const EventTypeStats& e : rep.event_types)
-    types.row({e.name, num(e.type_code), num(e.count), num(e.bytes)});
+    types.row({e.name, num(e.type_code), num(e.count), size_text(e.bytes)});
   types.append_to(out);
 
   out.push_back('\n');
   append_transactions_text(
       out, rep.largest, fmt::format("Largest transactions (top {} by bytes)", rep.largest.size()));
   out.push_back('\n');
-  append_transactions_text(
-      out, rep.longest,
-      fmt::format("Longest transactions (top {} by duration)", rep.longest.size()));
+  // Durations are whole seconds: when every one is 0 the ranking would only repeat "Largest".
+  const bool all_instant = !rep.longest.empty() &&
+                           std::all_of(rep.longest.begin(), rep.longest.end(),
+                                       [](const TransactionStats& t) { return t.duration() == 0; });
+  if (all_instant)
+    out.append("Longest transactions: every transaction took under a second (durations are whole seconds)\n");
+  else
+    append_transactions_text(out, rep.longest,
+                             fmt::format("Longest transactions (top {} by duration)", rep.longest.size()));
 
-  out.append(rep.interval_seconds == 60
-                 ? std::string("\nTimeline (per minute)\n")
-                 : fmt::format("\nTimeline (per {} s)\n", rep.interval_seconds));
+  out.append(rep.interval_seconds == 60      ? std::string("\nTimeline (per minute)\n")
+             : rep.interval_seconds == 3600  ? std::string("\nTimeline (per hour)\n")
+             : rep.interval_seconds == 86400 ? std::string("\nTimeline (per day)\n")
+                                             : fmt::format("\nTimeline (per {} s)\n", rep.interval_seconds));
   TextTable timeline({{"start", false},
                       {"transactions", true},
                       {"events", true},
@@ -272,7 +289,7 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
                       {"bytes", true}});
   for (const IntervalStats& iv : rep.intervals)
     timeline.row({time_text(iv.start), num(iv.transactions), num(iv.events), num(iv.rows()),
-                  num(iv.inserts), num(iv.updates), num(iv.deletes), num(iv.bytes)});
+                  num(iv.inserts), num(iv.updates), num(iv.deletes), size_text(iv.bytes)});
   timeline.append_to(out);
 
   const StatsSummary& s = rep.summary;
@@ -281,7 +298,7 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
   sum.row({"files", num(s.files)});
   sum.row({"events", num(s.events)});
   sum.row({"inner_events", num(s.inner_events)});
-  sum.row({"bytes", num(s.bytes)});
+  sum.row({"bytes", size_text(s.bytes)});
   sum.row({"transactions", num(s.transactions)});
   sum.row({"tables", num(s.tables)});
   sum.row({"rows", num(s.rows())});

@@ -7,12 +7,40 @@
 #endif
 #include <binlogctl/selection.h>
 
+#include <atomic>
+#include <cstdio>
 #include <regex>
+#include <string>
+#include <vector>
 
 namespace binlogctl {
 
+namespace {
+// Why std::regex refused a rule, in words (static strings: DecodeError does not own its text).
+const char* regex_reason(std::regex_constants::error_type code) {
+  using namespace std::regex_constants;
+  switch (code) {
+    case error_collate: return "not a valid regular expression: invalid collating element name";
+    case error_ctype: return "not a valid regular expression: invalid character class name";
+    case error_escape: return "not a valid regular expression: invalid escape or trailing backslash";
+    case error_backref: return "not a valid regular expression: invalid back reference";
+    case error_brack: return "not a valid regular expression: unmatched [";
+    case error_paren: return "not a valid regular expression: unmatched ( or )";
+    case error_brace: return "not a valid regular expression: unmatched { or }";
+    case error_badbrace: return "not a valid regular expression: invalid range in { }";
+    case error_range: return "not a valid regular expression: invalid character range";
+    case error_badrepeat: return "not a valid regular expression: *, +, ? or { } with nothing to repeat";
+    case error_complexity: return "not a valid regular expression: too complex";
+    case error_stack: return "not a valid regular expression: too complex (stack)";
+    default: return "not a valid regular expression";
+  }
+}
+}  // namespace
+
 struct TableFilter::Rules {
   std::vector<std::regex> list;
+  std::vector<std::string> text;              // each rule as written
+  std::unique_ptr<std::atomic<bool>[]> hit;  // matched at least once
 };
 
 Result<TableFilter> TableFilter::parse(std::string_view rules) {
@@ -28,12 +56,16 @@ Result<TableFilter> TableFilter::parse(std::string_view rules) {
       try {
         compiled->list.emplace_back(std::string(rule),
                                     std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-      } catch (const std::regex_error&) {
-        return DecodeError{Errc::bad_value, start, "filter rule is not a valid regular expression"};
+        compiled->text.emplace_back(rule);
+      } catch (const std::regex_error& e) {
+        // offset: where the rule starts in `rules` (its leading blanks skipped)
+        return DecodeError{Errc::bad_value, static_cast<std::size_t>(rule.data() - rules.data()), regex_reason(e.code())};
       }
     }
     start = end + 1;
   }
+  compiled->hit = std::make_unique<std::atomic<bool>[]>(compiled->list.size());
+  for (std::size_t i = 0; i < compiled->list.size(); ++i) compiled->hit[i].store(false, std::memory_order_relaxed);
   TableFilter f;
   f.size_ = compiled->list.size();
   f.rules_ = std::move(compiled);
@@ -49,9 +81,31 @@ bool TableFilter::matches(std::string_view schema, std::string_view table) const
   for (char c : schema) target.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c);
   target.push_back('.');
   for (char c : table) target.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c);
-  for (const std::regex& re : rules_->list)
-    if (std::regex_match(target, re)) return true;
-  return false;
+  // Once one rule matched, the others are still tried while they have never matched, so that
+  // unmatched_rules() names only rules that match no table at all (consumers call this once per
+  // table map, not per row).
+  bool any = false;
+  for (std::size_t i = 0; i < rules_->list.size(); ++i) {
+    if (any && rules_->hit[i].load(std::memory_order_relaxed)) continue;
+    if (std::regex_match(target, rules_->list[i])) {
+      rules_->hit[i].store(true, std::memory_order_relaxed);
+      any = true;
+    }
+  }
+  return any;
+}
+
+std::vector<std::string> TableFilter::unmatched_rules() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < size_; ++i)
+    if (!rules_->hit[i].load(std::memory_order_relaxed)) out.push_back(rules_->text[i]);
+  return out;
+}
+
+std::size_t warn_unmatched_filter_rules(const TableFilter& filter, std::FILE* err) {
+  const std::vector<std::string> rules = filter.unmatched_rules();
+  for (const std::string& r : rules) std::fprintf(err, "binlogctl: warning: --filter rule '%s' matched no table\n", r.c_str());
+  return rules.size();
 }
 
 }  // namespace binlogctl

@@ -135,8 +135,11 @@ std::string summary_json(const VerifySummary& s) {
     if (s.per_check[i] != 0) w.key(check_name(static_cast<Check>(i))).u64(s.per_check[i]);
   }
   w.end_object();
-  w.key("gtid_executed").str(mysql_text(s.gtid_executed));
-  w.key("gtid_state").str(mysql_text(s.gtid_state));
+  // gtid_executed / gtid_state hold whichever set the chain has (MySQL's when it has one, else
+  // MariaDB's), so that `jq .summary.gtid_executed` works on both; the mariadb_* keys stay.
+  const std::string mysql_executed = mysql_text(s.gtid_executed), mysql_state = mysql_text(s.gtid_state);
+  w.key("gtid_executed").str(!mysql_executed.empty() ? mysql_executed : s.mariadb_gtid_executed.to_string());
+  w.key("gtid_state").str(!mysql_state.empty() ? mysql_state : s.mariadb_gtid_state.to_string());
   w.key("mariadb_gtid_executed").str(s.mariadb_gtid_executed.to_string());
   w.key("mariadb_gtid_state").str(s.mariadb_gtid_state.to_string());
   w.end_object();
