@@ -3,6 +3,7 @@
 #include <binlogctl/events.h>
 
 #include <zlib.h>
+#include <algorithm>
 
 namespace binlogctl {
 namespace {
@@ -278,17 +279,48 @@ Status decompress_mariadb(Bytes c, std::uint64_t offset, std::string& out) {
     return DecodeError{Errc::unsupported_format, offset, "unknown MariaDB compressed event header"};
   std::uint64_t len = r.be_n(lenlen);
   if (!r.ok()) return r.error();
-  // zlib cannot expand by more than about 1032:1.
+  // zlib cannot expand by more than about 1032:1, and no server writes an event past 1 GiB.
   if (len > 1032 * static_cast<std::uint64_t>(r.remaining()) + 64)
     return DecodeError{Errc::bad_length, offset, "declared uncompressed length is impossible for the compressed size"};
-  out.resize(static_cast<std::size_t>(len));
-  uLongf dest_len = static_cast<uLongf>(len);
+  if (len > kMaxEventSize)
+    return DecodeError{Errc::bad_length, offset, "declared uncompressed length is past the largest event a server writes (1 GiB)"};
+  // Inflated in pieces, the buffer growing with what zlib actually produces (at most twice
+  // it): a declared length alone never makes us allocate.
   Bytes in = r.rest();
-  int rc = uncompress(reinterpret_cast<Bytef*>(out.data()), &dest_len, in.data(), static_cast<uLong>(in.size()));
-  if (rc != Z_OK || dest_len != len) {
-    out.clear();
-    return DecodeError{Errc::decompress_failed, offset, "zlib could not decompress the event"};
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) return DecodeError{Errc::decompress_failed, offset, "zlib could not start"};
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  out.clear();
+  std::size_t produced = 0;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    if (produced == out.size()) {
+      if (out.size() >= len) {  // more than declared: check whether the stream has ended
+        unsigned char probe;
+        z.next_out = &probe;
+        z.avail_out = 1;
+        rc = inflate(&z, Z_NO_FLUSH);
+        if (z.avail_out == 0) rc = Z_DATA_ERROR;
+        break;
+      }
+      const std::size_t grow = std::max<std::size_t>(std::max<std::size_t>(out.size(), 64 * 1024), in.size() * 4);
+      out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(len, out.size() + grow)));
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    z.avail_out = static_cast<uInt>(out.size() - produced);
+    rc = inflate(&z, Z_NO_FLUSH);
+    produced = out.size() - z.avail_out;
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // input ended before the stream did
   }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END || produced != len) {
+    out.clear();
+    return DecodeError{Errc::decompress_failed, offset,
+                       produced == len ? "zlib could not decompress the event (its stream does not end where declared)"
+                                       : "zlib could not decompress the event (fewer bytes than declared)"};
+  }
+  out.resize(produced);
   return {};
 }
 
