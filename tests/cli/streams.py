@@ -38,12 +38,12 @@ def main():
     check(ref.returncode == 0, f"verify of the files: exit {ref.returncode}")
     got = subprocess.run([binary, "verify", "-"], input=data, capture_output=True)
     check(got.returncode == 0, f"verify - of the concatenation: exit {got.returncode}: {got.stderr[:300]!r}")
-    check(got.stdout == ref.stdout, f"verify - summary {got.stdout!r} != {ref.stdout!r}")
+    check(got.stdout == ref.stdout, f"verify - summary {got.stdout[-300:]!r} != {ref.stdout!r}")
     with tempfile.TemporaryDirectory() as tmp:
         one = os.path.join(tmp, "all.bin")
         open(one, "wb").write(data)
         got = subprocess.run([binary, "verify", one], capture_output=True)
-        check(got.stdout == ref.stdout, f"verify of one concatenated file: {got.stdout!r}")
+        check(got.stdout == ref.stdout, f"verify of one concatenated file: {got.stdout[-300:]!r}")
 
     dump_ref = subprocess.run([binary, "dump", "--format", "json", *files], capture_output=True)
     dump_got = subprocess.run([binary, "dump", "--format", "json", "-"], input=data, capture_output=True)
