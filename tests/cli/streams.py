@@ -6,6 +6,8 @@ usage: streams.py BINLOGCTL FIXTURE_DIR
   * files concatenated into one stream (stdin, or one file) are read as the chain they are: the
     same verify summary as the files given one by one, each file under the name its predecessor's
     ROTATE gives, positions from 4 again;
+  * verify's executed GTID sets and states count only transactions that end (a file cut inside
+    its last transaction does not count that GTID);
   * resynchronising on a stream over a long run of garbage keeps memory flat (peak RSS of the
     child, not a time).
 """
@@ -75,6 +77,18 @@ def main():
         check(b"no valid event in the remaining" in p.stderr, f"zeros: stderr {p.stderr[-300:]!r}")
         check(rss_kib < 120 * 1024, f"zeros: peak RSS {rss_kib} KiB, expected flat (< 120 MiB)")
     del head
+
+    # A file cut inside its last transaction (before the XID): that transaction's GTID is not
+    # executed (a replica resuming from the set would skip it); the state is the Gtid_list's.
+    with tempfile.TemporaryDirectory() as tmp:
+        whole = open(os.path.join(d, "mariadb-bin.000002"), "rb").read()
+        cut = os.path.join(tmp, "mariadb-bin.000002")
+        open(cut, "wb").write(whole[:13721])
+        p = subprocess.run([binary, "verify", "--format", "json", cut], capture_output=True)
+        summ = __import__("json").loads(p.stdout.split(b"\n")[-2])["summary"]
+        check(p.returncode == 1, f"cut transaction: verify exit {p.returncode}")
+        check(summ["mariadb_gtid_executed"] == "" and summ["mariadb_gtid_state"] == "1-1011-23",
+              f"cut transaction: executed {summ['mariadb_gtid_executed']!r}, state {summ['mariadb_gtid_state']!r}")
 
     if failures:
         print(f"{len(failures)} failure(s)")

@@ -202,6 +202,14 @@ struct Txn {
   std::uint64_t begin_end = 0;  // end offset of the BEGIN event (MySQL bug #22540 positions)
   bool has_ts = false;
   std::uint32_t last_ts = 0;
+  // The transaction's GTID, counted in the summary's executed sets and states only when the
+  // transaction ends (a cut-off or broken transaction's GTID would be skipped by a replica
+  // resuming from them).
+  bool has_mysql_gtid = false, has_maria_gtid = false;
+  Uuid uuid{};
+  std::string tag;
+  std::uint64_t gno = 0;
+  MariaGtid maria{};
 };
 
 }  // namespace
@@ -330,6 +338,15 @@ struct ChainVerifier::Impl {
       if (!has_commit_clock || ts > commit_clock) commit_clock = ts;
       has_commit_clock = true;
     }
+    if (txn.has_mysql_gtid) {
+      (void)sum.gtid_state.add(txn.uuid, txn.tag, txn.gno);
+      (void)sum.gtid_executed.add(txn.uuid, txn.tag, txn.gno);
+    }
+    if (txn.has_maria_gtid) {
+      sum.mariadb_gtid_state.update(txn.maria);
+      sum.mariadb_gtid_executed.update(txn.maria);
+    }
+    txn.has_mysql_gtid = txn.has_maria_gtid = false;
     txn.active = false;
     table_ids.clear();
   }
@@ -441,12 +458,19 @@ struct ChainVerifier::Impl {
                                              where(ev), txn.id});
       }
     }
-    Status s = sum.gtid_state.add(uuid, tag, gno);
-    if (!s) {
-      decode_failed(ev, s.error());
+    // The GTID must be one a set can hold (it is counted when its transaction ends).
+    const char* bad = !tag.empty() && !is_valid_gtid_tag(tag) ? "invalid GTID tag"
+                      : gno == 0                              ? "GNO must be positive"
+                      : gno > kMaxGno                         ? "GNO out of range"
+                                                              : nullptr;
+    if (bad != nullptr) {
+      decode_failed(ev, DecodeError{Errc::bad_value, 0, bad});
       return;
     }
-    (void)sum.gtid_executed.add(uuid, tag, gno);
+    txn.has_mysql_gtid = true;
+    txn.uuid = uuid;
+    txn.tag.assign(tag);
+    txn.gno = gno;
     if (expect_valid) (void)expect.add(uuid, tag, gno);
   }
 
@@ -488,8 +512,8 @@ struct ChainVerifier::Impl {
     dom.has_last = true;
     ds.seen.add(g.seq);
     dom.seen.add(g.seq);
-    sum.mariadb_gtid_state.update(g);
-    sum.mariadb_gtid_executed.update(g);
+    txn.has_maria_gtid = true;
+    txn.maria = g;
     if (expect_m_valid) expect_m.update(g);
   }
 
