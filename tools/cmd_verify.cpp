@@ -39,6 +39,8 @@ void setup_verify(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
   sub->add_flag("--strict", a->opts.config.strict, "Report warnings as errors (exit status 1)");
+  sub->add_flag("--closed", a->opts.config.closed,
+                "The chain is complete (a backup): its last file must end with ROTATE or STOP too");
   sub->add_option("--timestamp-threshold", a->opts.config.timestamp_threshold,
                   "timestamp_regression: seconds an event may go back in time before it is reported")
       ->default_val(60);

@@ -8,6 +8,7 @@ usage: streams.py BINLOGCTL FIXTURE_DIR
     ROTATE gives, positions from 4 again;
   * verify's executed GTID sets and states count only transactions that end (a file cut inside
     its last transaction does not count that GTID);
+  * a magic-only file is reported; verify --closed wants the last file closed;
   * resynchronising on a stream over a long run of garbage keeps memory flat (peak RSS of the
     child, not a time).
 """
@@ -89,6 +90,23 @@ def main():
         check(p.returncode == 1, f"cut transaction: verify exit {p.returncode}")
         check(summ["mariadb_gtid_executed"] == "" and summ["mariadb_gtid_state"] == "1-1011-23",
               f"cut transaction: executed {summ['mariadb_gtid_executed']!r}, state {summ['mariadb_gtid_state']!r}")
+
+    # A file of the magic number alone is reported; --closed wants the last file closed by ROTATE
+    # or STOP (a copy cut at an event boundary verifies clean without it).
+    with tempfile.TemporaryDirectory() as tmp:
+        magic = os.path.join(tmp, "mariadb-bin.000009")
+        open(magic, "wb").write(b"\xfebin")
+        p = subprocess.run([binary, "verify", magic], capture_output=True)
+        check(p.returncode == 1 and b"missing_format_description" in p.stdout, f"magic only: exit {p.returncode} {p.stdout!r}")
+        whole = open(os.path.join(d, "mariadb-bin.000002"), "rb").read()
+        cut = os.path.join(tmp, "mariadb-bin.000002")
+        open(cut, "wb").write(whole[:13752])  # before the ROTATE: an event boundary
+        p = subprocess.run([binary, "verify", cut], capture_output=True)
+        check(p.returncode == 0, f"cut at a boundary, without --closed: exit {p.returncode}")
+        p = subprocess.run([binary, "verify", "--closed", cut], capture_output=True)
+        check(p.returncode == 1 and b"rotate_mismatch" in p.stdout, f"--closed, cut: exit {p.returncode} {p.stdout!r}")
+        p = subprocess.run([binary, "verify", "--closed", files[0], files[1]], capture_output=True)
+        check(p.returncode == 0, f"--closed on closed files: exit {p.returncode} {p.stdout!r}")
 
     if failures:
         print(f"{len(failures)} failure(s)")

@@ -35,6 +35,8 @@ struct VerifyConfig {
   // the one it is compared with (see the man page for which events are compared).
   std::uint32_t timestamp_threshold = 60;
   bool strict = false;  // report warnings as errors
+  // The chain is complete (a backup): its last file, too, must end with ROTATE or STOP.
+  bool closed = false;
 };
 
 constexpr std::size_t kCheckCount = static_cast<std::size_t>(Check::read_error) + 1;

@@ -1006,10 +1006,21 @@ struct ChainVerifier::Impl {
       }
       txn.active = false;
     }
+    if (!aborted && !cur.damaged && fde_count == 0 && end_offset <= 4 && skipped == 0) {
+      emit(Check::missing_format_description, Severity::error, end_offset,
+           "the file holds the binlog magic number alone: no format description, no events");
+    }
     prev = cur;
   }
 
   void finish() {
+    // --closed: the chain is complete, so its last file must have been closed by its server.
+    if (cfg.closed && prev.valid && !prev.missing && !prev.aborted && prev.end == FileEnd::none) {
+      deliver(Diagnostic{Check::rotate_mismatch, Severity::error, prev.log_name, prev.end_offset,
+                         fmt::format("the last file of the chain does not end with a ROTATE or STOP event (--closed): "
+                                     "the server was still writing it, or the copy stops short at {}",
+                                     prev.end_offset)});
+    }
     for (const PendingMysqlGap& g : mysql_gaps) {
       GtidSet range;
       if (!range.add_interval(g.uuid, g.tag, g.first, g.last)) continue;
