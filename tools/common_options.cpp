@@ -60,10 +60,10 @@ void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone
 
 std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given) {
   if (!given) return std::nullopt;
-  if (text.empty()) throw CLI::ValidationError(option, "an empty GTID set selects nothing; leave the option out to select every transaction");
   auto s = GtidSelection::parse(text);
   if (!s)
     throw CLI::ValidationError(option, fmt::format("{} at character {}: {}", text, s.error().offset, s.error().what));
+  if (s->empty()) throw CLI::ValidationError(option, "an empty GTID set selects nothing; leave the option out to select every transaction");
   return std::move(*s);
 }
 
