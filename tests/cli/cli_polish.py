@@ -105,6 +105,20 @@ def main():
         bad = [c for c in p.stdout if (c < 0x20 and c != 0x0A) or c == 0x7F]
         check(not bad, f"dump ctl: raw control bytes on stdout: {bad[:5]}")
 
+        # 5. ... also in the messages of the subcommands' own checks (not only the framing's):
+        # a copy cut inside a transaction, where verify, convert, canal-json and stats each say
+        # something about the open transaction.
+        events = dump_json()
+        xid = next(e for e in events if e["event_type"] == "Xid")
+        cut = os.path.join(tmp, "cut.000002")
+        open(cut, "wb").write(open(f2, "rb").read()[:xid["pos"]])
+        for cmd in (["verify"], ["convert"], ["convert", "--format", "canal-json"], ["stats"]):
+            p = run(binary, *cmd, cut)
+            out = p.stderr + p.stdout
+            check(b"transaction_structure" in out, f"{cmd} cut: no transaction_structure finding")
+            lines = [l for l in out.split(b"\n") if b"transaction_structure" in l]
+            check(all((cut + ":").encode() in l for l in lines), f"{cmd} cut: message without the path: {lines[:1]}")
+
         # 6. not a binlog = 1 (empty or text); nothing readable = 2 and no stdout
         empty = os.path.join(tmp, "empty.000001")
         open(empty, "wb").close()

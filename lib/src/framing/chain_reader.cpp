@@ -247,6 +247,7 @@ struct ChainReader::Impl {
     const bool threaded = o.threads > 1 && s.size().has_value();
     so.release_behind = !threaded;
     path_sink.path = message_path(f);
+    diag.name_file(f.log_name, path_sink.path);
     stream = std::make_unique<EventStream>(s, f.log_name, path_sink, so);
     if (threaded) start_framer();
   }
