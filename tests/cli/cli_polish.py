@@ -207,17 +207,31 @@ def main():
     mid = ts[len(ts) // 2]
     def wall(t, off):
         return datetime.datetime.fromtimestamp(t + off, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    for cmd in ("dump", "convert", "stats"):
-        ref = run(binary, cmd, "--start-datetime", wall(mid, 0), chain)
+    # (stats' text prints its times in the zone, checked below; its JSON keeps UTC)
+    for cmd in (["dump"], ["convert"], ["stats", "--format", "json"]):
+        ref = run(binary, *cmd, "--start-datetime", wall(mid, 0), chain)
         check(ref.returncode == 0 and ref.stdout, f"{cmd} UTC start: exit {ref.returncode}")
         for tz, off in (("+02:00", 7200), ("-05:30", -19800)):
-            p = run(binary, cmd, "--timezone", tz, "--start-datetime", wall(mid, off), chain)
+            p = run(binary, *cmd, "--timezone", tz, "--start-datetime", wall(mid, off), chain)
             check(p.returncode == 0 and p.stdout == ref.stdout, f"{cmd} --timezone {tz}: exit {p.returncode}, same={p.stdout == ref.stdout}")
         if os.path.exists("/usr/share/zoneinfo/Asia/Shanghai"):
-            p = run(binary, cmd, "--timezone", "Asia/Shanghai", "--start-datetime", wall(mid, 8 * 3600), chain)
+            p = run(binary, *cmd, "--timezone", "Asia/Shanghai", "--start-datetime", wall(mid, 8 * 3600), chain)
             check(p.returncode == 0 and p.stdout == ref.stdout, f"{cmd} --timezone Asia/Shanghai differs")
-        p = run(binary, cmd, "--timezone", "Mars/Olympus", chain)
+        p = run(binary, *cmd, "--timezone", "Mars/Olympus", chain)
         check(p.returncode == 2 and b"--timezone" in p.stderr, f"{cmd} bad zone: exit {p.returncode}")
+    # stats' text prints its times in --timezone (its JSON keeps UTC)
+    utc = run(binary, "stats", chain).stdout.decode()
+    cst = run(binary, "stats", "--timezone", "+08:00", chain).stdout.decode()
+    first = [l.split()[-1] for l in utc.splitlines() if l.startswith("first_timestamp")]
+    first8 = [l.split()[-1] for l in cst.splitlines() if l.startswith("first_timestamp")]
+    t0 = [l for l in utc.splitlines() if l.startswith("first_timestamp")]
+    check(t0 and first and first8, "stats: no first_timestamp line")
+    if t0 and first8:
+        d0 = datetime.datetime.strptime(" ".join(t0[0].split()[-2:]), "%Y-%m-%d %H:%M:%S")
+        d8 = datetime.datetime.strptime(" ".join([l for l in cst.splitlines() if l.startswith("first_timestamp")][0].split()[-2:]), "%Y-%m-%d %H:%M:%S")
+        check(d8 - d0 == datetime.timedelta(hours=8), f"stats --timezone +08:00: {d0} -> {d8}")
+    check(run(binary, "stats", "--format", "json", "--timezone", "+08:00", chain).stdout ==
+          run(binary, "stats", "--format", "json", chain).stdout, "stats json: changed by --timezone")
     sel = dump_json("--timezone", "+02:00", "--start-datetime", wall(mid, 7200), path=chain)
     check(sel and min(e["timestamp"] for e in sel if e["event_type"] != "Format_desc") >= mid, "dump --timezone: early events")
 

@@ -34,7 +34,6 @@ namespace canalpb = com::alibaba::otter::canal::protocol;
 namespace binlogctl {
 
 using canal_detail::CanalValue;
-using canal_detail::TimeZone;
 
 // ---- statement classification ------------------------------------------------------------------
 

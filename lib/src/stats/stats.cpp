@@ -513,7 +513,7 @@ int run_stats(const StatsOptions& opts, std::FILE* outf, std::FILE* errf) {
   if (opts.format == OutputFormat::json)
     append_stats_json(report, text);
   else
-    append_stats_text(report, text);
+    append_stats_text(report, text, TimeZone(opts.timezone));
   LineOutput out(outf);  // line by line, so that a terminal or a pipe gets whole lines
   std::string_view rest = text;
   while (!rest.empty()) {
