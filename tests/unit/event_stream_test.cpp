@@ -231,4 +231,40 @@ TEST_SUITE("event_stream") {
     CHECK(types == std::vector<std::uint8_t>{2, 16});
     CHECK(d.all.empty());
   }
+
+  TEST_CASE("an inner event that claims more than its payload declares is damage, not a buffer") {
+    // Issue 14: a size field claiming hundreds of MiB made the payload's stream read (and keep)
+    // everything the decompressor would give. Now the claim is checked against the payload's
+    // declared uncompressed size before anything is read.
+    BinlogBuilder ib(false);
+    ib.query("db", "BEGIN", 0x8).xid(5);
+    std::vector<std::uint8_t> plain = ib.bytes();
+    const std::size_t xid_at = ib.event_offset(1);
+    const std::uint32_t claim = 300u << 20;
+    for (int i = 0; i < 4; ++i) plain[xid_at + 9 + i] = static_cast<std::uint8_t>(claim >> (8 * i));
+    std::vector<std::uint8_t> z(ZSTD_compressBound(plain.size()));
+    z.resize(ZSTD_compress(z.data(), z.size(), plain.data(), plain.size(), 3));
+    std::vector<std::uint8_t> body{2, 1, 0, 3, 1, static_cast<std::uint8_t>(plain.size()), 1, 1,
+                                   static_cast<std::uint8_t>(z.size()), 0};
+    body.insert(body.end(), z.begin(), z.end());
+    BinlogBuilder b;
+    b.fde("8.0.32").raw(40, body).rotate("x.000002");
+    auto src = memory_source(b.bytes());
+    Collect d;
+    EventStream s(*src, "f", d);
+    Event ev;
+    REQUIRE(s.next(ev));
+    REQUIRE(s.next(ev));
+    auto p = decode_transaction_payload(ev.body_reader(), *ev.fde);
+    REQUIRE(p.ok());
+    PayloadExpander x(ev, *p, "f", d);
+    Event iev;
+    std::vector<std::uint8_t> types;
+    while (x.next(iev)) types.push_back(iev.type_code());
+    CHECK(types == std::vector<std::uint8_t>{2});
+    REQUIRE_FALSE(d.all.empty());
+    CHECK(d.all[0].check == Check::bad_event_size);
+    CHECK(d.all[0].message.find("past the " + std::to_string(plain.size()) + " bytes its transaction payload declares") !=
+          std::string::npos);
+  }
 }

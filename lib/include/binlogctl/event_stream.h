@@ -80,6 +80,9 @@ struct StreamOptions {
   // For inner streams: the FDE of the enclosing file and the payload event's position.
   const Fde* parent_fde = nullptr;
   std::int64_t payload_pos = -1;
+  // Where the input says it ends (a payload's declared uncompressed size), 0 = not said: an
+  // event whose size runs past it is bad_event_size, found without reading (or buffering) it.
+  std::uint64_t end_limit = 0;
   // Let the source drop what is behind the current event (flat RSS). Off when another thread
   // still reads earlier events' bytes and releases them itself.
   bool release_behind = true;

@@ -222,10 +222,12 @@ bool EventStream::next(Event& ev) {
     }
     const bool crc_expected = !is_fde && seen_fde_ && fde_.crc32();
     const std::uint64_t min_size = kCommonHeaderLen + (crc_expected ? kChecksumLen : 0);
-    if (h.event_size < min_size || h.event_size > kMaxEventSize) {
+    const bool past_end = opts_.end_limit != 0 && h.event_size > opts_.end_limit - std::min(pos, opts_.end_limit);
+    if (h.event_size < min_size || h.event_size > kMaxEventSize || past_end) {
       std::string msg = fmt::format("event size {} is {} (type {}, at offset {})", h.event_size,
                                     h.event_size < min_size ? fmt::format("below the minimum of {}", min_size)
-                                                            : std::string("past any sane bound"),
+                                    : past_end ? fmt::format("past the {} bytes its transaction payload declares", opts_.end_limit)
+                                               : std::string("past any sane bound"),
                                     h.type_code, pos);
       if (!opts_.resync) {
         report(Check::bad_event_size, Severity::error, pos, std::move(msg));
@@ -378,6 +380,7 @@ PayloadExpander::PayloadExpander(const Event& payload, const TransactionPayloadE
   o.expect_magic = false;
   o.parent_fde = payload.fde;
   o.payload_pos = static_cast<std::int64_t>(payload.pos);
+  o.end_limit = p.uncompressed_size;  // no inner event is buffered past what the payload declares
   impl_->stream = std::make_unique<EventStream>(*impl_->src, impl_->log_name, diag, o);
 }
 
