@@ -197,20 +197,25 @@ TEST_SUITE("event_stream") {
     CHECK(w.pos == std::vector<std::uint64_t>{4, b.event_offset(3), b.event_offset(4)});
   }
 
-  TEST_CASE("transaction payloads expand into their inner events") {
-    BinlogBuilder ib(false);  // inner events: no magic, no checksums
-    ib.query("db", "BEGIN", 0x8).xid(5);
-    const auto& plain = ib.bytes();
+  // A TRANSACTION_PAYLOAD body holding `plain` (inner events) compressed with zstd: the TLV header
+  // (type, length, packed value): compression ZSTD, uncompressed size, payload size, end.
+  std::vector<std::uint8_t> zstd_payload_body(const std::vector<std::uint8_t>& plain) {
     std::vector<std::uint8_t> z(ZSTD_compressBound(plain.size()));
     z.resize(ZSTD_compress(z.data(), z.size(), plain.data(), plain.size(), 3));
     REQUIRE(plain.size() < 251);
     REQUIRE(z.size() < 251);
-    // TLV header (type, length, packed value): compression ZSTD, uncompressed size, payload size, end
     std::vector<std::uint8_t> body{2, 1, 0, 3, 1, static_cast<std::uint8_t>(plain.size()), 1, 1,
                                    static_cast<std::uint8_t>(z.size()), 0};
     body.insert(body.end(), z.begin(), z.end());
+    return body;
+  }
+
+  TEST_CASE("transaction payloads expand into their inner events") {
+    BinlogBuilder ib(false);  // inner events: no magic, no checksums
+    ib.query("db", "BEGIN", 0x8).xid(5);
+    const auto& plain = ib.bytes();
     BinlogBuilder b;
-    b.fde("8.0.32").raw(40, body).rotate("x.000002");
+    b.fde("8.0.32").raw(40, zstd_payload_body(plain)).rotate("x.000002");
     auto src = memory_source(b.bytes());
     Collect d;
     EventStream s(*src, "f", d);
@@ -242,13 +247,8 @@ TEST_SUITE("event_stream") {
     const std::size_t xid_at = ib.event_offset(1);
     const std::uint32_t claim = 300u << 20;
     for (int i = 0; i < 4; ++i) plain[xid_at + 9 + i] = static_cast<std::uint8_t>(claim >> (8 * i));
-    std::vector<std::uint8_t> z(ZSTD_compressBound(plain.size()));
-    z.resize(ZSTD_compress(z.data(), z.size(), plain.data(), plain.size(), 3));
-    std::vector<std::uint8_t> body{2, 1, 0, 3, 1, static_cast<std::uint8_t>(plain.size()), 1, 1,
-                                   static_cast<std::uint8_t>(z.size()), 0};
-    body.insert(body.end(), z.begin(), z.end());
     BinlogBuilder b;
-    b.fde("8.0.32").raw(40, body).rotate("x.000002");
+    b.fde("8.0.32").raw(40, zstd_payload_body(plain)).rotate("x.000002");
     auto src = memory_source(b.bytes());
     Collect d;
     EventStream s(*src, "f", d);
