@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <binlogctl/convert.h>
+#include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
+#include <binlogctl/remote.h>
 #include <binlogctl/schema.h>
 
 #include <cstdint>
@@ -117,5 +119,18 @@ class OutputFile {
   std::FILE* f_ = stdout;
   std::string tmp_, path_;
 };
+
+// -R/--read-from-remote-server and the connection options (mysqlbinlog's names), shared by the
+// subcommands that read a chain: with -R the positional arguments are binlog names on the server.
+struct RemoteArgs {
+  bool enabled = false;
+  RemoteOptions opts;
+  std::string password;
+  const CLI::Option* password_option = nullptr;
+  // Without -R: nullptr, and `names` (the positional arguments) must not be empty. With -R: the
+  // server's files as an input set (RemoteError when the server cannot be read).
+  std::unique_ptr<InputSet> open(const std::vector<std::string>& names);
+};
+void add_remote_options(CLI::App& sub, RemoteArgs& r);
 
 }  // namespace binlogctl::cli

@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include <binlogctl/crc32.h>
+#include <binlogctl/remote.h>
 
 #include <fmt/format.h>
 
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
     // CLI11's own codes (105, 106, ...) become our usage status 2; --help/--version stay 0.
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const std::system_error& e) {
+    fmt::print(stderr, "binlogctl: {}\n", e.what());
+    return 2;
+  } catch (const binlogctl::RemoteError& e) {  // -R: the server cannot be read (names it and why)
     fmt::print(stderr, "binlogctl: {}\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
