@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Reading a live server (issue "Read from a live server"): -R on every subcommand.
+
+usage: remote.py BINLOGCTL
+
+Starts one private mariadbd (own datadir and unix socket in a temporary directory, TCP on
+127.0.0.1 and a free port, --log-bin with CRC32, max_binlog_size 4096 so that it rotates, a
+replication user), runs a short bounded workload (a stretch of it with binlog_checksum NONE), then:
+
+  * dump (text, JSON with --hexdump: every byte), verify (text, JSON), convert --format json and
+    stats of each closed file read with -R equal the same subcommand on the server's own file, byte
+    for byte on stdout, same exit status; over TCP and over the socket (password from MYSQL_PWD);
+  * verify -R of the whole closed chain equals verify of the files; dump -R with no names reads
+    every file SHOW BINARY LOGS lists;
+  * --stop-never follows the live end through a rotation;
+  * errors: wrong password, unknown host, nothing listening, no REPLICATION SLAVE privilege, a file
+    the server does not have (listed or not), purged files, binary logging off: exit 2 and a
+    message naming the server and the reason.
+
+Exits 77 (skip) when mariadbd is not installed or binlogctl was built without libmariadb.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+def find(prog):
+    return shutil.which(prog) or shutil.which(prog, path="/usr/sbin:/usr/bin")
+
+
+class Server:
+    """A throw-away mariadbd: own datadir, socket and port; stopped by its pid."""
+
+    def __init__(self, tmp):
+        self.dir = tmp
+        self.data = os.path.join(tmp, "data")
+        self.sock = os.path.join(tmp, "sock")
+        self.proc = None
+        self.port = None
+
+    def install(self):
+        subprocess.run([find("mariadb-install-db"), "--no-defaults", "--auth-root-authentication-method=normal",
+                        "--user=root", "--datadir=" + self.data, "--skip-test-db"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self, *opts):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        self.proc = subprocess.Popen(
+            [find("mariadbd"), "--no-defaults", "--datadir=" + self.data, "--socket=" + self.sock,
+             "--port=%d" % self.port, "--bind-address=127.0.0.1", "--pid-file=" + os.path.join(self.dir, "pid"),
+             "--log-error=" + os.path.join(self.dir, "error.log"), "--tmpdir=" + self.dir, "--user=root",
+             "--innodb-buffer-pool-size=16M", "--server-id=1", *opts],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                sys.exit("mariadbd exited during start-up:\n" + open(os.path.join(self.dir, "error.log")).read()[-3000:])
+            if os.path.exists(self.sock) and subprocess.run(
+                    [find("mariadb-admin"), "--no-defaults", "--socket=" + self.sock, "-uroot", "ping"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+                return
+            time.sleep(0.1)
+        sys.exit("mariadbd did not come up in 60 s")
+
+    def stop(self):
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def sql(self, text):
+        p = subprocess.run([find("mariadb"), "--no-defaults", "--socket=" + self.sock, "-uroot",
+                            "--default-character-set=utf8mb4", "--batch", "--skip-column-names", "-e", text],
+                           capture_output=True, check=True)
+        return [line.split("\t") for line in p.stdout.decode().splitlines()]
+
+    def binlogs(self):
+        return [r[0] for r in self.sql("SHOW BINARY LOGS")]
+
+
+WORKLOAD = """
+CREATE DATABASE shop;
+CREATE TABLE shop.items (id INT PRIMARY KEY AUTO_INCREMENT, name VARCHAR(40), price DECIMAL(10,2),
+  made DATETIME(3), data BLOB, doc JSON, flags SET('a','b','c'), f DOUBLE, u BIGINT UNSIGNED);
+INSERT INTO shop.items (name, price, made, data, doc, flags, f, u) VALUES
+  ('caf\u00e9', 12.50, '2024-02-29 12:34:56.789', x'00ff10', '{"k": [1, 2, "x"]}', 'a,c', -1.5, 18446744073709551615),
+  (NULL, NULL, NULL, NULL, NULL, '', NULL, NULL);
+BEGIN;
+INSERT INTO shop.items (name, data) VALUES ('big', REPEAT('x', 9000));
+INSERT INTO shop.items (name, data) VALUES ('big2', REPEAT('y', 5000));
+COMMIT;
+UPDATE shop.items SET price = price * 2 WHERE id = 1;
+DELETE FROM shop.items WHERE name IS NULL;
+ALTER TABLE shop.items ADD COLUMN note TEXT;
+INSERT INTO shop.items (name, note) VALUES ('after alter', 'n');
+"""
+
+
+def main():
+    binary = sys.argv[1]
+    for prog in ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-admin"):
+        if find(prog) is None:
+            print(f"skip: {prog} is not installed")
+            return SKIP
+    helptext = subprocess.run([binary, "dump", "--help"], capture_output=True, text=True).stdout
+    if "--read-from-remote-server" not in helptext:
+        print("skip: binlogctl was built without libmariadb")
+        return SKIP
+    t0 = time.time()
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+            print("FAIL:", what)
+
+    tmp = tempfile.mkdtemp(prefix="binlogctl-remote-")
+    srv = Server(tmp)
+    try:
+        srv.install()
+        srv.start("--log-bin=mariadb-bin", "--binlog-format=ROW", "--binlog-checksum=CRC32",
+                  "--max-binlog-size=4096", "--binlog-annotate-row-events=ON")
+        srv.sql("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%';"
+                "CREATE USER nopriv@'%' IDENTIFIED BY 'x'; GRANT BINLOG MONITOR ON *.* TO nopriv@'%';"
+                "CREATE USER dumper@'%' IDENTIFIED BY 'x'; GRANT REPLICATION SLAVE ON *.* TO dumper@'%';")
+        srv.sql(WORKLOAD)
+        srv.sql("SET GLOBAL binlog_checksum = NONE;" + WORKLOAD.replace("shop", "shop2") + "SET GLOBAL binlog_checksum = CRC32;"
+                "INSERT INTO shop.items (name) VALUES ('crc again'); FLUSH BINARY LOGS;")
+        files = srv.binlogs()
+        closed = files[:-1]
+        check(len(closed) >= 5, f"the workload should rotate a few times: {files}")
+        tcp = ["-R", "--host", "127.0.0.1", "--port", str(srv.port), "--user", "repl", "--password=secret"]
+        sock = ["-R", "--socket", srv.sock, "--user", "repl"]
+        env_pw = dict(os.environ, MYSQL_PWD="secret")
+
+        def run(args, env=None):
+            return subprocess.run([binary, *args], capture_output=True, env=env, timeout=60)
+
+        # 1. Every subcommand: a closed file read from the server == the server's own file.
+        commands = [["dump"], ["dump", "--format", "json", "--hexdump", "--decode"], ["verify"],
+                    ["verify", "--format", "json"], ["convert", "--format", "json"], ["stats", "--format", "json"]]
+        for f in closed:
+            local = os.path.join(srv.data, f)
+            for cmd in commands:
+                ref = run([*cmd, local])
+                check(ref.returncode == 0, f"{cmd} {f} locally: exit {ref.returncode} {ref.stderr[:300]!r}")
+                got = run([*cmd, *tcp, f])
+                check(got.returncode == ref.returncode, f"{cmd} -R {f}: exit {got.returncode}, locally {ref.returncode}: {got.stderr[:300]!r}")
+                check(got.stdout == ref.stdout, f"{cmd} -R {f}: stdout differs from the local run")
+        for cmd in (["dump", "--format", "json", "--hexdump"], ["verify"]):
+            ref = run([*cmd, *[os.path.join(srv.data, f) for f in closed]])
+            got = run([*cmd, *sock, *closed], env=env_pw)
+            check(got.returncode == ref.returncode and got.stdout == ref.stdout,
+                  f"{cmd} -R over the socket of the closed chain: exit {got.returncode} {got.stderr[:300]!r}")
+        # Selection applies as for files.
+        ref = run(["dump", "--start-position", "300", os.path.join(srv.data, closed[0])])
+        got = run(["dump", "--start-position", "300", *tcp, closed[0]])
+        check(got.stdout == ref.stdout and len(ref.stdout.splitlines()) > 1, "dump --start-position -R")
+        # No names: every file the server lists.
+        got = run(["dump", "--format", "json", *tcp])
+        names = {line.split(b'"log_name":"')[1].split(b'"')[0].decode() for line in got.stdout.splitlines()}
+        check(got.returncode == 0 and names == set(files), f"dump -R without names read {sorted(names)}, server has {files}")
+
+        # 2. --stop-never follows the live end through a rotation.
+        follow = subprocess.Popen([binary, "dump", *tcp, "--stop-never", files[-1]],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.3)
+        srv.sql("INSERT INTO shop.items (name) VALUES ('live 1'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('live 2');")
+        newest = srv.binlogs()[-1]
+        seen, deadline = b"", time.time() + 10
+        os.set_blocking(follow.stdout.fileno(), False)
+        while time.time() < deadline and not (newest.encode() in seen and seen.count(b"Xid") >= 2):
+            chunk = follow.stdout.read()
+            if chunk:
+                seen += chunk
+            time.sleep(0.05)
+        follow.send_signal(signal.SIGTERM)
+        follow.wait(10)
+        check(newest.encode() in seen and seen.count(b"Xid") >= 2,
+              f"--stop-never did not show the new file {newest} and both inserts: {seen[-400:]!r}")
+
+        # 3. Errors: exit 2, a message naming the server and the reason.
+        label = f"127.0.0.1:{srv.port}"
+        dead = socket.socket()
+        dead.bind(("127.0.0.1", 0))
+        dead_port = dead.getsockname()[1]
+        dead.close()
+        cases = [
+            ("wrong password", [*tcp[:-1], "--password=wrong", closed[0]], [label, "Access denied"]),
+            ("unknown host", ["-R", "--host", "no-such-host.invalid", "--user", "repl", "--password=secret"],
+             ["no-such-host.invalid", "Unknown server host"]),
+            ("nothing listening", ["-R", "--host", "127.0.0.1", "--port", str(dead_port), "--user", "repl", "--password=secret"],
+             [f"127.0.0.1:{dead_port}", "Can't connect"]),
+            ("no REPLICATION SLAVE", ["-R", "--host", "127.0.0.1", "--port", str(srv.port), "--user", "nopriv", "--password=x", closed[-1]],
+             [label, "REPLICATION SLAVE"]),
+            ("no listing privilege, no names", ["-R", "--host", "127.0.0.1", "--port", str(srv.port), "--user", "dumper", "--password=x"],
+             [label, "SHOW BINARY LOGS"]),
+            ("missing file (listed)", [*tcp, "mariadb-bin.999999"], [label, "mariadb-bin.999999: no such binary log"]),
+            ("missing file (unlisted)", ["-R", "--host", "127.0.0.1", "--port", str(srv.port), "--user", "dumper", "--password=x",
+                                         "mariadb-bin.999999"], [label, "mariadb-bin.999999", "Could not find first log file"]),
+            ("a path with -R", [*tcp, "/tmp/x"], ["binlog names on the server"]),
+        ]
+        srv.sql(f"PURGE BINARY LOGS TO '{closed[2]}'")
+        cases.append(("purged file", [*tcp, closed[0]], [label, closed[0], "purged"]))
+        for what, args, needles in cases:
+            for cmd in ("dump", "verify"):
+                p = run([cmd, *args])
+                err = p.stderr.decode("utf-8", "replace")
+                check(p.returncode == 2, f"{what} ({cmd}): exit {p.returncode}, expected 2: {err[:300]}")
+                check(all(n in err for n in needles), f"{what} ({cmd}): stderr {err[:300]!r} lacks {needles}")
+                check(p.stdout == b"" or cmd == "dump", f"{what} ({cmd}): output {p.stdout[:200]!r}")
+        # Binary logging off.
+        srv.stop()
+        srv.start("--skip-log-bin")
+        p = run(["dump", "-R", "--socket", srv.sock, "--user", "root"])
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 2 and srv.sock in err and "binary logging is disabled" in err,
+              f"binlog off: exit {p.returncode}: {err[:300]}")
+    finally:
+        srv.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"remote: {len(failures)} failures, {time.time() - t0:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,4 @@
+# Reading a live server (-R, and later fetch): one private mariadbd for the whole file (included
+# from tests/CMakeLists.txt). Skips (77) without mariadbd or without libmariadb.
+binlogctl_cli_test(remote ${Python3_EXECUTABLE} ${CLI}/remote.py ${BIN})
+set_tests_properties(cli.remote PROPERTIES TIMEOUT 180)
