@@ -175,7 +175,7 @@ void check_selection(const std::vector<std::string>& inputs, const std::optional
 
 namespace {
 
-constexpr char kPromptMarker[] = "\x01";  // --password given without a value
+constexpr char kPromptMarker[] = "ASK";  // --password given without a value (shown in --help as --password{ASK})
 
 // Reads a password from the terminal with echo off; nullopt when there is no terminal.
 std::optional<std::string> prompt_password(const std::string& label) {

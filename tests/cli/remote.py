@@ -20,6 +20,7 @@ replication user), runs a short bounded workload (a stretch of it with binlog_ch
 Exits 77 (skip) when mariadbd is not installed or binlogctl was built without libmariadb.
 """
 import os
+import pty
 import shutil
 import signal
 import socket
@@ -125,8 +126,10 @@ def main():
         return SKIP
     t0 = time.time()
     failures = []
+    checks = [0]
 
     def check(cond, what):
+        checks[0] += 1
         if not cond:
             failures.append(what)
             print("FAIL:", what)
@@ -169,6 +172,29 @@ def main():
             got = run([*cmd, *sock, *closed], env=env_pw)
             check(got.returncode == ref.returncode and got.stdout == ref.stdout,
                   f"{cmd} -R over the socket of the closed chain: exit {got.returncode} {got.stderr[:300]!r}")
+        # --password alone asks on the terminal (a pseudo-terminal here); without one it is a usage error.
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(binary, [binary, "dump", "-R", "--socket", srv.sock, "--user", "repl", "--password", closed[0]])
+        out, deadline = b"", time.time() + 20
+        while time.time() < deadline and b"Enter password" not in out:
+            out += os.read(fd, 4096)
+        os.write(fd, b"secret\n")
+        while time.time() < deadline:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        check(b"Enter password for " + srv.sock.encode() in out and b": secret" not in out
+              and os.waitstatus_to_exitcode(status) == 0 and b"Format_desc" in out,
+              f"--password prompt: status {status}, output {out[:300]!r}")
+        p = subprocess.run([binary, "dump", "-R", "--socket", srv.sock, "--user", "repl", "--password", closed[0]],
+                           stdin=subprocess.DEVNULL, capture_output=True, start_new_session=True)
+        check(p.returncode == 2 and b"no terminal" in p.stderr, f"--password without a terminal: {p.returncode} {p.stderr!r}")
         # Selection applies as for files.
         ref = run(["dump", "--start-position", "300", os.path.join(srv.data, closed[0])])
         got = run(["dump", "--start-position", "300", *tcp, closed[0]])
@@ -236,7 +262,7 @@ def main():
     finally:
         srv.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"remote: {len(failures)} failures, {time.time() - t0:.1f} s")
+    print(f"remote: {checks[0]} checks, {len(failures)} failures, {time.time() - t0:.1f} s")
     return 1 if failures else 0
 
 
