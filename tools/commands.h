@@ -23,6 +23,7 @@ void setup_convert(CLI::App& app, int& exit_code);
 void setup_verify(CLI::App& app, int& exit_code);
 void setup_replay(CLI::App& app, int& exit_code);
 void setup_stats(CLI::App& app, int& exit_code);
+void setup_fetch(CLI::App& app, int& exit_code);
 
 // Shared option helpers (common_options.cpp).
 void add_progress_option(CLI::App& sub, std::string& mode);
@@ -130,7 +131,10 @@ struct RemoteArgs {
   // Without -R: nullptr, and `names` (the positional arguments) must not be empty. With -R: the
   // server's files as an input set (RemoteError when the server cannot be read).
   std::unique_ptr<InputSet> open(const std::vector<std::string>& names);
+  // Fills opts.password: --password=PW, asked on the terminal for --password alone, or MYSQL_PWD.
+  void resolve();
 };
-void add_remote_options(CLI::App& sub, RemoteArgs& r);
+// `with_flag`: the subcommand reads files unless -R is given (fetch always reads a server).
+void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag = true);
 
 }  // namespace binlogctl::cli

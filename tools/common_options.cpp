@@ -201,12 +201,15 @@ std::optional<std::string> prompt_password(const std::string& label) {
 
 }  // namespace
 
-void add_remote_options(CLI::App& sub, RemoteArgs& r) {
+void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
   const char* group = "Reading from a live server";
-  sub.add_flag("-R,--read-from-remote-server", r.enabled,
-               "Read the binlogs from a running server over the replication protocol; FILE... are then "
-               "its binlog names (default: every file SHOW BINARY LOGS lists)")
-      ->group(group);
+  if (with_flag)
+    sub.add_flag("-R,--read-from-remote-server", r.enabled,
+                 "Read the binlogs from a running server over the replication protocol; FILE... are then "
+                 "its binlog names (default: every file SHOW BINARY LOGS lists)")
+        ->group(group);
+  else
+    r.enabled = true;
   sub.add_option("--host", r.opts.host, "-R: the server's host name or address (default localhost)")->group(group);
   sub.add_option("--port", r.opts.port, "-R: the server's TCP port (default 3306)")->group(group);
   sub.add_option("--socket", r.opts.socket, "-R: the server's unix socket (instead of --host/--port)")->group(group);
@@ -242,6 +245,16 @@ std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names
   (void)names;
   throw CLI::ValidationError("-R", "this binlogctl was built without libmariadb (MariaDB Connector/C): it cannot read from a server");
 #else
+  resolve();
+  for (const std::string& n : names)
+    if (n == "-" || n.find('/') != std::string::npos)
+      throw CLI::ValidationError("-R", n + ": with -R the arguments are binlog names on the server, not paths");
+  if (opts.stop_never) LineOutput::set_line_buffered_always(true);  // each record as it comes
+  return remote_inputs(opts, names);
+#endif
+}
+
+void RemoteArgs::resolve() {
   for (char& c : opts.ssl_mode) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (password_option != nullptr && password_option->count() > 0) {
     if (password == kPromptMarker) {
@@ -255,12 +268,6 @@ std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names
   } else if (const char* env = std::getenv("MYSQL_PWD")) {
     opts.password = env;
   }
-  for (const std::string& n : names)
-    if (n == "-" || n.find('/') != std::string::npos)
-      throw CLI::ValidationError("-R", n + ": with -R the arguments are binlog names on the server, not paths");
-  if (opts.stop_never) LineOutput::set_line_buffered_always(true);  // each record as it comes
-  return remote_inputs(opts, names);
-#endif
 }
 
 }  // namespace binlogctl::cli

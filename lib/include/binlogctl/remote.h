@@ -57,7 +57,10 @@ class RemoteError : public std::runtime_error {
 };
 
 // How messages name the server: "host:port" or the socket path.
-std::string server_label(const RemoteOptions& o);
+inline std::string server_label(const RemoteOptions& o) {
+  if (!o.socket.empty()) return o.socket;
+  return (o.host.empty() ? std::string("localhost") : o.host) + ":" + std::to_string(o.port == 0 ? 3306u : o.port);
+}
 
 struct BinlogFileInfo {
   std::string name;
@@ -86,6 +89,8 @@ class ReplicationClient {
   // non-blocking dump. The bytes stay valid until the next call.
   std::optional<Bytes> next_packet();
   std::uint64_t bytes_received() const noexcept;
+  // The connection's socket (to shut it down from a signal handler); -1 when there is none.
+  int socket_fd() const noexcept;
 
  private:
   struct Impl;

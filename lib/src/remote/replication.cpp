@@ -33,11 +33,6 @@ void put_le32(std::uint8_t* p, std::uint32_t v) {
 
 }  // namespace
 
-std::string server_label(const RemoteOptions& o) {
-  if (!o.socket.empty()) return o.socket;
-  return fmt::format("{}:{}", o.host.empty() ? "localhost" : o.host, o.port == 0 ? 3306u : o.port);
-}
-
 struct ReplicationClient::Impl {
   MYSQL* m = nullptr;
   std::string label;
@@ -129,6 +124,7 @@ const std::string& ReplicationClient::label() const noexcept { return impl_->lab
 bool ReplicationClient::is_mariadb() const noexcept { return impl_->mariadb; }
 bool ReplicationClient::checksums() const noexcept { return impl_->crc; }
 std::uint64_t ReplicationClient::bytes_received() const noexcept { return impl_->received; }
+int ReplicationClient::socket_fd() const noexcept { return static_cast<int>(mysql_get_socket(impl_->m)); }
 
 std::optional<std::vector<BinlogFileInfo>> ReplicationClient::binary_logs() {
   Impl& s = *impl_;
