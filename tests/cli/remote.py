@@ -21,6 +21,7 @@ Exits 77 (skip) when mariadbd is not installed or binlogctl was built without li
 """
 import os
 import pty
+import random
 import shutil
 import signal
 import socket
@@ -47,9 +48,10 @@ class Server:
         self.port = None
 
     def install(self):
-        subprocess.run([find("mariadb-install-db"), "--no-defaults", "--auth-root-authentication-method=normal",
-                        "--user=root", "--datadir=" + self.data, "--skip-test-db"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.run([find("mariadb-install-db"), "--no-defaults", "--auth-root-authentication-method=normal",
+                            "--user=root", "--datadir=" + self.data, "--skip-test-db"], capture_output=True)
+        if p.returncode != 0:
+            sys.exit("mariadb-install-db failed:\n" + (p.stdout + p.stderr).decode("utf-8", "replace")[-3000:])
 
     def start(self, *opts):
         s = socket.socket()
@@ -222,7 +224,92 @@ def main():
         check(newest.encode() in seen and seen.count(b"Xid") >= 2,
               f"--stop-never did not show the new file {newest} and both inserts: {seen[-400:]!r}")
 
-        # 3. Errors: exit 2, a message naming the server and the reason.
+        # 3. fetch: a byte-identical backup; resumed after kills; a clean stop on SIGTERM.
+        def same_as_server(d, what, partial_too=False):
+            names = srv.binlogs()
+            got = sorted(os.listdir(d))
+            for n in names[:-1]:
+                check(n in got, f"{what}: {n} missing from the backup ({got})")
+                if n in got:
+                    a, b = open(os.path.join(d, n), "rb").read(), open(os.path.join(srv.data, n), "rb").read()
+                    check(a == b, f"{what}: {n}: {len(a)} bytes differ from the server's {len(b)}")
+            if partial_too:
+                last = names[-1] + ".partial"
+                check(last in got, f"{what}: {last} missing ({got})")
+                if last in got:
+                    a = open(os.path.join(d, last), "rb").read()
+                    b = bytearray(open(os.path.join(srv.data, names[-1]), "rb").read()[:len(a)])
+                    b[21] &= 0xFE  # LOG_EVENT_BINLOG_IN_USE_F: set in the server's open file, cleared in what it sends
+                    check(a == bytes(b) and len(a) > 4, f"{what}: {last} ({len(a)} bytes) is not the server's file up to there")
+            check(not [n for n in got if n.endswith(".partial") and n[:-8] in names[:-1]],
+                  f"{what}: a closed file left as .partial: {got}")
+
+        bk = os.path.join(tmp, "backup")
+        p = run(["fetch", "--result-dir", bk, *tcp[1:]])
+        check(p.returncode == 0 and b"0 errors" in p.stdout, f"fetch: exit {p.returncode} {p.stdout[-300:]!r} {p.stderr[:300]!r}")
+        same_as_server(bk, "fetch", partial_too=True)
+        srv.sql("INSERT INTO shop.items (name) VALUES ('after fetch'); FLUSH BINARY LOGS;")
+        p = run(["fetch", "--format", "json", "--fsync-interval", "0", "--result-dir", bk, *tcp[1:]])
+        check(p.returncode == 0 and b'"errors":0' in p.stdout, f"fetch resumed: exit {p.returncode} {p.stdout[-300:]!r} {p.stderr[:300]!r}")
+        same_as_server(bk, "fetch after FLUSH BINARY LOGS")
+        ref = run(["verify", "--closed", *[os.path.join(bk, n) for n in sorted(os.listdir(bk)) if not n.endswith(".partial")]])
+        check(ref.returncode == 0, f"verify --closed of the backup: {ref.stdout[-300:]!r}")
+
+        # Torn tails: a partial file cut at random offsets (inside events, inside transactions) is
+        # truncated back to its last complete transaction and completed from the server.
+        rnd = random.Random(int(os.environ.get("BINLOGCTL_TEST_SEED", "16")))
+        biggest = max(srv.binlogs()[:-1], key=lambda n: os.path.getsize(os.path.join(srv.data, n)))
+        whole = open(os.path.join(srv.data, biggest), "rb").read()
+        for k in range(6):
+            cut = rnd.randint(5, len(whole) - 1)
+            d = os.path.join(tmp, f"torn{k}")
+            os.mkdir(d)
+            open(os.path.join(d, biggest + ".partial"), "wb").write(whole[:cut])
+            p = run(["fetch", "--result-dir", d, *tcp[1:]])
+            got = open(os.path.join(d, biggest), "rb").read() if os.path.exists(os.path.join(d, biggest)) else b""
+            check(p.returncode == 0 and got == whole,
+                  f"{biggest} cut at {cut} of {len(whole)} and resumed: exit {p.returncode}, {len(got)} bytes {p.stderr[:300]!r}")
+
+        # Killed (SIGKILL) at random moments while a workload runs, resumed each time.
+        stmts = []
+        for i in range(120):
+            if i % 10 == 3:
+                stmts.append(f"INSERT INTO shop.items (name, data) VALUES ('k{i}', REPEAT('z', {rnd.randint(3000, 12000)}))")
+            elif i % 10 == 7:
+                stmts.append(f"BEGIN; INSERT INTO shop.items (name) VALUES ('a{i}'); INSERT INTO shop.items (name) VALUES ('b{i}'); COMMIT")
+            else:
+                stmts.append(f"INSERT INTO shop.items (name, price) VALUES ('n{i}', {i})")
+            stmts.append("DO SLEEP(0.015)")
+        load = subprocess.Popen([find("mariadb"), "--no-defaults", "--socket=" + srv.sock, "-uroot", "-e", ";".join(stmts)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        bk2 = os.path.join(tmp, "backup2")
+        kills = 0
+        while load.poll() is None and kills < 10:
+            f = subprocess.Popen([binary, "fetch", "--stop-never", "--fsync-interval", "0", "--result-dir", bk2, *tcp[1:]],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            time.sleep(rnd.uniform(0.05, 0.4))
+            f.kill()
+            f.wait()
+            kills += 1
+        load.wait(60)
+        check(load.returncode == 0, f"workload failed: {load.stderr.read()[:300]!r}")
+        check(kills >= 3, f"only {kills} kills during the workload")
+        # Followed to the end, then stopped with SIGTERM: complete events on disk, exit 0.
+        f = subprocess.Popen([binary, "fetch", "--stop-never", "--result-dir", bk2, *tcp[1:]],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.5)
+        srv.sql("INSERT INTO shop.items (name) VALUES ('before term')")
+        time.sleep(0.5)
+        f.send_signal(signal.SIGTERM)
+        out, err = f.communicate(timeout=20)
+        check(f.returncode == 0, f"fetch --stop-never after SIGTERM: exit {f.returncode} {err[:300]!r}")
+        same_as_server(bk2, f"after {kills} kills and a SIGTERM", partial_too=True)
+        srv.sql("FLUSH BINARY LOGS")
+        p = run(["fetch", "--result-dir", bk2, *tcp[1:]])
+        check(p.returncode == 0, f"fetch after the kills: exit {p.returncode} {p.stderr[:300]!r}")
+        same_as_server(bk2, f"after {kills} kills, resumed")
+
+        # 4. Errors: exit 2, a message naming the server and the reason.
         label = f"127.0.0.1:{srv.port}"
         dead = socket.socket()
         dead.bind(("127.0.0.1", 0))

@@ -233,8 +233,13 @@ BinlogFeed::Item& BinlogFeed::next() {
     const auto t = static_cast<EventType>(type);
     if (t == EventType::heartbeat || t == EventType::heartbeat_v2) continue;
     if (t == EventType::rotate && (ts == 0 || (flags & kArtificialFlag) != 0)) {
-      // Artificial: where the stream is (8-byte position, then the name, then a CRC if negotiated).
-      const std::size_t crc = c_.checksums() ? 4 : 0;
+      // Artificial: where the stream is (8-byte position, then the name, then a CRC32). Whether it
+      // has a CRC follows the checksum of the file the server was reading (MariaDB: after a file
+      // without checksums the next file's ROTATE has none), not only the negotiated one: the CRC
+      // itself tells (a name whose last 4 bytes are its own CRC32 is a 1 in 2^32 chance).
+      const bool has_crc = raw.size() >= kHeader + 8 + 4 &&
+                           compute_event_crc(raw) == load_le32(raw.data() + raw.size() - 4);
+      const std::size_t crc = has_crc ? 4 : 0;
       if (raw.size() < kHeader + 8 + crc) continue;
       const std::uint64_t pos = load_le(raw.data() + kHeader, 8);
       std::string name(reinterpret_cast<const char*>(raw.data()) + kHeader + 8, raw.size() - kHeader - 8 - crc);
