@@ -13,6 +13,10 @@ replication user), runs a short bounded workload (a stretch of it with binlog_ch
   * verify -R of the whole closed chain equals verify of the files; dump -R with no names reads
     every file SHOW BINARY LOGS lists;
   * --stop-never follows the live end through a rotation;
+  * fetch: after FLUSH BINARY LOGS every closed file in the backup equals the server's; partial files
+    cut at random offsets are truncated and completed; 10 SIGKILLs during a workload and a SIGTERM,
+    then a resume, still give the server's files; a byte flipped by a TCP proxy is reported as
+    checksum_mismatch with the file and position, exit 1, and the damaged event is not on disk;
   * errors: wrong password, unknown host, nothing listening, no REPLICATION SLAVE privilege, a file
     the server does not have (listed or not), purged files, binary logging off: exit 2 and a
     message naming the server and the reason.
@@ -21,13 +25,16 @@ Exits 77 (skip) when mariadbd is not installed or binlogctl was built without li
 """
 import os
 import pty
+import re
 import random
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SKIP = 77
@@ -96,6 +103,63 @@ class Server:
 
     def binlogs(self):
         return [r[0] for r in self.sql("SHOW BINARY LOGS")]
+
+
+class FlipProxy(threading.Thread):
+    """A TCP proxy to the server that flips one byte of the first occurrence of `marker` in what
+    the server sends (so one event's bytes no longer match its CRC32)."""
+
+    def __init__(self, port, marker):
+        super().__init__(daemon=True)
+        self.lsn = socket.socket()
+        self.lsn.bind(("127.0.0.1", 0))
+        self.lsn.listen(4)
+        self.port = self.lsn.getsockname()[1]
+        self.target, self.marker, self.flipped = port, marker, False
+
+    def run(self):
+        while True:
+            try:
+                c, _ = self.lsn.accept()
+            except OSError:
+                return
+            s = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self.pump, args=(c, s, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(s, c, True), daemon=True).start()
+
+    def pump(self, src, dst, flip):
+        held = b""
+        try:
+            while True:
+                r, _, _ = select.select([src], [], [], 0.05)
+                if not r:  # idle: what is held goes out
+                    if held:
+                        dst.sendall(held)
+                        held = b""
+                    continue
+                data = src.recv(65536)
+                if not data:
+                    break
+                held += data
+                if flip and not self.flipped and self.marker in held:
+                    i = held.index(self.marker)
+                    held = held[:i] + bytes([held[i] ^ 0x01]) + held[i + 1:]
+                    self.flipped = True
+                keep = len(self.marker) if flip and not self.flipped else 0  # a marker split across reads
+                if len(held) > keep:
+                    dst.sendall(held[:len(held) - keep])
+                    held = held[len(held) - keep:]
+        except OSError:
+            pass
+        finally:
+            for x in (src, dst):
+                try:
+                    x.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.lsn.close()
 
 
 WORKLOAD = """
@@ -254,6 +318,27 @@ def main():
         same_as_server(bk, "fetch after FLUSH BINARY LOGS")
         ref = run(["verify", "--closed", *[os.path.join(bk, n) for n in sorted(os.listdir(bk)) if not n.endswith(".partial")]])
         check(ref.returncode == 0, f"verify --closed of the backup: {ref.stdout[-300:]!r}")
+
+        # A byte flipped on the way (a proxy): the damaged event is reported as verify reports it
+        # (checksum_mismatch, the server file and position), not written; exit 1.
+        srv.sql("FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('FLIPME-damaged-on-the-wire');")
+        target = srv.binlogs()[-1]
+        proxy = FlipProxy(srv.port, b"FLIPME-damaged")
+        proxy.start()
+        d = os.path.join(tmp, "flipped")
+        p = run(["fetch", "--result-dir", d, "--host", "127.0.0.1", "--port", str(proxy.port), "--user", "repl",
+                 "--password=secret", target])
+        proxy.close()
+        out = p.stdout.decode("utf-8", "replace")
+        m = re.search(re.escape(target) + r":(\d+): error: checksum_mismatch", out)
+        check(proxy.flipped and p.returncode == 1 and m is not None,
+              f"flipped byte: exit {p.returncode}, flipped {proxy.flipped}, output {out[:400]!r} {p.stderr[:200]!r}")
+        if m:
+            on_disk = open(os.path.join(d, target + ".partial"), "rb").read()
+            server = bytearray(open(os.path.join(srv.data, target), "rb").read())
+            server[21] &= 0xFE
+            check(len(on_disk) <= int(m.group(1)) and on_disk == bytes(server[:len(on_disk)]) and b"FLIPME" not in on_disk,
+                  f"flipped byte: {len(on_disk)} bytes on disk, the damaged event is at {m.group(1)}")
 
         # Torn tails: a partial file cut at random offsets (inside events, inside transactions) is
         # truncated back to its last complete transaction and completed from the server.
