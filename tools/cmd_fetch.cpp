@@ -42,6 +42,7 @@ int run(FetchArgs& a) {
   o.fsync_interval = a.fsync_interval;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.verify.strict = a.strict;
+  if (o.remote.stop_never) LineOutput::set_line_buffered_always(true);  // findings as they are found
   // SIGINT/SIGTERM: a clean stop (complete events synced), not a kill mid-write. No SA_RESTART:
   // the read waiting for the server must return.
   struct sigaction sa {};

@@ -116,6 +116,7 @@ class FlipProxy(threading.Thread):
         self.lsn.listen(4)
         self.port = self.lsn.getsockname()[1]
         self.target, self.marker, self.flipped = port, marker, False
+        self.conns = []
 
     def run(self):
         while True:
@@ -124,6 +125,7 @@ class FlipProxy(threading.Thread):
             except OSError:
                 return
             s = socket.create_connection(("127.0.0.1", self.target))
+            self.conns += [c, s]
             threading.Thread(target=self.pump, args=(c, s, False), daemon=True).start()
             threading.Thread(target=self.pump, args=(s, c, True), daemon=True).start()
 
@@ -141,11 +143,11 @@ class FlipProxy(threading.Thread):
                 if not data:
                     break
                 held += data
-                if flip and not self.flipped and self.marker in held:
+                if flip and self.marker and not self.flipped and self.marker in held:
                     i = held.index(self.marker)
                     held = held[:i] + bytes([held[i] ^ 0x01]) + held[i + 1:]
                     self.flipped = True
-                keep = len(self.marker) if flip and not self.flipped else 0  # a marker split across reads
+                keep = len(self.marker) if flip and self.marker and not self.flipped else 0  # a marker split across reads
                 if len(held) > keep:
                     dst.sendall(held[:len(held) - keep])
                     held = held[len(held) - keep:]
@@ -158,7 +160,17 @@ class FlipProxy(threading.Thread):
                 except OSError:
                     pass
 
+    def drop(self):
+        """Cuts every connection made so far (the server or the network going away)."""
+        for x in self.conns:
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.conns = []
+
     def close(self):
+        self.drop()
         self.lsn.close()
 
 
@@ -339,6 +351,37 @@ def main():
             server[21] &= 0xFE
             check(len(on_disk) <= int(m.group(1)) and on_disk == bytes(server[:len(on_disk)]) and b"FLIPME" not in on_disk,
                   f"flipped byte: {len(on_disk)} bytes on disk, the damaged event is at {m.group(1)}")
+
+        # --stop-never through a connection that drops: reconnects (reported on stderr), goes on.
+        proxy = FlipProxy(srv.port, None)
+        proxy.start()
+        d = os.path.join(tmp, "reconnect")
+        f = subprocess.Popen([binary, "fetch", "--stop-never", "--result-dir", d, "--host", "127.0.0.1",
+                              "--port", str(proxy.port), "--user", "repl", "--password=secret", target],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.5)
+        proxy.drop()
+        srv.sql("INSERT INTO shop.items (name) VALUES ('while away'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('back');")
+        deadline = time.time() + 15
+        newest = srv.binlogs()[-1]
+        while time.time() < deadline and not os.path.exists(os.path.join(d, srv.binlogs()[-2])):
+            time.sleep(0.1)
+        time.sleep(0.3)
+        f.send_signal(signal.SIGTERM)
+        out, err = f.communicate(timeout=20)
+        proxy.close()
+        err = err.decode("utf-8", "replace")
+        check(f.returncode == 0 and "reconnecting in 1 s" in err and "reconnected, going on from" in err,
+              f"reconnect: exit {f.returncode}: {err[:400]}")
+        got = sorted(os.listdir(d))
+        check(target in got and newest + ".partial" in got, f"reconnect: the backup holds {got}")
+        for n in got:
+            server = bytearray(open(os.path.join(srv.data, n.replace(".partial", "")), "rb").read())
+            mine = open(os.path.join(d, n), "rb").read()
+            if n.endswith(".partial"):
+                server[21] &= 0xFE
+                server = server[:len(mine)]
+            check(mine == bytes(server) and len(mine) > 4, f"reconnect: {n} differs from the server's file")
 
         # Torn tails: a partial file cut at random offsets (inside events, inside transactions) is
         # truncated back to its last complete transaction and completed from the server.
