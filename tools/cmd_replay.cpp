@@ -24,6 +24,7 @@ struct ReplayArgs {
   double drop_rate = 0;
   std::uint64_t seed = 1;
   std::string timeline, plot, format = "text", output;
+  RemoteArgs remote;
 };
 
 std::uint64_t duration_or_throw(const std::string& opt, const std::string& v) {
@@ -32,7 +33,7 @@ std::uint64_t duration_or_throw(const std::string& opt, const std::string& v) {
   return *d;
 }
 
-int run(const ReplayArgs& a) {
+int run(ReplayArgs& a) {
   ReplayOptions o;
   if (!parse_policy(a.policy, o.policy)) throw CLI::ValidationError("--policy", "doc|ticdc|none|blocking");
   auto q = parse_bytes(a.quota);
@@ -65,8 +66,11 @@ int run(const ReplayArgs& a) {
     throw CLI::ValidationError(bad);
   }
 
+  if (a.remote.opts.stop_never)
+    throw CLI::ValidationError("--stop-never", "replay reads the whole chain before it simulates: it needs an end");
+  const auto remote = a.remote.open(a.inputs);
   StderrDiagnostics diag(stderr);
-  BinlogEventSource source(a.inputs, diag);
+  BinlogEventSource source(a.inputs, diag, remote.get());
   ReplayInput input = load_replay_input(source, o.path_by, o.path_hash_buckets);
   if (source.unreadable()) return 2;
 
@@ -108,7 +112,7 @@ int run(const ReplayArgs& a) {
 void setup_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();
   CLI::App* sub = app.add_subcommand("replay", "Stream the events through the flow-control engine into simulated sinks");
-  sub->add_option("files", a->inputs, "Binlog files, index files, directories (one chain = one area)")->required();
+  sub->add_option("files", a->inputs, "Binlog files, index files, directories (one chain = one area; with -R: binlog names on the server)");
   sub->add_option("--policy", a->policy, "Flow-control policy: doc, ticdc, none, blocking")
       ->check(CLI::IsMember({"doc", "ticdc", "none", "blocking"}))
       ->default_val("doc");
@@ -140,6 +144,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
   sub->add_option("--drop-rate", a->drop_rate, "Fault injection: fraction of events turned into drop markers")
       ->default_val(0.0);
   sub->add_option("-o,--output", a->output, "Write the summary to FILE");
+  add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

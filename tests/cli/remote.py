@@ -245,7 +245,7 @@ def main():
                 got = run([*cmd, *tcp, f])
                 check(got.returncode == ref.returncode, f"{cmd} -R {f}: exit {got.returncode}, locally {ref.returncode}: {got.stderr[:300]!r}")
                 check(got.stdout == ref.stdout, f"{cmd} -R {f}: stdout differs from the local run")
-        for cmd in (["dump", "--format", "json", "--hexdump"], ["verify"]):
+        for cmd in (["dump", "--format", "json", "--hexdump"], ["verify"], ["replay", "--format", "json"]):
             ref = run([*cmd, *[os.path.join(srv.data, f) for f in closed]])
             got = run([*cmd, *sock, *closed], env=env_pw)
             check(got.returncode == ref.returncode and got.stdout == ref.stdout,

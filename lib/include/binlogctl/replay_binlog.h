@@ -2,6 +2,7 @@
 #pragma once
 
 #include <binlogctl/diagnostic.h>
+#include <binlogctl/inputs.h>
 #include <binlogctl/replay.h>
 
 #include <memory>
@@ -19,7 +20,9 @@ namespace binlogctl {
 // timestamp. Problems go to `diag` (reading goes on where the stream can).
 class BinlogEventSource : public EventSource {
  public:
-  BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag);
+  // `input_set`, when given, is read instead of `inputs` (a live server, tests); it must outlive
+  // the source.
+  BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag, InputSet* input_set = nullptr);
   ~BinlogEventSource() override;
   BinlogEventSource(const BinlogEventSource&) = delete;
   BinlogEventSource& operator=(const BinlogEventSource&) = delete;

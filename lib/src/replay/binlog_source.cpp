@@ -121,9 +121,11 @@ struct BinlogEventSource::Impl final : ChainHooks {
   }
 };
 
-BinlogEventSource::BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag)
+BinlogEventSource::BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag,
+                                     InputSet* input_set)
     : impl_(std::make_unique<Impl>(diag)) {
   impl_->opts.inputs = inputs;
+  impl_->opts.input_set = input_set;
   impl_->opts.progress = ProgressMode::never;
   impl_->opts.threads = 1;
   impl_->reader = std::make_unique<ChainReader>(impl_->opts, *impl_, diag);
