@@ -217,11 +217,13 @@ def main():
     try:
         srv.install()
         srv.start("--log-bin=mariadb-bin", "--binlog-format=ROW", "--binlog-checksum=CRC32",
-                  "--max-binlog-size=4096", "--binlog-annotate-row-events=ON")
+                  "--max-binlog-size=4096", "--binlog-annotate-row-events=ON", "--max-allowed-packet=64M")
         srv.sql("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%';"
                 "CREATE USER nopriv@'%' IDENTIFIED BY 'x'; GRANT BINLOG MONITOR ON *.* TO nopriv@'%';"
                 "CREATE USER dumper@'%' IDENTIFIED BY 'x'; GRANT REPLICATION SLAVE ON *.* TO dumper@'%';")
         srv.sql(WORKLOAD)
+        # An event past 16 MiB: the protocol splits it into several packets.
+        srv.sql("CREATE TABLE shop.huge (id INT PRIMARY KEY, b LONGBLOB); INSERT INTO shop.huge VALUES (1, REPEAT('h', 17000000))")
         srv.sql("SET GLOBAL binlog_checksum = NONE;" + WORKLOAD.replace("shop", "shop2") + "SET GLOBAL binlog_checksum = CRC32;"
                 "INSERT INTO shop.items (name) VALUES ('crc again'); FLUSH BINARY LOGS;")
         files = srv.binlogs()
