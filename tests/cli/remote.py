@@ -462,6 +462,14 @@ def main():
         ]
         srv.sql(f"PURGE BINARY LOGS TO '{closed[2]}'")
         cases.append(("purged file", [*tcp, closed[0]], [label, closed[0], "purged"]))
+        # fetch into a directory whose next file the server has purged: exit 2, even with --stop-never.
+        d = os.path.join(tmp, "purged")
+        os.mkdir(d)
+        open(os.path.join(d, closed[0] + ".partial"), "wb").write(open(os.path.join(bk, closed[0]), "rb").read()[:300])
+        p = run(["fetch", "--stop-never", "--result-dir", d, *tcp[1:]])
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 2 and closed[0] in err and "Could not find first log file" in err,
+              f"fetch of a purged file: exit {p.returncode}: {err[:300]}")
         for what, args, needles in cases:
             for cmd in ("dump", "verify"):
                 p = run([cmd, *args])

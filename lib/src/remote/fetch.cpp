@@ -31,6 +31,7 @@ std::atomic<int> g_socket{-1};
 constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
 constexpr std::size_t kWriteBlock = 1 << 20;
 constexpr char kPartial[] = ".partial";
+constexpr unsigned kErrReadingBinlog = 1236;  // ER_MASTER_FATAL_ERROR_READING_BINLOG: purged, missing
 
 // Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
 // releases is dropped (memory: about one event).
@@ -432,7 +433,8 @@ class Fetcher {
         }
       } catch (const RemoteError& e) {
         if (g_stop) return 0;
-        if (!o_.remote.stop_never) throw;
+        // A file the server no longer has (purged) does not come back by reconnecting.
+        if (!o_.remote.stop_never || e.server_errno() == kErrReadingBinlog) throw;
         fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
         std::fflush(err_);
       }
