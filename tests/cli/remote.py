@@ -385,6 +385,26 @@ def main():
                 server = server[:len(mine)]
             check(mine == bytes(server) and len(mine) > 4, f"reconnect: {n} differs from the server's file")
 
+        # A connection lost under -R --stop-never: exit 2 and the reason, after what was read.
+        proxy = FlipProxy(srv.port, None)
+        proxy.start()
+        for cmd in (["dump"], ["convert", "--format", "json"], ["verify"], ["stats"]):
+            f = subprocess.Popen([binary, *cmd, "-R", "--stop-never", "--host", "127.0.0.1", "--port", str(proxy.port),
+                                  "--user", "repl", "--password=secret", closed[-1]],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(0.4)
+            proxy.drop()
+            try:
+                out, err = f.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                f.kill()
+                out, err = f.communicate()
+            err = err.decode("utf-8", "replace")
+            check(f.returncode == 2 and f"127.0.0.1:{proxy.port}" in err and "Lost connection" in err,
+                  f"{cmd} -R --stop-never, connection lost: exit {f.returncode}: {err[:300]}")
+            check(cmd[0] != "dump" or b"Format_desc" in out, f"dump -R, connection lost: what was read is printed: {out[:200]!r}")
+        proxy.close()
+
         # Torn tails: a partial file cut at random offsets (inside events, inside transactions) is
         # truncated back to its last complete transaction and completed from the server.
         rnd = random.Random(int(os.environ.get("BINLOGCTL_TEST_SEED", "16")))

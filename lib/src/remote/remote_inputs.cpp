@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace binlogctl {
 namespace {
@@ -20,7 +21,14 @@ class RemoteFileStream final : public ByteStream {
   RemoteFileStream(const RemoteOptions& o, std::unique_ptr<ReplicationClient> client, std::string file, bool follow)
       : opts_(o), client_(std::move(client)), file_(std::move(file)), follow_(follow) {}
 
-  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError& err) override {
+  // A connection that fails is not damage in the data: RemoteError goes up to the caller (exit
+  // status 2, the server and the reason named), after the bytes already received are handed out.
+  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
+    if (failure_) {
+      const RemoteError e = *failure_;
+      failure_.reset();
+      throw e;
+    }
     std::size_t n = 0;
     try {
       while (n < cap && !done_) {
@@ -35,13 +43,8 @@ class RemoteFileStream final : public ByteStream {
       }
     } catch (const RemoteError& e) {
       done_ = true;
-      message_ = e.what();
-      if (n == 0) err = DecodeError{Errc::io_error, pos_, message_.c_str()};
-      else failed_later_ = true;
-    }
-    if (n == 0 && failed_later_) {
-      failed_later_ = false;
-      err = DecodeError{Errc::io_error, pos_, message_.c_str()};
+      if (n == 0) throw;
+      failure_ = e;
     }
     return n;
   }
@@ -97,12 +100,11 @@ class RemoteFileStream final : public ByteStream {
   std::string file_;
   bool follow_;
   bool done_ = false;
-  bool failed_later_ = false;
+  std::optional<RemoteError> failure_;  // met after bytes that were handed out first
   unsigned files_ = 0;
   Bytes pending_;
   Bytes held_;
   std::uint64_t pos_ = 0;
-  std::string message_;
 };
 
 class RemoteInputs final : public InputSet {
