@@ -482,6 +482,11 @@ def main():
         ]
         srv.sql(f"PURGE BINARY LOGS TO '{closed[2]}'")
         cases.append(("purged file", [*tcp, closed[0]], [label, closed[0], "purged"]))
+        # fetch into a directory that cannot be made: exit 2, the directory named.
+        blocker = os.path.join(tmp, "a-file")
+        open(blocker, "w").close()
+        p = run(["fetch", "--result-dir", os.path.join(blocker, "sub"), *tcp[1:]])
+        check(p.returncode == 2 and b"a-file/sub" in p.stderr, f"fetch into an impossible directory: {p.returncode} {p.stderr!r}")
         # fetch into a directory whose next file the server has purged: exit 2, even with --stop-never.
         d = os.path.join(tmp, "purged")
         os.mkdir(d)
