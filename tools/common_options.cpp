@@ -210,29 +210,29 @@ void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
         ->group(group);
   else
     r.enabled = true;
-  sub.add_option("--host", r.opts.host, "-R: the server's host name or address (default localhost)")->group(group);
-  sub.add_option("--port", r.opts.port, "-R: the server's TCP port (default 3306)")->group(group);
-  sub.add_option("--socket", r.opts.socket, "-R: the server's unix socket (instead of --host/--port)")->group(group);
-  sub.add_option("--user", r.opts.user, "-R: the user (needs REPLICATION SLAVE; listing files, BINLOG MONITOR)")
+  sub.add_option("--host", r.opts.host, "The server's host name or address (default localhost)")->group(group);
+  sub.add_option("--port", r.opts.port, "The server's TCP port (default 3306)")->group(group);
+  sub.add_option("--socket", r.opts.socket, "The server's unix socket (instead of --host/--port)")->group(group);
+  sub.add_option("--user", r.opts.user, "The user (needs REPLICATION SLAVE; listing files, BINLOG MONITOR)")
       ->group(group);
   r.password_option = sub.add_flag(std::string("--password{") + kPromptMarker + "}", r.password,
-                                   "-R: --password=PASSWORD, or --password alone to be asked on the terminal "
+                                   "--password=PASSWORD, or --password alone to be asked on the terminal "
                                    "(default: the MYSQL_PWD environment variable)")
                           ->group(group);
   sub.add_option("--ssl-mode", r.opts.ssl_mode,
-                 "-R: DISABLED, PREFERRED (TLS when --ssl-ca/--ssl-cert/--ssl-key are given), REQUIRED, "
+                 "DISABLED, PREFERRED (TLS when --ssl-ca/--ssl-cert/--ssl-key are given), REQUIRED, "
                  "VERIFY_CA, VERIFY_IDENTITY")
       ->check(CLI::IsMember({"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"}, CLI::ignore_case))
       ->default_val("PREFERRED")
       ->group(group);
-  sub.add_option("--ssl-ca", r.opts.ssl_ca, "-R: file of the certificate authorities to trust")->group(group);
-  sub.add_option("--ssl-cert", r.opts.ssl_cert, "-R: the client's certificate file")->group(group);
-  sub.add_option("--ssl-key", r.opts.ssl_key, "-R: the client's private key file")->group(group);
+  sub.add_option("--ssl-ca", r.opts.ssl_ca, "File of the certificate authorities to trust")->group(group);
+  sub.add_option("--ssl-cert", r.opts.ssl_cert, "The client's certificate file")->group(group);
+  sub.add_option("--ssl-key", r.opts.ssl_key, "The client's private key file")->group(group);
   sub.add_option("--connection-server-id", r.opts.server_id,
-                 "-R: the replica server id to read under (default: one made from the process id)")
+                 "The replica server id to read under (default: one made from the process id)")
       ->group(group);
   sub.add_flag("--stop-never", r.opts.stop_never,
-               "-R: keep reading: wait for new events and follow rotations (default: stop at the server's current end)")
+               "Keep reading: wait for new events and follow rotations (default: stop at the server's current end)")
       ->group(group);
 }
 

@@ -67,16 +67,29 @@ struct BinlogFileInfo {
   std::uint64_t size = 0;
 };
 
+// Where BinlogFeed gets the dump's packets: a replication connection (ReplicationClient), or a
+// test's list of packets.
+class PacketSource {
+ public:
+  virtual ~PacketSource() = default;
+  virtual const std::string& label() const noexcept = 0;  // the server, for messages
+  // Asks for `file` from `pos`. Non-blocking: the stream ends at the server's current end.
+  virtual void start_dump(const std::string& file, std::uint64_t pos, bool non_blocking) = 0;
+  // The next event packet (the OK byte removed), valid until the next call; nullopt at the end
+  // of a non-blocking dump. Throws RemoteError.
+  virtual std::optional<Bytes> next_packet() = 0;
+};
+
 // One connection that lists the binary logs and streams them (COM_BINLOG_DUMP). Every failure
 // throws RemoteError.
-class ReplicationClient {
+class ReplicationClient final : public PacketSource {
  public:
   explicit ReplicationClient(const RemoteOptions& o);  // connects and prepares the session
   ~ReplicationClient();
   ReplicationClient(const ReplicationClient&) = delete;
   ReplicationClient& operator=(const ReplicationClient&) = delete;
 
-  const std::string& label() const noexcept;
+  const std::string& label() const noexcept override;
   bool is_mariadb() const noexcept;
   // The negotiated checksum (@@global.binlog_checksum): artificial events carry a CRC32 when set.
   bool checksums() const noexcept;
@@ -84,10 +97,10 @@ class ReplicationClient {
   std::optional<std::vector<BinlogFileInfo>> binary_logs();
   // Sends COM_BINLOG_DUMP for `file` from `pos`. Non-blocking: the server ends the stream at its
   // current end instead of waiting for more.
-  void start_dump(const std::string& file, std::uint64_t pos, bool non_blocking);
+  void start_dump(const std::string& file, std::uint64_t pos, bool non_blocking) override;
   // The next event packet of the dump (its bytes, the OK byte removed); nullopt at the end of a
   // non-blocking dump. The bytes stay valid until the next call.
-  std::optional<Bytes> next_packet();
+  std::optional<Bytes> next_packet() override;
   std::uint64_t bytes_received() const noexcept;
   // The connection's socket (to shut it down from a signal handler); -1 when there is none.
   int socket_fd() const noexcept;
@@ -112,12 +125,12 @@ class BinlogFeed {
     Bytes raw;  // Kind::event: the whole event
   };
   // Starts a dump of `file` at `pos` on `client` (which must outlive the feed).
-  BinlogFeed(ReplicationClient& client, const std::string& file, std::uint64_t pos, bool non_blocking);
+  BinlogFeed(PacketSource& client, const std::string& file, std::uint64_t pos, bool non_blocking);
   // The next item; throws RemoteError when the connection fails or the server reports an error.
   Item& next();
 
  private:
-  ReplicationClient& c_;
+  PacketSource& c_;
   Item item_;
   std::string cur_file_;
   std::uint64_t next_pos_ = 0;
