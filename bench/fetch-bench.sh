@@ -7,9 +7,10 @@
 # BINLOG: a closed MariaDB binlog (e.g. bench/work/mariadb-1024mb/mariadb-bin.000001 from
 # bench/make-large-binlog.sh). A private server (fresh datadir, unix socket and 127.0.0.1 on a free
 # port) is started with BINLOG as the first file of its binlog index (hard-linked into its datadir,
-# copied when that is another filesystem); both clients then read that file over TCP, REPEAT times each (default 3), into a fresh
-# directory on the same filesystem as the work directory. Prints the median wall time as MB/s and
-# GNU time's maximum resident set size, and checks that both copies equal BINLOG byte for byte.
+# copied when that is another filesystem); both clients then read that file over TCP, REPEAT times
+# each (default 3, the two alternating), into a fresh directory. Prints the median wall time as
+# MB/s and GNU time's maximum resident set size, and checks that both copies equal BINLOG byte for
+# byte.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,29 +41,30 @@ MDB_NETWORK="--port=$PORT --bind-address=127.0.0.1" mdb_start "$WORK" --server-i
 mdb_sql "$WORK" -e "CREATE USER bench@'%' IDENTIFIED BY 'bench'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO bench@'%'"
 cat "$BINLOG" > /dev/null  # warm the page cache
 
-run() {  # label, output dir, command...
+# One timed run: label, output dir, command... (wall seconds and peak RSS appended to WORK/t.label)
+once() {
   local label=$1 out=$2; shift 2
-  local times=() rss=0 tf="$WORK/time"
-  for _ in $(seq 1 "$REPEAT"); do
-    rm -rf "$out"; mkdir -p "$out"
-    /usr/bin/time -o "$tf" -f '%e %M' "$@" > /dev/null 2> "$WORK/stderr" || { cat "$WORK/stderr" >&2; exit 1; }
-    read -r t m < "$tf"
-    times+=("$t")
-    [ "$m" -gt "$rss" ] && rss=$m
-  done
-  local med
-  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  rm -rf "$out"; mkdir -p "$out"
+  /usr/bin/time -o "$WORK/time" -f '%e %M' "$@" > /dev/null 2> "$WORK/stderr" || { cat "$WORK/stderr" >&2; exit 1; }
+  cat "$WORK/time" >> "$WORK/t.$label"
   cmp "$out/$NAME" "$BINLOG" || { echo "$label: the copy differs from $BINLOG" >&2; exit 1; }
-  awk -v l="$label" -v t="$med" -v s="$SIZE" -v r="$rss" \
-    'BEGIN { if (t < 0.01) t = 0.01; printf "%-40s %8.2f s %9.1f MB/s %8.1f MiB peak RSS\n", l, t, s / 1e6 / t, r / 1024 }'
-  echo "$med" > "$WORK/med.$label"
 }
 
-echo "$NAME: $SIZE bytes; medians of $REPEAT; $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
-run mariadb-binlog "$WORK/raw" mariadb-binlog --no-defaults --read-from-remote-server --raw \
-    --host=127.0.0.1 --port="$PORT" --user=bench --password=bench --result-file="$WORK/raw/" "$NAME"
-# fetch reads on to the server's current end: the file after BINLOG is the server's new, small one.
-run binlogctl-fetch "$WORK/fetch" "$BIN" fetch --host 127.0.0.1 --port "$PORT" --user bench --password=bench \
-    --result-dir "$WORK/fetch" "$NAME"
+report() {  # label: median wall time, MB/s, peak RSS over the runs
+  sort -n "$WORK/t.$1" | awk -v l="$1" -v s="$SIZE" \
+    '{ t[NR] = $1; if ($2 > r) r = $2 } END { m = t[int((NR + 1) / 2)]; if (m < 0.01) m = 0.01;
+       printf "%-16s %8.2f s %9.1f MB/s %8.1f MiB peak RSS\n", l, m, s / 1e6 / m, r / 1024; print m > "/dev/stderr" }' 2> "$WORK/med.$1"
+}
+
+echo "$NAME: $SIZE bytes; medians of $REPEAT, runs alternating; $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
+for _ in $(seq 1 "$REPEAT"); do
+  once mariadb-binlog "$WORK/raw" mariadb-binlog --no-defaults --read-from-remote-server --raw \
+      --host=127.0.0.1 --port="$PORT" --user=bench --password=bench --result-file="$WORK/raw/" "$NAME"
+  # fetch reads on to the server's current end: after BINLOG, the server's new, small file.
+  once binlogctl-fetch "$WORK/fetch" "$BIN" fetch --host 127.0.0.1 --port "$PORT" --user bench --password=bench \
+      --result-dir "$WORK/fetch" "$NAME"
+done
+report mariadb-binlog
+report binlogctl-fetch
 awk -v a="$(cat "$WORK/med.mariadb-binlog")" -v b="$(cat "$WORK/med.binlogctl-fetch")" \
-  'BEGIN { if (a < 0.01) a = 0.01; if (b < 0.01) b = 0.01; printf "fetch / mariadb-binlog --raw rate: %.0f%%\n", 100 * a / b }'
+  'BEGIN { printf "fetch / mariadb-binlog --raw rate: %.0f%%\n", 100 * a / b }'
