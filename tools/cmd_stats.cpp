@@ -25,6 +25,7 @@ int run(StatsArgs& a) {
   StatsOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
+  o.timezone = a.read.timezone;
   a.selection.apply(o);
   if (a.interval_option->count() == 0) o.interval_seconds = 0;  // from the span (StatsOptions)
   else if (o.interval_seconds == 0)
@@ -56,7 +57,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
   a->interval_option = sub->add_option("--interval", a->opts.interval_seconds,
                                        "Timeline bucket in seconds; default from the time span: a minute up to "
                                        "6 hours, an hour up to 14 days, else a day");
-  add_read_options(*sub, a->read, "");
+  add_read_options(*sub, a->read, " and of the text report's times");
   a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
                   "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Leave out transactions in this GTID set");

@@ -565,7 +565,7 @@ struct ValueCheck {
   std::size_t compared = 0, mismatched = 0;
   canal_detail::CanalValue got, want;
   void operator()(const ColumnDef& c, const ColumnInfo& info, Bytes raw, std::uint64_t at,
-                  const canal_detail::TimeZone& tz, std::int32_t tz_offset) {
+                  const TimeZone& tz, std::int32_t tz_offset) {
     const Status a =
         canal_detail::render_value(c, info, canal_detail::text_mode(c.charset), raw, at, tz, got);
     const Status b = ref::render_value(c, info, raw, at, tz_offset, want);
@@ -592,10 +592,10 @@ struct ValueCheck {
 // Every non-NULL value of the rows events of a binlog chain.
 struct ValueWalk : ChainVisitor {
   ValueCheck& check;
-  const canal_detail::TimeZone& tz;
+  const TimeZone& tz;
   TableMapCache tables;
   std::string buf;
-  explicit ValueWalk(ValueCheck& c, const canal_detail::TimeZone& z) : check(c), tz(z) {}
+  explicit ValueWalk(ValueCheck& c, const TimeZone& z) : check(c), tz(z) {}
   void begin_file(const InputFile&) override { tables.clear(); }
   void event(const Event& ev, const InputFile&) override {
     if (ev.type() == EventType::table_map) {
@@ -804,7 +804,7 @@ std::string reference_flat_message(const canalpb::Entry& e, const canalpb::RowCh
 }  // namespace
 
 TEST_CASE("canal values: direct rendering equals the JSON round trip, on every fixture value") {
-  const canal_detail::TimeZone utc("UTC");
+  const TimeZone utc("UTC");
   ValueCheck check;
   for (const std::string& chain : fixture_chains()) {
     CAPTURE(chain);
@@ -825,7 +825,7 @@ TEST_CASE("canal values: direct rendering equals the JSON round trip, on every f
 TEST_CASE("canal values: direct rendering equals the JSON round trip, on generated values") {
   std::mt19937_64 g(20261130);
   ValueCheck check;
-  const canal_detail::TimeZone utc("UTC");
+  const TimeZone utc("UTC");
   auto random_raw = [&](std::size_t n) {
     std::vector<std::uint8_t> b(n);
     for (auto& x : b) x = static_cast<std::uint8_t>(g());
@@ -907,8 +907,8 @@ TEST_CASE("canal values: direct rendering equals the JSON round trip, on generat
   }
   // TIMESTAMP in fixed-offset zones (the calendar replaces gmtime_r).
   for (const char* z : {"UTC", "+08:00", "-05:30", "+14:00", "-12:00"}) {
-    const canal_detail::TimeZone zone(z);
-    const std::int32_t off = *canal_detail::fixed_offset(z);
+    const TimeZone zone(z);
+    const std::int32_t off = *fixed_timezone_offset(z);
     for (unsigned fsp : {0u, 3u, 6u}) {
       const ColumnDef c = column(ColumnType::timestamp2, static_cast<std::uint16_t>(fsp));
       for (int k = 0; k < 2000; ++k) {

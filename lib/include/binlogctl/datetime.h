@@ -22,4 +22,19 @@ bool timezone_name_exists(std::string_view tz);
 // does not parse or the zone is not known.
 std::optional<std::int64_t> parse_datetime_in_zone(std::string_view text, std::string_view tz);
 
+// A --timezone to print times in (Canal's TIMESTAMP values, stats' text). A named zone goes
+// through TZ + localtime_r (one zone per process); a fixed offset is computed directly (proleptic
+// Gregorian calendar, as gmtime_r does). The zone must be valid (fixed_timezone_offset or
+// timezone_name_exists).
+class TimeZone {
+ public:
+  explicit TimeZone(std::string_view tz = "UTC");
+  // "YYYY-MM-DD HH:MM:SS" of `seconds` since the epoch in this zone.
+  void append_local(std::string& out, std::int64_t seconds) const;
+
+ private:
+  bool named_ = false;
+  std::int32_t offset_ = 0;
+};
+
 }  // namespace binlogctl

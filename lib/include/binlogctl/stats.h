@@ -24,6 +24,8 @@
 // Memory: per table, per event type, per interval and the top-N lists; nothing per event.
 #pragma once
 
+#include <binlogctl/datetime.h>
+
 #include <binlogctl/bytes.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/diagnostic.h>
@@ -49,6 +51,7 @@ struct StatsOptions {
   std::vector<std::string> inputs;
   InputSet* input_set = nullptr;  // read instead of `inputs` when set (tests, fuzzers)
   OutputFormat format = OutputFormat::text;
+  std::string timezone = "UTC";  // --timezone: the zone of the text report's times
   bool verify_checksums = true;
   std::optional<std::uint64_t> start_position;  // first file
   std::optional<std::uint64_t> stop_position;   // last file
@@ -155,8 +158,9 @@ bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink
 // in that order (tables, event types, largest then longest transactions, intervals, summary).
 // Times are UTC "YYYY-MM-DD HH:MM:SS".
 void append_stats_json(const StatsReport& report, std::string& out);
-// The report as aligned text tables, one section per kind.
-void append_stats_text(const StatsReport& report, std::string& out);
+// The report as aligned text tables, one section per kind; times in `tz` (--timezone; the JSON
+// form keeps UTC). Interval starts stay aligned to UTC minutes, hours and days.
+void append_stats_text(const StatsReport& report, std::string& out, const TimeZone& tz = TimeZone());
 
 // Runs stats; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable input).
 int run_stats(const StatsOptions& opts, std::FILE* out, std::FILE* err);

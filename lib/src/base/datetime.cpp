@@ -89,4 +89,73 @@ std::optional<std::int64_t> parse_datetime_in_zone(std::string_view text, std::s
   return t;
 }
 
+// ---- printing in a zone ---------------------------------------------------------------------------------
+
+TimeZone::TimeZone(std::string_view tz) {
+  if (auto off = fixed_timezone_offset(tz)) {
+    offset_ = *off;
+  } else {
+    named_ = true;
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    ::setenv("TZ", std::string(tz).c_str(), 1);
+    ::tzset();
+  }
+}
+
+void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
+  unsigned year, month, day, hour, minute, second;
+  if (named_) {
+    std::tm tm{};
+    const std::time_t t = static_cast<std::time_t>(seconds);
+    ::localtime_r(&t, &tm);
+    year = static_cast<unsigned>(tm.tm_year + 1900);
+    month = static_cast<unsigned>(tm.tm_mon + 1);
+    day = static_cast<unsigned>(tm.tm_mday);
+    hour = static_cast<unsigned>(tm.tm_hour);
+    minute = static_cast<unsigned>(tm.tm_min);
+    second = static_cast<unsigned>(tm.tm_sec);
+  } else {
+    // gmtime_r's calendar (days to civil date, H. Hinnant's algorithm), without its call.
+    const std::int64_t t = seconds + offset_;
+    std::int64_t days = t / 86400, rem = t % 86400;
+    if (rem < 0) {
+      rem += 86400;
+      --days;
+    }
+    hour = static_cast<unsigned>(rem / 3600);
+    minute = static_cast<unsigned>(rem / 60 % 60);
+    second = static_cast<unsigned>(rem % 60);
+    const std::int64_t z = days + 719468;
+    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const std::int64_t doe = z - era * 146097;
+    const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const std::int64_t mp = (5 * doy + 2) / 153;
+    day = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
+    month = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
+    year = static_cast<unsigned>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+  }
+  char b[19] = {static_cast<char>('0' + year / 1000 % 10),
+                static_cast<char>('0' + year / 100 % 10),
+                static_cast<char>('0' + year / 10 % 10),
+                static_cast<char>('0' + year % 10),
+                '-',
+                static_cast<char>('0' + month / 10 % 10),
+                static_cast<char>('0' + month % 10),
+                '-',
+                static_cast<char>('0' + day / 10 % 10),
+                static_cast<char>('0' + day % 10),
+                ' ',
+                static_cast<char>('0' + hour / 10 % 10),
+                static_cast<char>('0' + hour % 10),
+                ':',
+                static_cast<char>('0' + minute / 10 % 10),
+                static_cast<char>('0' + minute % 10),
+                ':',
+                static_cast<char>('0' + second / 10 % 10),
+                static_cast<char>('0' + second % 10)};
+  out.append(b, sizeof b);
+}
+
 }  // namespace binlogctl

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <binlogctl/columns.h>
+#include <binlogctl/datetime.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
@@ -16,21 +17,6 @@
 #include <string_view>
 
 namespace binlogctl::canal_detail {
-
-std::optional<std::int32_t> fixed_offset(std::string_view tz);
-
-// TIMESTAMP rendering zone. A named zone goes through TZ + localtime_r (one zone per process);
-// a fixed offset is computed directly (proleptic Gregorian calendar, as gmtime_r does).
-class TimeZone {
- public:
-  explicit TimeZone(std::string_view tz);
-  // "YYYY-MM-DD HH:MM:SS" of `seconds` since the epoch in this zone.
-  void append_local(std::string& out, std::int64_t seconds) const;
-
- private:
-  bool named_ = false;
-  std::int32_t offset_ = 0;
-};
 
 // How the bytes of a text column (CHAR/VARCHAR/TEXT, collation != binary) become Canal's string,
 // decided once per column from its collation. Each mode gives exactly what the JSON rendering of

@@ -26,10 +26,10 @@ void append_time_json(std::string& out, const std::optional<std::int64_t>& t) {
   append_time_json(out, t.value_or(0));
 }
 
-std::string time_text(std::int64_t t) {
+std::string time_text(std::int64_t t, const TimeZone& tz) {
   if (t == 0) return "-";
   std::string s;
-  append_utc_datetime(s, t);
+  tz.append_local(s, t);
   return s;
 }
 
@@ -127,7 +127,7 @@ void append_transaction_json(std::string& b, const TransactionStats& t, std::str
 }
 
 void append_transactions_text(std::string& out, const std::vector<TransactionStats>& list,
-                              std::string_view title) {
+                              std::string_view title, const TimeZone& tz) {
   out.append(title);
   out.push_back('\n');
   TextTable tt({{"txn_id", true},
@@ -142,7 +142,7 @@ void append_transactions_text(std::string& out, const std::vector<TransactionSta
   for (const TransactionStats& t : list)
     tt.row({num(t.txn_id), t.gtid.empty() ? "-" : name_text(t.gtid), name_text(t.log_name),
             num(t.pos), size_text(t.bytes), num(t.events), num(t.rows), fmt::format("{}", t.duration()),
-            time_text(t.commit_time) + (t.complete ? "" : " (incomplete)")});
+            time_text(t.commit_time, tz) + (t.complete ? "" : " (incomplete)")});
   tt.append_to(out);
 }
 
@@ -239,7 +239,7 @@ void append_stats_json(const StatsReport& rep, std::string& b) {
   b.append("}\n");
 }
 
-void append_stats_text(const StatsReport& rep, std::string& out) {
+void append_stats_text(const StatsReport& rep, std::string& out, const TimeZone& tz) {
   out.append(fmt::format("Tables ({})\n", rep.tables.size()));
   TextTable tables({{"database", false},
                     {"table", false},
@@ -263,7 +263,7 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
 
   out.push_back('\n');
   append_transactions_text(
-      out, rep.largest, fmt::format("Largest transactions (top {} by bytes)", rep.largest.size()));
+      out, rep.largest, fmt::format("Largest transactions (top {} by bytes)", rep.largest.size()), tz);
   out.push_back('\n');
   // Durations are whole seconds: when every one is 0 the ranking would only repeat "Largest".
   const bool all_instant = !rep.longest.empty() &&
@@ -273,7 +273,7 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
     out.append("Longest transactions: every transaction took under a second (durations are whole seconds)\n");
   else
     append_transactions_text(out, rep.longest,
-                             fmt::format("Longest transactions (top {} by duration)", rep.longest.size()));
+                             fmt::format("Longest transactions (top {} by duration)", rep.longest.size()), tz);
 
   out.append(rep.interval_seconds == 60      ? std::string("\nTimeline (per minute)\n")
              : rep.interval_seconds == 3600  ? std::string("\nTimeline (per hour)\n")
@@ -288,7 +288,7 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
                       {"deletes", true},
                       {"bytes", true}});
   for (const IntervalStats& iv : rep.intervals)
-    timeline.row({time_text(iv.start), num(iv.transactions), num(iv.events), num(iv.rows()),
+    timeline.row({time_text(iv.start, tz), num(iv.transactions), num(iv.events), num(iv.rows()),
                   num(iv.inserts), num(iv.updates), num(iv.deletes), size_text(iv.bytes)});
   timeline.append_to(out);
 
@@ -306,8 +306,8 @@ void append_stats_text(const StatsReport& rep, std::string& out) {
   sum.row({"updates", num(s.updates)});
   sum.row({"deletes", num(s.deletes)});
   sum.row({"uncounted_rows_events", num(s.uncounted_rows_events)});
-  sum.row({"first_timestamp", time_text(s.first_time.value_or(0))});
-  sum.row({"last_timestamp", time_text(s.last_time.value_or(0))});
+  sum.row({"first_timestamp", time_text(s.first_time.value_or(0), tz)});
+  sum.row({"last_timestamp", time_text(s.last_time.value_or(0), tz)});
   sum.row({"errors", num(s.errors)});
   sum.row({"warnings", num(s.warnings)});
   std::string rows;
