@@ -102,6 +102,11 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
   if (mysql_real_connect(s.m, host, o.user.empty() ? nullptr : o.user.c_str(), pw, nullptr, o.port,
                          o.socket.empty() ? nullptr : o.socket.c_str(), 0) == nullptr)
     s.fail("cannot connect");
+  // Connector/C 3.3 falls back to plain text when the server has no TLS unless the certificate
+  // is verified: REQUIRED is checked here.
+  if ((mode == "REQUIRED" || mode == "VERIFY_CA" || mode == "VERIFY_IDENTITY") && mysql_get_ssl_cipher(s.m) == nullptr)
+    throw RemoteError(fmt::format("server {}: --ssl-mode {}: the connection is not encrypted (the server offers no TLS)",
+                                  s.label, mode));
   const char* info = mysql_get_server_info(s.m);
   s.mariadb = info != nullptr && std::strstr(info, "MariaDB") != nullptr;
   // Session variables the dump thread reads (see ../shared/design/remote-and-sql.md): without the
