@@ -17,8 +17,8 @@ replication user), runs a short bounded workload (a stretch of it with binlog_ch
     cut at random offsets are truncated and completed; 10 SIGKILLs during a workload and a SIGTERM,
     then a resume, still give the server's files; a byte flipped by a TCP proxy is reported as
     checksum_mismatch with the file and position, exit 1, and the damaged event is not on disk;
-  * TLS: --ssl-mode REQUIRED refused without TLS; REQUIRED and VERIFY_CA over TLS (a test CA made
-    with openssl) read as before; VERIFY_CA with another CA refused;
+  * TLS: --ssl-mode REQUIRED refused without TLS; over TLS (a test CA made with openssl) REQUIRED
+    reads as before, VERIFY_CA refuses a certificate for another host name, another CA is refused;
   * errors: wrong password, unknown host, nothing listening, no REPLICATION SLAVE privilege, a file
     the server does not have (listed or not), purged files, binary logging off: exit 2 and a
     message naming the server and the reason.
@@ -518,8 +518,10 @@ def main():
             ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
             ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=binlogctl test CA")
             ossl("req", "-x509", *ec, "-keyout", "other.key", "-out", "other.pem", "-days", "2", "-subj", "/CN=another CA")
-            ossl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-            open(os.path.join(certs, "san"), "w").write("subjectAltName=IP:127.0.0.1\n")
+            # The server's certificate names another host than the 127.0.0.1 we connect to: only a
+            # check of the name (VERIFY_*) refuses it.
+            ossl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=binlogctl-test.invalid")
+            open(os.path.join(certs, "san"), "w").write("subjectAltName=DNS:binlogctl-test.invalid\n")
             ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                  "-out", "server.pem", "-days", "2", "-extfile", "san")
             srv.stop()
@@ -529,12 +531,15 @@ def main():
             tls = ["-R", "--host", "127.0.0.1", "--port", str(srv.port), "--user", "repl", "--password=secret"]
             f = srv.binlogs()[-2]
             ref = run(["dump", "--format", "json", "--hexdump", os.path.join(srv.data, f)])
-            for mode in (["--ssl-mode", "REQUIRED"], ["--ssl-mode", "VERIFY_CA", "--ssl-ca", os.path.join(certs, "ca.pem")]):
+            ca, other = os.path.join(certs, "ca.pem"), os.path.join(certs, "other.pem")
+            for mode in (["--ssl-mode", "REQUIRED"], ["--ssl-mode", "REQUIRED", "--ssl-ca", ca]):
                 p = run(["dump", "--format", "json", "--hexdump", *tls, *mode, f])
                 check(p.returncode == 0 and p.stdout == ref.stdout, f"TLS {mode}: exit {p.returncode} {p.stderr[:300]!r}")
-            p = run(["dump", *tls, "--ssl-mode", "VERIFY_CA", "--ssl-ca", os.path.join(certs, "other.pem"), f])
-            check(p.returncode == 2 and f"127.0.0.1:{srv.port}".encode() in p.stderr,
-                  f"TLS with another CA: exit {p.returncode} {p.stderr[:300]!r}")
+            for what, mode in (("the host name", ["--ssl-mode", "VERIFY_CA", "--ssl-ca", ca]),
+                               ("another CA", ["--ssl-mode", "REQUIRED", "--ssl-ca", other])):
+                p = run(["dump", *tls, *mode, f])
+                check(p.returncode == 2 and f"127.0.0.1:{srv.port}".encode() in p.stderr,
+                      f"TLS, {what} does not match: exit {p.returncode} {p.stderr[:300]!r}")
         else:
             print("note: openssl is not installed: the TLS checks with a server certificate are skipped")
         # Binary logging off.
