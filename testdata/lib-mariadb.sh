@@ -12,7 +12,9 @@
 #   mdb_cleanup                     stop every server started here (for traps)
 #
 # The servers use --skip-networking (unix socket only) and --user=root, and
-# keep everything (datadir, socket, pid file, error log) inside DIR.
+# keep everything (datadir, socket, pid file, error log) inside DIR. Opt-in:
+# MDB_NETWORK="--port=N --bind-address=127.0.0.1" replaces --skip-networking
+# (a server that replication clients reach over TCP).
 
 MDB_STARTED_DIRS=()
 
@@ -56,8 +58,10 @@ mdb_init() {
 # fixed local options (socket, pid file, datadir, error log, user).
 mdb_start() {
     local dir=$1; shift
+    local net=(--skip-networking)
+    [ -n "${MDB_NETWORK:-}" ] && read -r -a net <<< "$MDB_NETWORK"
     rm -f "$dir/sock" "$dir/mariadbd.pid"
-    mariadbd --no-defaults --skip-networking --socket="$dir/sock" \
+    mariadbd --no-defaults "${net[@]}" --socket="$dir/sock" \
         --pid-file="$dir/mariadbd.pid" --datadir="$dir/data" --tmpdir="$dir" \
         --log-error="$dir/error.log" --user=root "$@" \
         >>"$dir/mariadbd.out" 2>&1 &

@@ -21,6 +21,7 @@ struct ConvertArgs {
   std::string format = "json";
   std::string binary_as = "base64";
   std::string output;
+  RemoteArgs remote;
   ReadArgs read;
   RowSelectionArgs selection;
   std::uint32_t batch_size = 50;
@@ -46,7 +47,9 @@ int run(ConvertArgs& a) {
   if (a.batch_size == 0) throw CLI::ValidationError("--batch-size", "must be at least 1");
   if ((a.output.empty() || a.output == "-") && a.format == "canal-proto" && isatty(fileno(stdout)) != 0)
     throw CLI::ValidationError("--format", "canal-proto is binary: redirect stdout or use -o FILE");
-  OutputFile output(a.output, o.inputs);
+  const auto remote = a.remote.open(o.inputs);
+  o.input_set = remote.get();
+  OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   std::FILE* out = output.get();
   int rc = 0;
 #ifdef BINLOGCTL_HAVE_CANAL
@@ -75,8 +78,7 @@ int run(ConvertArgs& a) {
 void setup_convert(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand("convert", "Row changes, DDL and statements as JSON Lines, with transactions");
-  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin")
-      ->required();
+  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format,
                   "Output format: json (one object per row change), canal-proto (Canal Entry messages, "
                   "varint-delimited), canal-json (Canal flat messages)")
@@ -107,6 +109,7 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0u, 64u))
       ->default_val(2);
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
+  add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

@@ -14,6 +14,7 @@ struct DumpArgs {
   DumpOptions opts;
   std::string format = "text";
   std::string output;
+  RemoteArgs remote;
   ReadArgs read;
   RowSelectionArgs selection;  // the GTID sets
 };
@@ -23,7 +24,9 @@ int run(DumpArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
   a.selection.apply_gtids(o);
-  OutputFile output(a.output, o.inputs);
+  const auto remote = a.remote.open(o.inputs);
+  o.input_set = remote.get();
+  OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_dump(o, output.get(), stderr);
   output.commit();
   return rc;
@@ -33,8 +36,7 @@ int run(DumpArgs& a) {
 void setup_dump(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<DumpArgs>();
   CLI::App* sub = app.add_subcommand("dump", "Print every event's header and summary, like SHOW BINLOG EVENTS");
-  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin")
-      ->required();
+  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format, "Output format: text (aligned table) or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
@@ -50,6 +52,7 @@ void setup_dump(CLI::App& app, int& exit_code) {
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,
                 "Do not list the events inside TRANSACTION_PAYLOAD events");
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
+  add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

@@ -26,6 +26,7 @@ struct ReplayArgs {
   double drop_rate = 0;
   std::uint64_t seed = 1;
   std::string timeline, plot, format = "text", output;
+  RemoteArgs remote;
 };
 
 std::uint64_t duration_or_throw(const std::string& opt, const std::string& v) {
@@ -34,7 +35,7 @@ std::uint64_t duration_or_throw(const std::string& opt, const std::string& v) {
   return *d;
 }
 
-int run(const ReplayArgs& a) {
+int run(ReplayArgs& a) {
   ReplayOptions o;
   if (!parse_policy(a.policy, o.policy)) throw CLI::ValidationError("--policy", "doc|ticdc|none|blocking");
   auto q = parse_bytes(a.quota);
@@ -67,8 +68,13 @@ int run(const ReplayArgs& a) {
     throw CLI::ValidationError(bad);
   }
 
+  if (a.remote.opts.stop_never)
+    throw CLI::ValidationError("--stop-never", "replay reads the whole chain before it simulates: it needs an end");
+  const auto remote = a.remote.open(a.inputs);
+  const std::vector<std::string> local_inputs = remote ? std::vector<std::string>{} : a.inputs;
   BinlogSourceOptions so;
   so.chain.inputs = a.inputs;
+  so.chain.input_set = remote.get();
   a.read.apply(so.chain);
   a.selection.apply_gtids(so);
   so.filter = table_filter_option(a.selection.filter);
@@ -77,9 +83,9 @@ int run(const ReplayArgs& a) {
     if (*p == "-") throw CLI::ValidationError(p == &a.timeline ? "--timeline" : "--plot", "needs a file name");
   }
   std::unique_ptr<OutputFile> timeline_file, svg_file;
-  if (!a.timeline.empty()) timeline_file = std::make_unique<OutputFile>(a.timeline, a.inputs);
-  if (!a.plot.empty()) svg_file = std::make_unique<OutputFile>(a.plot, a.inputs);
-  OutputFile out_file(a.output, a.inputs);
+  if (!a.timeline.empty()) timeline_file = std::make_unique<OutputFile>(a.timeline, local_inputs);
+  if (!a.plot.empty()) svg_file = std::make_unique<OutputFile>(a.plot, local_inputs);
+  OutputFile out_file(a.output, local_inputs);
 
   StderrDiagnostics diag(stderr);
   BinlogEventSource source(so, diag);
@@ -118,7 +124,7 @@ int run(const ReplayArgs& a) {
 void setup_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();
   CLI::App* sub = app.add_subcommand("replay", "Stream the events through the flow-control engine into simulated sinks");
-  sub->add_option("files", a->inputs, "Binlog files, index files, directories (one chain = one area)")->required();
+  sub->add_option("files", a->inputs, "Binlog files, index files, directories (one chain = one area; with -R: binlog names on the server)");
   sub->add_option("--policy", a->policy, "Flow-control policy: doc, ticdc, none, blocking")
       ->check(CLI::IsMember({"doc", "ticdc", "none", "blocking"}))
       ->default_val("doc");
@@ -157,6 +163,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
                                                 "Leave out the transactions in this GTID set");
   sub->add_option("--filter", a->selection.filter,
                   "Canal table filter: only the rows events of these tables (commits are kept), e.g. 'shop\\..*'");
+  add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

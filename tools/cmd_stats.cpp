@@ -15,6 +15,7 @@ struct StatsArgs {
   StatsOptions opts;
   std::string format = "text";
   std::string output;
+  RemoteArgs remote;
   ReadArgs read;
   RowSelectionArgs selection;
   const CLI::Option* interval_option = nullptr;
@@ -29,7 +30,9 @@ int run(StatsArgs& a) {
   if (a.interval_option->count() == 0) o.interval_seconds = 0;  // from the span (StatsOptions)
   else if (o.interval_seconds == 0)
     throw CLI::ValidationError("--interval", "must be at least 1 second");
-  OutputFile output(a.output, o.inputs);
+  const auto remote = a.remote.open(o.inputs);
+  o.input_set = remote.get();
+  OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_stats(o, output.get(), stderr);
   output.commit();
   return rc;
@@ -42,8 +45,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
                                      "Rows and bytes per table, events per type, the largest and "
                                      "longest transactions, a timeline");
   sub->add_option("files", a->opts.inputs,
-                  "Binlog or relay-log files, index files, directories, '-' for stdin")
-      ->required();
+                  "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format,
                   "Output format: text (aligned tables) or json (JSON Lines, one object per line "
                   "with a \"kind\")")
@@ -66,6 +68,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
                   "temporals); repeatable")
       ->allow_extra_args(false);
   sub->add_option("-o,--output", a->output, "Write the statistics to FILE instead of stdout");
+  add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

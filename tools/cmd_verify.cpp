@@ -15,6 +15,7 @@ struct VerifyArgs {
   VerifyOptions opts;
   std::string format = "text";
   std::string output;
+  RemoteArgs remote;
   std::string progress = "auto";
 };
 
@@ -22,7 +23,9 @@ int run(VerifyArgs& a) {
   VerifyOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.progress = progress_mode(a.progress);
-  OutputFile output(a.output, o.inputs);
+  const auto remote = a.remote.open(o.inputs);
+  o.input_set = remote.get();
+  OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_verify(o, output.get(), stderr);
   output.commit();
   return rc;
@@ -33,8 +36,7 @@ void setup_verify(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<VerifyArgs>();
   CLI::App* sub = app.add_subcommand(
       "verify", "Check the integrity of binlog files or a whole chain (sizes, positions, checksums, GTIDs, sequence)");
-  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin")
-      ->required();
+  sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format, "Output format: text (compiler-style lines) or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
@@ -46,6 +48,7 @@ void setup_verify(CLI::App& app, int& exit_code) {
       ->default_val(60);
   sub->add_option("-o,--output", a->output, "Write the findings and the summary to FILE instead of stdout");
   add_progress_option(*sub, a->progress);
+  add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <binlogctl/convert.h>
+#include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
+#include <binlogctl/remote.h>
 #include <binlogctl/schema.h>
 
 #include <cstdint>
@@ -23,6 +25,7 @@ void setup_convert(CLI::App& app, int& exit_code);
 void setup_verify(CLI::App& app, int& exit_code);
 void setup_replay(CLI::App& app, int& exit_code);
 void setup_stats(CLI::App& app, int& exit_code);
+void setup_fetch(CLI::App& app, int& exit_code);
 
 // Shared option helpers (common_options.cpp).
 void add_progress_option(CLI::App& sub, std::string& mode);
@@ -129,5 +132,21 @@ class OutputFile {
   FileBuf buf_;
   std::unique_ptr<std::ostream> os_;
 };
+
+// -R/--read-from-remote-server and the connection options (mysqlbinlog's names), shared by the
+// subcommands that read a chain: with -R the positional arguments are binlog names on the server.
+struct RemoteArgs {
+  bool enabled = false;
+  RemoteOptions opts;
+  std::string password;
+  const CLI::Option* password_option = nullptr;
+  // Without -R: nullptr, and `names` (the positional arguments) must not be empty. With -R: the
+  // server's files as an input set (RemoteError when the server cannot be read).
+  std::unique_ptr<InputSet> open(const std::vector<std::string>& names);
+  // Fills opts.password: --password=PW, asked on the terminal for --password alone, or MYSQL_PWD.
+  void resolve();
+};
+// `with_flag`: the subcommand reads files unless -R is given (fetch always reads a server).
+void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag = true);
 
 }  // namespace binlogctl::cli

@@ -4,11 +4,15 @@
 #include <fmt/format.h>
 
 #include <binlogctl/inputs.h>
+#include <binlogctl/output.h>
 
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -183,6 +187,105 @@ void check_selection(const std::vector<std::string>& inputs, const std::optional
     throw CLI::ValidationError("--start-position",
                                fmt::format("{} is not before --stop-position {} in a one-file chain: the selection is empty",
                                            *start_pos, *stop_pos));
+}
+
+// ---- -R and the connection options ----
+
+namespace {
+
+constexpr char kPromptMarker[] = "ASK";  // --password given without a value (shown in --help as --password{ASK})
+
+// Reads a password from the terminal with echo off; nullopt when there is no terminal.
+std::optional<std::string> prompt_password(const std::string& label) {
+  std::FILE* tty = std::fopen("/dev/tty", "r+");
+  if (tty == nullptr) return std::nullopt;
+  const int fd = fileno(tty);
+  termios old {};
+  const bool have = ::tcgetattr(fd, &old) == 0;
+  if (have) {
+    termios quiet = old;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    ::tcsetattr(fd, TCSAFLUSH, &quiet);
+  }
+  fmt::print(tty, "Enter password for {}: ", label);
+  std::fflush(tty);
+  std::string pw;
+  for (int c; (c = std::fgetc(tty)) != EOF && c != '\n';) pw.push_back(static_cast<char>(c));
+  if (have) ::tcsetattr(fd, TCSAFLUSH, &old);
+  fmt::print(tty, "\n");
+  std::fclose(tty);
+  return pw;
+}
+
+}  // namespace
+
+void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
+  const char* group = "Reading from a live server";
+  if (with_flag)
+    sub.add_flag("-R,--read-from-remote-server", r.enabled,
+                 "Read the binlogs from a running server over the replication protocol; FILE... are then "
+                 "its binlog names (default: every file SHOW BINARY LOGS lists)")
+        ->group(group);
+  else
+    r.enabled = true;
+  sub.add_option("--host", r.opts.host, "The server's host name or address (default localhost)")->group(group);
+  sub.add_option("--port", r.opts.port, "The server's TCP port (default 3306)")->group(group);
+  sub.add_option("--socket", r.opts.socket, "The server's unix socket (instead of --host/--port)")->group(group);
+  sub.add_option("--user", r.opts.user, "The user (needs REPLICATION SLAVE; listing files, BINLOG MONITOR)")
+      ->group(group);
+  r.password_option = sub.add_flag(std::string("--password{") + kPromptMarker + "}", r.password,
+                                   "--password=PASSWORD, or --password alone to be asked on the terminal "
+                                   "(default: the MYSQL_PWD environment variable)")
+                          ->group(group);
+  sub.add_option("--ssl-mode", r.opts.ssl_mode,
+                 "DISABLED, PREFERRED (TLS when --ssl-ca/--ssl-cert/--ssl-key are given), REQUIRED, "
+                 "VERIFY_CA, VERIFY_IDENTITY")
+      ->check(CLI::IsMember({"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"}, CLI::ignore_case))
+      ->default_val("PREFERRED")
+      ->group(group);
+  sub.add_option("--ssl-ca", r.opts.ssl_ca, "File of the certificate authorities to trust")->group(group);
+  sub.add_option("--ssl-cert", r.opts.ssl_cert, "The client's certificate file")->group(group);
+  sub.add_option("--ssl-key", r.opts.ssl_key, "The client's private key file")->group(group);
+  sub.add_option("--connection-server-id", r.opts.server_id,
+                 "The replica server id to read under (default: one made from the process id)")
+      ->group(group);
+  sub.add_flag("--stop-never", r.opts.stop_never,
+               "Keep reading: wait for new events and follow rotations (default: stop at the server's current end)")
+      ->group(group);
+}
+
+std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names) {
+  if (!enabled) {
+    if (names.empty()) throw CLI::RequiredError("files");
+    return nullptr;
+  }
+#ifndef BINLOGCTL_HAVE_REMOTE
+  (void)names;
+  throw CLI::ValidationError("-R", "this binlogctl was built without libmariadb (MariaDB Connector/C): it cannot read from a server");
+#else
+  resolve();
+  for (const std::string& n : names)
+    if (n == "-" || n.find('/') != std::string::npos)
+      throw CLI::ValidationError("-R", n + ": with -R the arguments are binlog names on the server, not paths");
+  if (opts.stop_never) LineOutput::set_line_buffered_always(true);  // each record as it comes
+  return remote_inputs(opts, names);
+#endif
+}
+
+void RemoteArgs::resolve() {
+  for (char& c : opts.ssl_mode) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (password_option != nullptr && password_option->count() > 0) {
+    if (password == kPromptMarker) {
+      auto pw = isatty(STDIN_FILENO) != 0 ? prompt_password(server_label(opts)) : std::nullopt;
+      if (!pw)
+        throw CLI::ValidationError("--password", "given without a value and there is no terminal to ask on: use --password=PASSWORD or MYSQL_PWD");
+      opts.password = std::move(*pw);
+    } else {
+      opts.password = password;
+    }
+  } else if (const char* env = std::getenv("MYSQL_PWD")) {
+    opts.password = env;
+  }
 }
 
 }  // namespace binlogctl::cli

@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include <binlogctl/crc32.h>
+#include <binlogctl/remote.h>
 
 #include <fmt/format.h>
 
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   binlogctl::cli::setup_verify(app, exit_code);
   binlogctl::cli::setup_replay(app, exit_code);
   binlogctl::cli::setup_stats(app, exit_code);
+  binlogctl::cli::setup_fetch(app, exit_code);
   // A bare call or a first word that is no subcommand: the usage, not CLI11's one-liner.
   if (argc < 2) {
     print_usage(app, "a subcommand is required", "");
@@ -80,6 +82,9 @@ int main(int argc, char** argv) {
     // CLI11's own codes (105, 106, ...) become our usage status 2; --help/--version stay 0.
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const std::system_error& e) {
+    fmt::print(stderr, "binlogctl: {}\n", e.what());
+    return 2;
+  } catch (const binlogctl::RemoteError& e) {  // -R: the server cannot be read (names it and why)
     fmt::print(stderr, "binlogctl: {}\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {

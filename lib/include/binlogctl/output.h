@@ -29,8 +29,12 @@ class LineOutput {
   void flush();
   // Writes `block` (whole lines) after whatever the buffer holds.
   void write(std::string_view block);
-  // True when every line is written as soon as it ends (a terminal).
+  // True when every line is written as soon as it ends (a terminal, or live input).
   bool interactive() const noexcept { return line_buffered_; }
+  // Every LineOutput made after this call writes each line as it ends, terminal or not: for
+  // inputs that never end (reading a live server with --stop-never), whose readers must see
+  // each record when it happens rather than a block at a time.
+  static void set_line_buffered_always(bool on) noexcept;
 
  private:
   void write_all(const char* p, std::size_t n);

@@ -19,6 +19,7 @@
 #include <binlogctl/event_stream.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
+#include <binlogctl/output.h>
 #include <binlogctl/progress.h>
 
 #include <array>
@@ -134,6 +135,11 @@ struct VerifyOptions {
 // Returns the exit status: 0 no error (warnings allowed unless strict), 1 errors, 2 unreadable
 // input. Problems with the inputs themselves go to `err`.
 int run_verify(const VerifyOptions& opts, std::FILE* out, std::FILE* err);
+
+// verify's output, for other drivers of a ChainVerifier (fetch): a sink that prints each finding
+// as verify does (text or one JSON object per line), and the summary lines / object.
+std::unique_ptr<DiagnosticSink> verify_printer(LineOutput& out, OutputFormat format);
+void print_verify_summary(LineOutput& out, OutputFormat format, const VerifySummary& s);
 
 // The JSON summary object (without the {"summary": ...} wrapper), for tests and other tools.
 std::string summary_json(const VerifySummary& s);

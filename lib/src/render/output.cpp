@@ -2,12 +2,20 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <system_error>
 
 namespace binlogctl {
 
-LineOutput::LineOutput(std::FILE* f) : f_(f), fd_(::fileno(f)), line_buffered_(::isatty(fd_) != 0) {
+namespace {
+std::atomic<bool> always_line_buffered{false};
+}  // namespace
+
+void LineOutput::set_line_buffered_always(bool on) noexcept { always_line_buffered = on; }
+
+LineOutput::LineOutput(std::FILE* f)
+    : f_(f), fd_(::fileno(f)), line_buffered_(::isatty(fd_) != 0 || always_line_buffered) {
   std::fflush(f_);
   buf_.reserve(kBlock + 64 * 1024);
 }

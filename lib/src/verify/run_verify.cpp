@@ -50,6 +50,10 @@ std::string mysql_text(const GtidSet& s) { return s.to_string(","); }
 
 }  // namespace
 
+std::unique_ptr<DiagnosticSink> verify_printer(LineOutput& out, OutputFormat format) {
+  return std::make_unique<PrintSink>(out, format);
+}
+
 namespace {
 
 // The chain reader's hooks for verify: read problems collected for the end, the verifier told
@@ -150,13 +154,8 @@ std::string summary_json(const VerifySummary& s) {
   return b;
 }
 
-int run_verify(const VerifyOptions& opts, std::FILE* outf, std::FILE* errf) {
-  LineOutput out(outf);
-  PrintSink sink(out, opts.format);
-  VerifyRun run = verify_inputs(opts.inputs, opts.config, sink, opts.progress, opts.input_set);
-  for (const std::string& p : run.problems) fmt::print(errf, "binlogctl: {}\n", p);
-  const VerifySummary& s = run.summary;
-  if (opts.format == OutputFormat::json) {
+void print_verify_summary(LineOutput& out, OutputFormat format, const VerifySummary& s) {
+  if (format == OutputFormat::json) {
     std::string& b = out.buf();
     b.append("{\"summary\":");
     b.append(summary_json(s));
@@ -183,9 +182,17 @@ int run_verify(const VerifyOptions& opts, std::FILE* outf, std::FILE* errf) {
     line("mariadb_gtid_executed", s.mariadb_gtid_executed.to_string());
     line("mariadb_gtid_state", s.mariadb_gtid_state.to_string());
   }
+}
+
+int run_verify(const VerifyOptions& opts, std::FILE* outf, std::FILE* errf) {
+  LineOutput out(outf);
+  PrintSink sink(out, opts.format);
+  VerifyRun run = verify_inputs(opts.inputs, opts.config, sink, opts.progress, opts.input_set);
+  for (const std::string& p : run.problems) fmt::print(errf, "binlogctl: {}\n", p);
+  print_verify_summary(out, opts.format, run.summary);
   out.flush();
   if (run.unreadable) return 2;
-  return s.errors > 0 ? 1 : 0;
+  return run.summary.errors > 0 ? 1 : 0;
 }
 
 }  // namespace binlogctl

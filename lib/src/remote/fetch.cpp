@@ -1,0 +1,493 @@
+// binlogctl fetch (fetch.h): server events -> verify's checks -> NAME.partial -> NAME.
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/fetch.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/source.h>
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+
+namespace binlogctl {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_socket{-1};
+
+constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
+constexpr std::size_t kWriteBlock = 1 << 20;
+constexpr char kPartial[] = ".partial";
+constexpr unsigned kErrReadingBinlog = 1236;  // ER_MASTER_FATAL_ERROR_READING_BINLOG: purged, missing
+
+// Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
+// releases is dropped (memory: about one event).
+class PushSource final : public Source {
+ public:
+  void append(Bytes b) {
+    if (head_ > 0 && head_ >= buf_.size() / 2) {
+      buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    buf_.insert(buf_.end(), b.begin(), b.end());
+  }
+  std::uint64_t end() const { return start_ + (buf_.size() - head_); }
+  Bytes window(std::uint64_t off, std::size_t n) override {
+    if (off < start_ || off >= end()) return {};
+    const std::size_t rel = static_cast<std::size_t>(off - start_);
+    const std::size_t avail = buf_.size() - head_ - rel;
+    return {buf_.data() + head_ + rel, std::min(n, avail)};
+  }
+  void release(std::uint64_t off) override {
+    if (off <= start_) return;
+    const std::uint64_t drop = std::min<std::uint64_t>(off - start_, buf_.size() - head_);
+    head_ += static_cast<std::size_t>(drop);
+    start_ += drop;
+  }
+  std::optional<std::uint64_t> size() const override { return std::nullopt; }
+  std::uint64_t raw_position() const override { return end(); }
+  std::uint64_t raw_size() const override { return 0; }
+  // A whole event starts at `off` (its header says how long it is).
+  bool complete_event_at(std::uint64_t off) {
+    Bytes h = window(off, kCommonHeaderLen);
+    if (h.size() < kCommonHeaderLen) return false;
+    return window(off, load_le32(h.data() + 9)).size() == load_le32(h.data() + 9);
+  }
+
+ private:
+  std::vector<std::uint8_t> buf_;
+  std::size_t head_ = 0;
+  std::uint64_t start_ = 0;
+};
+
+[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
+
+void fsync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw_errno(dir);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_errno(dir);
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Server file names in chain order: by base name, then by numeric suffix.
+bool chain_before(const std::string& a, const std::string& b) {
+  const auto na = numeric_suffix(a), nb = numeric_suffix(b);
+  if (na && nb && base_name_of(a) == base_name_of(b)) return *na < *nb;
+  return a < b;
+}
+
+// What a file in the directory holds, read with verify's checks: `keep` is the end of the last
+// complete transaction (or of the file, when it ends with ROTATE or STOP: `complete`, and
+// `next` the file the ROTATE names).
+struct LocalScan {
+  std::uint64_t keep = 0;
+  bool complete = false;
+  std::string next;
+};
+
+LocalScan scan_local(const std::string& path, const std::string& name) {
+  LocalScan r;
+  auto src = open_source(path);
+  DiagnosticCollector ignored;
+  ChainVerifier v(ignored);
+  StreamOptions so;
+  so.resync = false;
+  EventStream s(*src, name, v, so);
+  (void)v.begin_file(InputFile{path, name, false, ""});
+  Event ev;
+  while (s.next(ev)) {
+    if (ev.damage || s.aborted()) break;
+    v.event(ev);
+    const std::uint64_t end = ev.pos + ev.raw.size();
+    if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
+      r.keep = end;
+      r.complete = true;
+      if (ev.type() == EventType::rotate)
+        if (auto rot = decode_rotate(ev.body_reader(), *ev.fde)) r.next.assign(rot->next_file);
+      break;
+    }
+    if (s.seen_fde() && v.current_transaction_id() == 0) r.keep = end;
+  }
+  return r;
+}
+
+class Fetcher {
+ public:
+  Fetcher(const FetchOptions& o, std::FILE* outf, std::FILE* err)
+      : o_(o), err_(err), out_(outf), printer_(verify_printer(out_, o.format)), v_(*printer_, o.verify),
+        dir_(o.result_dir.empty() ? std::string(".") : o.result_dir) {}
+
+  ~Fetcher() {
+    g_socket = -1;
+    if (cur_.fd >= 0) ::close(cur_.fd);
+  }
+  Fetcher(const Fetcher&) = delete;
+  Fetcher& operator=(const Fetcher&) = delete;
+
+  int run() {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) {
+      fmt::print(err_, "binlogctl: {}: cannot make the result directory: {}\n", dir_, ec.message());
+      return 2;
+    }
+    int rc = 0;
+    try {
+      connect();
+      std::string file;
+      std::uint64_t pos = 4;
+      if (!resume_point(file, pos)) return 2;
+      rc = stream(file, pos);
+      if (cur_.fd >= 0) {  // the server's file goes on: it stays NAME.partial
+        sync_now();
+        v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
+        ::close(cur_.fd);
+        cur_.fd = -1;
+      }
+    } catch (const RemoteError& e) {
+      fmt::print(err_, "binlogctl: {}\n", e.what());
+      rc = 2;
+    } catch (const std::system_error& e) {
+      fmt::print(err_, "binlogctl: {}\n", e.what());
+      rc = 2;
+    }
+    if (cur_.fd >= 0) {
+      try {
+        sync_now();
+      } catch (const std::system_error& e) {
+        fmt::print(err_, "binlogctl: {}\n", e.what());
+        rc = 2;
+      }
+    }
+    v_.finish();
+    print_verify_summary(out_, o_.format, v_.summary());
+    out_.flush();
+    if (rc == 2) return 2;
+    return damaged_ || v_.summary().errors > 0 ? 1 : rc;
+  }
+
+ private:
+  struct OutFile {
+    std::string name;
+    int fd = -1;
+    std::uint64_t size = 0;        // bytes in the file, buffered ones included
+    std::vector<std::uint8_t> buf; // not written yet
+    std::unique_ptr<PushSource> src;
+    std::unique_ptr<EventStream> stream;
+  };
+
+  std::string path(const std::string& name, bool partial) const {
+    return (std::filesystem::path(dir_) / (partial ? name + kPartial : name)).string();
+  }
+
+  void connect() {
+    client_ = std::make_unique<ReplicationClient>(o_.remote);
+    g_socket = client_->socket_fd();
+    if (g_stop) request_fetch_stop();
+  }
+
+  // Where to start: after what the directory holds, else the given or first listed file.
+  bool resume_point(std::string& file, std::uint64_t& pos) {
+    std::vector<std::string> partials, finals;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      if (!e.is_regular_file()) continue;
+      const std::string n = e.path().filename().string();
+      if (n.empty() || n[0] == '.') continue;
+      if (ends_with(n, kPartial)) partials.push_back(n.substr(0, n.size() - (sizeof kPartial - 1)));
+      else if (numeric_suffix(n)) finals.push_back(n);
+    }
+    std::sort(partials.begin(), partials.end(), chain_before);
+    std::sort(finals.begin(), finals.end(), chain_before);
+    if (!partials.empty()) {
+      const std::string name = partials.back();
+      const LocalScan r = scan_local(path(name, true), name);
+      if (r.complete) {  // killed between writing the ROTATE and the rename
+        finalize_file(name);
+        return next_after(name, r.next, file, pos);
+      }
+      if (r.keep <= 4) {
+        file = name;
+        pos = 4;
+        return true;
+      }
+      open_partial(name, r.keep);
+      file = name;
+      pos = r.keep;
+      return true;
+    }
+    if (!finals.empty()) {
+      const std::string name = finals.back();
+      const LocalScan r = scan_local(path(name, false), name);
+      if (!r.complete) {
+        fmt::print(err_, "binlogctl: {}: offset {}: the last complete file of the result directory does not end with "
+                         "ROTATE or STOP (not written by fetch?): move it away or rename it to {}{} to resume it\n",
+                   path(name, false), r.keep, name, kPartial);
+        return false;
+      }
+      return next_after(name, r.next, file, pos);
+    }
+    pos = 4;
+    if (!o_.start_file.empty()) {
+      file = o_.start_file;
+      return true;
+    }
+    const auto logs = client_->binary_logs();
+    if (!logs || logs->empty()) {
+      fmt::print(err_, "binlogctl: server {}: {}: name the first file to fetch\n", client_->label(),
+                 logs ? "SHOW BINARY LOGS lists no file" : "cannot list its binary logs (BINLOG MONITOR or REPLICATION CLIENT privilege)");
+      return false;
+    }
+    file = logs->front().name;
+    return true;
+  }
+
+  // The file after `name`: the one its ROTATE names, else (after a STOP) the next one listed.
+  bool next_after(const std::string& name, const std::string& rotate_next, std::string& file, std::uint64_t& pos) {
+    pos = 4;
+    if (!rotate_next.empty()) {
+      file = rotate_next;
+      return true;
+    }
+    const auto logs = client_->binary_logs();
+    if (logs)
+      for (const BinlogFileInfo& f : *logs)
+        if (chain_before(name, f.name)) {
+          file = f.name;
+          return true;
+        }
+    fmt::print(err_, "binlogctl: server {}: no file after {} to fetch yet\n", client_->label(), name);
+    return false;
+  }
+
+  // Resumes NAME.partial: cut back to `keep` and read through the checks again, so that the
+  // stream and the chain checks go on from where the file stands.
+  void open_partial(const std::string& name, std::uint64_t keep) {
+    const std::string p = path(name, true);
+    const int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw_errno(p);
+    if (::ftruncate(fd, static_cast<off_t>(keep)) != 0 || ::fdatasync(fd) != 0) {
+      const int e = errno;
+      ::close(fd);
+      throw std::system_error(e, std::generic_category(), p);
+    }
+    if (::lseek(fd, 0, SEEK_END) < 0) throw_errno(p);
+    start_file(name, fd);
+    auto local = open_source(p);
+    for (std::uint64_t off = 0; off < keep;) {
+      Bytes w = local->window(off, static_cast<std::size_t>(std::min<std::uint64_t>(kWriteBlock, keep - off)));
+      if (w.empty()) break;
+      cur_.src->append(w);
+      off += w.size();
+      local->release(off);
+      Event ev;
+      while (cur_.stream->offset() < off && cur_.src->complete_event_at(std::max<std::uint64_t>(cur_.stream->offset(), 4)) &&
+             cur_.stream->next(ev))
+        v_.event(ev);
+    }
+    cur_.size = keep;
+  }
+
+  void start_file(const std::string& name, int fd) {
+    cur_ = OutFile{};
+    cur_.name = name;
+    cur_.fd = fd;
+    cur_.src = std::make_unique<PushSource>();
+    StreamOptions so;
+    so.resync = false;
+    cur_.stream = std::make_unique<EventStream>(*cur_.src, name, v_, so);
+    (void)v_.begin_file(InputFile{name, name, false, client_->label()});
+  }
+
+  void new_file(const std::string& name) {
+    const std::string p = path(name, true);
+    const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw_errno(p);
+    start_file(name, fd);
+    fsync_dir(dir_);
+    cur_.src->append(Bytes(kMagic, 4));
+    put(Bytes(kMagic, 4));
+  }
+
+  void put(Bytes b) {
+    cur_.buf.insert(cur_.buf.end(), b.begin(), b.end());
+    cur_.size += b.size();
+    if (cur_.buf.size() >= kWriteBlock) write_out();
+  }
+
+  void write_out() {
+    const std::uint8_t* p = cur_.buf.data();
+    std::size_t n = cur_.buf.size();
+    while (n > 0) {
+      const ssize_t w = ::write(cur_.fd, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw_errno(path(cur_.name, true));
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    cur_.buf.clear();
+  }
+
+  void sync_now() {
+    write_out();
+    if (::fdatasync(cur_.fd) != 0) throw_errno(path(cur_.name, true));
+    last_sync_ = std::chrono::steady_clock::now();
+  }
+
+  void finalize_file(const std::string& name) {
+    const std::string from = path(name, true), to = path(name, false);
+    if (::rename(from.c_str(), to.c_str()) != 0) throw_errno(to);
+    fsync_dir(dir_);
+  }
+
+  // The current file's last event is on disk: sync it, give it its final name.
+  void close_complete() {
+    sync_now();
+    v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
+    ::close(cur_.fd);
+    cur_.fd = -1;
+    finalize_file(cur_.name);
+    last_closed_ = cur_.name;
+  }
+
+  int stream(std::string file, std::uint64_t pos) {
+    unsigned backoff = 1;
+    std::string rotate_next;
+    for (;;) {
+      try {
+        BinlogFeed feed(*client_, file, pos, !o_.remote.stop_never);
+        for (;;) {
+          if (g_stop) return 0;
+          BinlogFeed::Item& it = feed.next();
+          if (g_stop) return 0;
+          if (it.kind == BinlogFeed::Kind::end) return 0;
+          if (it.kind == BinlogFeed::Kind::file) {
+            if (cur_.fd >= 0 && it.file == cur_.name && it.pos == cur_.size) continue;  // resumed where we are
+            if (cur_.fd >= 0) {
+              // The server went on to another file without ending this one (it was purged or
+              // the server lost it): what we have stays NAME.partial.
+              fmt::print(err_, "binlogctl: server {}: {} ends at {} without ROTATE; the server went on with {}\n",
+                         client_->label(), cur_.name, cur_.size, it.file);
+              sync_now();
+              v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
+              ::close(cur_.fd);
+              cur_.fd = -1;
+            }
+            if (it.pos != 4) {
+              fmt::print(err_, "binlogctl: server {}: the stream starts {} at {}, where nothing of it is on disk\n",
+                         client_->label(), it.file, it.pos);
+              return 2;
+            }
+            new_file(it.file);
+            continue;
+          }
+          if (cur_.fd < 0) {
+            fmt::print(err_, "binlogctl: server {}: an event before any file in the stream\n", client_->label());
+            return 2;
+          }
+          // Kind::event: through the checks first; written only when sound.
+          cur_.src->append(it.raw);
+          Event ev;
+          if (!cur_.stream->next(ev) || cur_.stream->aborted()) {
+            damaged_ = true;
+            return 1;
+          }
+          v_.event(ev);
+          if (ev.damage) {
+            damaged_ = true;
+            return 1;
+          }
+          put(it.raw);
+          backoff = 1;
+          if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
+            rotate_next.clear();
+            if (ev.type() == EventType::rotate)
+              if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_next.assign(r->next_file);
+            close_complete();
+            continue;
+          }
+          if (v_.current_transaction_id() == 0) {
+            write_out();
+            const auto now = std::chrono::steady_clock::now();
+            if (o_.fsync_interval <= 0 || now - last_sync_ >= std::chrono::duration<double>(o_.fsync_interval)) sync_now();
+          }
+        }
+      } catch (const RemoteError& e) {
+        if (g_stop) return 0;
+        // A file the server no longer has (purged) does not come back by reconnecting.
+        if (!o_.remote.stop_never || e.server_errno() == kErrReadingBinlog) throw;
+        fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
+        std::fflush(err_);
+      }
+      // --stop-never: reconnect with backoff, and go on from the last event on disk.
+      for (;;) {
+        for (unsigned i = 0; i < backoff * 10 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (g_stop) return 0;
+        backoff = std::min(backoff * 2, 30u);
+        try {
+          g_socket = -1;
+          client_.reset();
+          connect();
+          if (cur_.fd >= 0) {
+            file = cur_.name;
+            pos = cur_.size;
+          } else if (!next_after(last_closed_, rotate_next, file, pos)) {
+            continue;
+          }
+          fmt::print(err_, "binlogctl: server {}: reconnected, going on from {} at {}\n", client_->label(), file, pos);
+          std::fflush(err_);
+          break;
+        } catch (const RemoteError& e) {
+          fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
+          std::fflush(err_);
+        }
+      }
+    }
+  }
+
+  const FetchOptions& o_;
+  std::FILE* err_;
+  LineOutput out_;
+  std::unique_ptr<DiagnosticSink> printer_;
+  ChainVerifier v_;
+  std::string dir_;
+  std::unique_ptr<ReplicationClient> client_;
+  OutFile cur_;
+  std::string last_closed_;
+  bool damaged_ = false;
+  std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+void request_fetch_stop() noexcept {
+  g_stop = true;
+  const int fd = g_socket.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);  // wakes the read that waits for the server
+}
+
+int run_fetch(const FetchOptions& opts, std::FILE* out, std::FILE* err) {
+  Fetcher f(opts, out, err);
+  return f.run();
+}
+
+}  // namespace binlogctl

@@ -1,0 +1,165 @@
+// The input seam over a live server (remote.h: remote_inputs): each server binlog is one input
+// file whose bytes are what the file holds, streamed by a BinlogFeed.
+#include <binlogctl/remote.h>
+#include <binlogctl/source.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+namespace binlogctl {
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
+
+// One server file as a byte stream: the magic number, then its events. With `follow` the stream
+// goes on into the files after it (magic number, events, ...), as concatenated files do.
+class RemoteFileStream final : public ByteStream {
+ public:
+  RemoteFileStream(const RemoteOptions& o, std::unique_ptr<ReplicationClient> client, std::string file, bool follow)
+      : opts_(o), client_(std::move(client)), file_(std::move(file)), follow_(follow) {}
+
+  // A connection that fails is not damage in the data: RemoteError goes up to the caller (exit
+  // status 2, the server and the reason named), after the bytes already received are handed out.
+  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
+    if (failure_) {
+      const RemoteError e = *failure_;
+      failure_.reset();
+      throw e;
+    }
+    std::size_t n = 0;
+    try {
+      while (n < cap && !done_) {
+        if (pending_.empty() && !refill()) break;
+        const std::size_t k = std::min(cap - n, pending_.size());
+        std::memcpy(dst + n, pending_.data(), k);
+        pending_ = pending_.subspan(k);
+        n += k;
+        pos_ += k;
+        // Hand out what we have rather than wait for the server's next event.
+        if (pending_.empty() && n > 0) break;
+      }
+    } catch (const RemoteError& e) {
+      done_ = true;
+      if (n == 0) throw;
+      failure_ = e;
+    }
+    return n;
+  }
+  std::uint64_t raw_position() const override { return pos_; }
+
+  // Starts the dump and reads up to the file's first bytes, so that a server that refuses (no
+  // REPLICATION SLAVE privilege, a purged file) throws RemoteError here rather than looking like
+  // an empty file later.
+  void prime() {
+    if (!refill()) done_ = true;
+  }
+
+ private:
+  // The next bytes to hand out; false at the end of the file (or of the followed chain).
+  bool refill() {
+    if (!client_) client_ = std::make_unique<ReplicationClient>(opts_);
+    if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never);
+    if (!held_.empty()) {
+      pending_ = held_;
+      held_ = {};
+      return true;
+    }
+    for (;;) {
+      BinlogFeed::Item& it = feed_->next();
+      switch (it.kind) {
+        case BinlogFeed::Kind::end:
+          done_ = true;
+          return false;
+        case BinlogFeed::Kind::file:
+          if (files_ > 0 && !follow_) {  // the server moved on to the next file: this one is complete
+            done_ = true;
+            return false;
+          }
+          ++files_;
+          pending_ = Bytes(kMagic, 4);
+          return true;
+        case BinlogFeed::Kind::event:
+          if (files_ == 0) {  // an event before any file was announced: the server skipped the ROTATE
+            ++files_;
+            held_ = it.raw;
+            pending_ = Bytes(kMagic, 4);
+            return true;
+          }
+          pending_ = it.raw;
+          return true;
+      }
+    }
+  }
+
+  const RemoteOptions& opts_;
+  std::unique_ptr<ReplicationClient> client_;
+  std::unique_ptr<BinlogFeed> feed_;
+  std::string file_;
+  bool follow_;
+  bool done_ = false;
+  std::optional<RemoteError> failure_;  // met after bytes that were handed out first
+  unsigned files_ = 0;
+  Bytes pending_;
+  Bytes held_;
+  std::uint64_t pos_ = 0;
+};
+
+class RemoteInputs final : public InputSet {
+ public:
+  RemoteInputs(const RemoteOptions& o, const std::vector<std::string>& names) : opts_(o) {
+    spare_ = std::make_unique<ReplicationClient>(opts_);
+    const std::string& label = spare_->label();
+    const auto logs = spare_->binary_logs();
+    std::vector<std::string> chosen = names;
+    if (chosen.empty()) {
+      if (!logs)
+        throw RemoteError(fmt::format("server {}: cannot list its binary logs (SHOW BINARY LOGS needs the BINLOG MONITOR "
+                                      "or REPLICATION CLIENT privilege): name the files to read",
+                                      label));
+      if (logs->empty()) throw RemoteError(fmt::format("server {}: SHOW BINARY LOGS lists no file", label));
+      // From the first file: all of them now, or the first followed through every rotation.
+      if (opts_.stop_never) chosen.push_back(logs->front().name);
+      else
+        for (const BinlogFileInfo& f : *logs) chosen.push_back(f.name);
+    }
+    for (const std::string& name : chosen) {
+      std::uint64_t size = 0;
+      if (logs) {
+        auto it = std::find_if(logs->begin(), logs->end(), [&](const BinlogFileInfo& f) { return f.name == name; });
+        if (it == logs->end())
+          throw RemoteError(fmt::format("server {}: {}: no such binary log (SHOW BINARY LOGS lists {}){}", label, name,
+                                        logs->empty() ? std::string("none")
+                                                      : logs->front().name + " to " + logs->back().name,
+                                        logs->empty() || name > logs->front().name ? "" : "; purged?"));
+        size = it->size;
+      }
+      list_.files.push_back(InputFile{name, name, false, label});
+      if (!opts_.stop_never) total_ += size;
+    }
+  }
+  const InputList& list() const override { return list_; }
+  std::uint64_t total_size() const override { return total_; }
+  std::unique_ptr<Source> open(const InputFile& f) override {
+    const bool last = !list_.files.empty() && &f == &list_.files.back();
+    auto s = std::make_unique<RemoteFileStream>(opts_, std::move(spare_), f.path, opts_.stop_never && last);
+    s->prime();
+    return stream_source(std::move(s), 0);
+  }
+
+ private:
+  RemoteOptions opts_;
+  std::unique_ptr<ReplicationClient> spare_;  // the listing's connection, used by the first file
+  InputList list_;
+  std::uint64_t total_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<InputSet> remote_inputs(const RemoteOptions& o, const std::vector<std::string>& names) {
+  return std::make_unique<RemoteInputs>(o, names);
+}
+
+}  // namespace binlogctl
