@@ -43,7 +43,7 @@ int run(ConvertArgs& a) {
     throw CLI::ValidationError("--flashback", "writes SQL: only with --format sql (or without --format)");
   if (a.sql.flashback) a.format = "sql";
   const bool sql = a.format == "sql";
-  if (!sql && (a.sql.skip_unsafe || !a.sql.tmpdir.empty()))
+  if (!a.sql.flashback && (a.sql.skip_unsafe || !a.sql.tmpdir.empty()))
     throw CLI::ValidationError("--flashback-skip-unsafe/--tmpdir", "only with --flashback");
   a.sql.set = a.sql_set == "all" ? SqlSet::all : SqlSet::changed;
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";

@@ -646,6 +646,7 @@ class SqlConverter final : public TransactionFront::Hooks {
       data = Bytes(reinterpret_cast<const std::uint8_t*>(rows_buf_.data()), rows_buf_.size());
     }
     open_txn(ev);
+    load_generated(*tm);
     ByteReader r(data, at);
     std::string s;
     while (r.ok() && !r.empty()) {
@@ -687,26 +688,71 @@ class SqlConverter final : public TransactionFront::Hooks {
         continue;
       }
       if (c.partial_json) {
-        // The after document: the before image's document with the diffs applied.
-        if (before == nullptr || i >= cells_a_.size() || !cells_a_[i].present || cells_a_[i].is_null ||
-            cells_a_[i].value.kind != ValueKind::json)
-          return DecodeError{Errc::bad_value, c.diffs_at,
-                             "partial JSON update without the before image's document: cannot be written as SQL"};
-        json_before_.clear();
-        Status st = append_json_binary(json_before_, cells_a_[i].value.bytes, cells_a_[i].value.offset);
+        const bool have_before = before != nullptr && i < cells_a_.size() && cells_a_[i].present &&
+                                 !cells_a_[i].is_null && cells_a_[i].value.kind == ValueKind::json;
+        Status st = have_before ? full_json_after(l, cells_a_[i].value, c) : json_diff_expression(l, tm, i, c);
         if (!st.ok()) return st;
-        json_after_.clear();
-        st = apply_json_diffs(json_before_, c.diffs, c.diffs_at, json_after_);
-        if (!st.ok()) return st;
-        l = "CAST(";
-        append_sql_text(l, json_after_, 45);
-        l.append(" AS JSON)");
         continue;
       }
       Status st = append_sql_literal(l, tm.infos[i], c.value);
       if (!st.ok()) return st;
     }
     return {};
+  }
+
+  // A partial JSON after image with the before image's document: the whole new document.
+  Status full_json_after(std::string& l, const ColumnValue& before, const ImageCell& c) {
+    json_before_.clear();
+    Status st = append_json_binary(json_before_, before.bytes, before.offset);
+    if (!st.ok()) return st;
+    json_after_.clear();
+    st = apply_json_diffs(json_before_, c.diffs, c.diffs_at, json_after_);
+    if (!st.ok()) return st;
+    l = "CAST(";
+    append_sql_text(l, json_after_, 45);
+    l.append(" AS JSON)");
+    return {};
+  }
+
+  // Without it (binlog_row_image=MINIMAL): the diffs as functions of the column, in order:
+  // REPLACE -> JSON_REPLACE, INSERT -> JSON_ARRAY_INSERT at an array index, else JSON_INSERT,
+  // REMOVE -> JSON_REMOVE.
+  Status json_diff_expression(std::string& l, const TableMap& tm, std::size_t i, const ImageCell& c) {
+    l.clear();
+    append_quoted_identifier(l, tm.columns[i].name);
+    JsonDiffReader rd(c.diffs, c.diffs_at);
+    JsonDiff d;
+    while (rd.next(d)) {
+      const bool array_index = !d.path.empty() && d.path.back() == ']';
+      const char* fn = d.op == JsonDiffOp::replace  ? "JSON_REPLACE("
+                       : d.op == JsonDiffOp::remove ? "JSON_REMOVE("
+                       : array_index                ? "JSON_ARRAY_INSERT("
+                                                    : "JSON_INSERT(";
+      std::string e = fn;
+      e.append(l);
+      e.append(", ");
+      append_sql_text(e, d.path, 45);
+      if (d.op != JsonDiffOp::remove) {
+        json_after_.clear();
+        Status st = append_json_binary(json_after_, d.value, d.value_offset);
+        if (!st.ok()) return st;
+        e.append(", CAST(");
+        append_sql_text(e, json_after_, 45);
+        e.append(" AS JSON)");
+      }
+      e.push_back(')');
+      l.swap(e);
+    }
+    if (!rd.ok()) return rd.error();
+    return {};
+  }
+
+  // Columns a statement must not set: generated ones (VIRTUAL/STORED, known from schema history).
+  void load_generated(const TableMap& tm) {
+    generated_.assign(tm.columns.size(), false);
+    const SchemaTable* def = schema_.find(tm.db, tm.table);
+    if (def == nullptr || def->columns.size() != tm.columns.size()) return;
+    for (std::size_t i = 0; i < def->columns.size(); ++i) generated_[i] = def->columns[i].generated;
   }
 
   void table_name(std::string& s, const TableMap& tm) {
@@ -721,18 +767,18 @@ class SqlConverter final : public TransactionFront::Hooks {
     s.append(" (");
     bool first = true;
     for (std::size_t i = 0; i < lits.size(); ++i) {
-      if (lits[i].empty()) continue;
+      if (lits[i].empty() || generated_[i]) continue;
       if (!first) s.push_back(',');
       first = false;
       append_quoted_identifier(s, tm.columns[i].name);
     }
     s.append(") VALUES (");
     first = true;
-    for (const std::string& l : lits) {
-      if (l.empty()) continue;
+    for (std::size_t i = 0; i < lits.size(); ++i) {
+      if (lits[i].empty() || generated_[i]) continue;
       if (!first) s.push_back(',');
       first = false;
-      s.append(l);
+      s.append(lits[i]);
     }
     s.append(");\n");
   }
@@ -782,7 +828,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     s.append(" SET ");
     bool any = false;
     for (std::size_t i = 0; i < set_lits.size(); ++i) {
-      if (set_lits[i].empty()) continue;
+      if (set_lits[i].empty() || generated_[i]) continue;
       if (sql_.set == SqlSet::changed && i < where_lits.size() && where_lits[i] == set_lits[i]) continue;
       if (any) s.push_back(',');
       any = true;
@@ -800,6 +846,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   }
 
   Status render_row(std::string& s, const TableMap& tm, RowsKind kind) {
+    if (generated_.size() != tm.columns.size()) generated_.assign(tm.columns.size(), false);
     Status st = literals(tm, cells_a_, lits_a_, nullptr);
     if (!st.ok()) return st;
     if (kind == RowsKind::update) {
@@ -839,6 +886,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::vector<ImageCell> cells_a_, cells_b_;
   std::vector<std::string> lits_a_, lits_b_;
   std::string json_before_, json_after_;
+  std::vector<bool> generated_;  // per column of the table being written
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
   std::string cur_db_;
   std::array<std::string, kVarCount> have_{};
