@@ -28,7 +28,9 @@ binlog_row_metadata=FULL, and on it:
 
 Exit 77 (skip) when mariadbd or the mariadb client is absent.
 """
+import json
 import os
+import struct
 import shutil
 import signal
 import subprocess
@@ -238,6 +240,81 @@ COMMIT;
 """
 
 
+def corpus_rows(server, db, table):
+    """Rows of db.table rendered as the corpus README's expected/ files render them (values in
+    column order), read through HEX() so that no byte is lost to the client's escaping."""
+    cols = server.query("SELECT column_name, data_type, column_type FROM information_schema.columns WHERE "
+                        "table_schema='%s' AND table_name='%s' ORDER BY ordinal_position" % (db, table))
+    spec, exprs = [], []
+    for line in cols.splitlines():
+        name, dtype, ctype = line.split("\t")
+        c = q_ident(name)
+        if dtype == "bit":
+            e, kind = "CONCAT(%s + 0)" % c, "int"
+        elif dtype in ("tinyint", "smallint", "mediumint", "int", "bigint", "year"):
+            e, kind = "CONCAT(%s)" % c, "int"
+        elif dtype == "decimal":
+            e, kind = "CONCAT(%s)" % c, "str"
+        elif dtype == "float":
+            e, kind = "CONCAT(%s + 0e0)" % c, "float32"
+        elif dtype == "double" and "," in ctype:  # DOUBLE(M,D): as SELECT prints it, D decimals
+            e, kind = "CONCAT(%s)" % c, "float64"
+        elif dtype == "double":
+            e, kind = "CONCAT(%s + 0e0)" % c, "float64"
+        elif dtype in ("date", "datetime", "timestamp", "time", "uuid", "inet4", "inet6"):
+            e, kind = "HEX(CAST(%s AS CHAR))" % c, "hexstr"
+        elif dtype in ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry", "point",
+                       "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+                       "geometrycollection"):
+            e, kind = "HEX(%s)" % c, "bin"
+        else:  # text, enum, set, JSON (a LONGTEXT)
+            e, kind = "HEX(CONVERT(%s USING utf8mb4))" % c, "hexstr"
+        spec.append(kind)
+        exprs.append("IFNULL(%s, 'NULL')" % e)
+    out = server.query("SET time_zone='+00:00'; SELECT %s FROM %s.%s" % (", ".join(exprs), q_ident(db), q_ident(table)))
+    rows = []
+    for line in out.splitlines():
+        vals = []
+        for kind, v in zip(spec, line.split("\t")):
+            if v == "NULL":
+                vals.append(None)
+            elif kind == "int":
+                vals.append(int(v))
+            elif kind == "float32":
+                vals.append(struct.pack("<f", float(v)))
+            elif kind == "float64":
+                vals.append(float(v))
+            elif kind == "hexstr":
+                vals.append(bytes.fromhex(v).decode("utf-8", "replace"))
+            elif kind == "bin":
+                vals.append("x" + v.lower())
+            else:
+                vals.append(v)
+        rows.append(vals)
+    return spec, rows
+
+
+def corpus_expected(path, spec):
+    rows = []
+    for line in open(path, encoding="utf-8"):
+        vals = list(json.loads(line).values())
+        for i, kind in enumerate(spec):
+            if vals[i] is None:
+                continue
+            if kind == "float32":
+                vals[i] = struct.pack("<f", float(vals[i]))
+            elif kind == "float64":
+                vals[i] = float(vals[i])
+            elif kind == "str" or kind == "hexstr":
+                vals[i] = str(vals[i])
+        rows.append(vals)
+    return rows
+
+
+def canon_rows(rows):
+    return sorted(repr(r) for r in rows)
+
+
 def tables(server):
     out = server.query("SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema IN "
                        "('sqltest','sqltest2') AND table_type='BASE TABLE' ORDER BY 1, 2")
@@ -357,6 +434,20 @@ def main():
             r = server.apply(out)
             check(r.returncode == 0, "types corpus: the client accepts every statement (%s)" %
                   r.stderr.decode(errors="replace")[:500])
+            expected_dir = os.path.join(TYPES, "expected")
+            for fn in sorted(os.listdir(expected_dir)):
+                if not fn.endswith(".jsonl"):
+                    continue
+                db, table = fn[:-len(".jsonl")].split(".", 1)
+                spec, got_rows = corpus_rows(server, db, table)
+                want_rows = corpus_expected(os.path.join(expected_dir, fn), spec)
+                same = canon_rows(got_rows) == canon_rows(want_rows)
+                detail = ""
+                if not same:
+                    g, w = canon_rows(got_rows), canon_rows(want_rows)
+                    detail = "\n  expected-only %s\n  got-only %s" % ([x[:300] for x in w if x not in g][:2],
+                                                                      [x[:300] for x in g if x not in w][:2])
+                check(same, "types corpus: %s.%s equals expected/ (%d rows)%s" % (db, table, len(want_rows), detail))
     finally:
         server.stop()
         if not FAILS:
