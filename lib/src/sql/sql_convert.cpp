@@ -46,6 +46,8 @@ constexpr std::uint16_t kRowsRelaxedUniqueChecks = 0x4;
 // stream order into a buffer that is written to an unlinked temporary file in chunks once it
 // passes the spill size, and read back chunk by chunk, last first. A record is its text followed
 // by its length (4 bytes), so a chunk is read backwards without an index.
+constexpr std::size_t kOutBlock = 256 * 1024;
+
 class ReverseStore {
  public:
   ReverseStore(std::string dir, std::size_t chunk) : dir_(std::move(dir)), chunk_(chunk < 4096 ? 4096 : chunk) {}
@@ -85,7 +87,8 @@ class ReverseStore {
       std::uint32_t n = 0;
       std::memcpy(&n, c.data() + end - 4, 4);
       if (n > end - 4) break;  // cannot happen: the store wrote it
-      out.write(std::string_view(c.data() + end - 4 - n, n));
+      out.buf().append(c.data() + end - 4 - n, n);
+      if (out.buf().size() >= kOutBlock) out.flush();
       end -= 4 + n;
     }
   }
@@ -255,7 +258,7 @@ class SqlConverter final : public TransactionFront::Hooks {
         return 1;
       }
       // The records are read back reversed: the session they need is set once, first.
-      out_.write("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
+      put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
                  "@@session.character_set_client=45, @@session.collation_connection=45;\n");
       store_.replay(out_);
     }
@@ -277,6 +280,12 @@ class SqlConverter final : public TransactionFront::Hooks {
 
  private:
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+  // Output in blocks (LineOutput::write would make a system call per statement).
+  void put(std::string_view text) {
+    std::string& b = out_.buf();
+    b.append(text);
+    if (b.size() >= kOutBlock) out_.flush();
+  }
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
   // A log name inside a comment line: no line breaks.
   static std::string clean(std::string_view s) {
@@ -320,8 +329,8 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   void comment_line(const std::string& line) {
     if (sql_.flashback) return;  // flashback output holds undo statements and SKIPPED notes only
-    out_.write(line);
-    out_.write("\n");
+    put(line);
+    put("\n");
   }
 
   // "# log:pos GTID g YYYY-MM-DD HH:MM:SS" before every statement.
@@ -435,7 +444,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
     s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
     s.append("\nBEGIN;\n");
-    out_.write(s);
+    put(s);
   }
 
   // Ends the transaction written so far with `closing` (COMMIT, ROLLBACK, XA PREPARE).
@@ -443,7 +452,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (!open_) return;
     open_ = false;
     if (!sql_.flashback) {
-      out_.write(closing);
+      put(closing);
       return;
     }
     if (closing.rfind("ROLLBACK", 0) == 0 || closing.find("XA PREPARE") != std::string_view::npos) {
@@ -486,7 +495,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     fmt::print(err_, "binlogctl: warning: transaction {} is incomplete ({}): {}\n", open_txn_, why,
                sql_.flashback ? "not undone" : "rolled back in the output");
     if (!sql_.flashback) {
-      out_.write("ROLLBACK; # incomplete transaction\n");
+      put("ROLLBACK; # incomplete transaction\n");
       return;
     }
     if (txn_spilled_) {
@@ -501,7 +510,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   // Adds one statement of the current transaction.
   void emit(const Event& ev, const std::string& s) {
     if (!sql_.flashback) {
-      out_.write(s);
+      put(s);
       return;
     }
     (void)ev;
@@ -515,6 +524,8 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
     if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
+    std::string pending;  // the context events before this statement are for it alone
+    pending.swap(pending_);
     switch (k) {
       case StatementKind::begin:
       case StatementKind::commit:
@@ -551,7 +562,6 @@ class SqlConverter final : public TransactionFront::Hooks {
       } else {
         note_unsafe(ev, "a statement-logged change (binlog_format=STATEMENT/MIXED)", false);
       }
-      pending_.clear();
       return;
     }
     std::string s;
@@ -564,22 +574,21 @@ class SqlConverter final : public TransactionFront::Hooks {
       cur_db_ = std::string(q.db);
     }
     if (k == StatementKind::xa_start) {
-      out_.write(s);
+      put(s);
       if (!open_) {
         open_ = true;
         open_xa_ = true;
         open_txn_ = front_.state().txn_id;
       }
-      out_.write(std::string(q.sql) + ";\n");
+      put(std::string(q.sql) + ";\n");
       return;
     }
     const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
     if (in_txn) open_txn(ev);
-    s.append(pending_);
-    pending_.clear();
+    s.append(pending);
     s.append(q.sql);
     s.append(";\n");
-    out_.write(s);
+    put(s);
   }
 
   bool rows_type_in_this_server(const Event& ev) {
@@ -648,6 +657,16 @@ class SqlConverter final : public TransactionFront::Hooks {
     open_txn(ev);
     load_generated(*tm);
     ByteReader r(data, at);
+    // What every row of the event shares: the comment line, the session settings (written before
+    // the first row only), the quoted column names.
+    head_.clear();
+    position_comment(head_, ev);
+    session_.clear();
+    if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
+    else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
+      session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
+    quote_names(*tm);
+    insert_prefix_.clear();
     std::string s;
     while (r.ok() && !r.empty()) {
       const std::size_t before_pos = r.position();
@@ -661,16 +680,31 @@ class SqlConverter final : public TransactionFront::Hooks {
         note_unsafe(ev, "a rows event that does not decode", false);
         return;
       }
-      s.clear();
-      position_comment(s, ev);
-      if (!sql_.flashback) row_session(s, ev, h->flags);  // flashback: one header (finish_run)
-      st = render_row(s, *tm, kind.kind);
+      // Forward: straight into the output buffer; flashback: one record per row.
+      std::string& dst = sql_.flashback ? s : out_.buf();
+      if (sql_.flashback) s.clear();
+      const std::size_t mark = dst.size();
+      dst.append(head_);
+      dst.append(session_);
+      if (!sql_.flashback) session_.clear();
+      st = render_row(dst, *tm, kind.kind);
       if (!st.ok()) {
+        dst.resize(mark);
         undecodable(ev, event_name(ev), st.error());
         note_unsafe(ev, "a row that cannot be rendered", false);
         return;
       }
-      emit(ev, s);
+      if (sql_.flashback) emit(ev, s);
+      else if (dst.size() >= kOutBlock) out_.flush();
+    }
+  }
+
+  // `name` per column of the table, quoted, for the statements of one rows event.
+  void quote_names(const TableMap& tm) {
+    if (names_q_.size() < tm.columns.size()) names_q_.resize(tm.columns.size());
+    for (std::size_t i = 0; i < tm.columns.size(); ++i) {
+      names_q_[i].clear();
+      append_quoted_identifier(names_q_[i], tm.columns[i].name);
     }
   }
 
@@ -761,26 +795,43 @@ class SqlConverter final : public TransactionFront::Hooks {
     append_quoted_identifier(s, tm.table);
   }
 
-  void insert_stmt(std::string& s, const TableMap& tm, const std::vector<std::string>& lits) {
-    s.append("INSERT INTO ");
-    table_name(s, tm);
-    s.append(" (");
-    bool first = true;
-    for (std::size_t i = 0; i < lits.size(); ++i) {
-      if (lits[i].empty() || generated_[i]) continue;
-      if (!first) s.push_back(',');
-      first = false;
-      append_quoted_identifier(s, tm.columns[i].name);
+  // INSERT INTO t (present columns) VALUES (...): the part before the values is the same for
+  // every row of an event (one column bitmap), kept in insert_prefix_.
+  void insert_head(std::string& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+    if (insert_prefix_.empty()) {
+      insert_prefix_.append("INSERT INTO ");
+      table_name(insert_prefix_, tm);
+      insert_prefix_.append(" (");
+      bool first = true;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (!cells[i].present || generated_[i]) continue;
+        if (!first) insert_prefix_.push_back(',');
+        first = false;
+        insert_prefix_.append(names_q_[i]);
+      }
+      insert_prefix_.append(") VALUES (");
     }
-    s.append(") VALUES (");
-    first = true;
-    for (std::size_t i = 0; i < lits.size(); ++i) {
-      if (lits[i].empty() || generated_[i]) continue;
+    s.append(insert_prefix_);
+  }
+
+  // An INSERT of the image's values, rendered straight from the cells.
+  Status insert_cells(std::string& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+    insert_head(s, tm, cells);
+    bool first = true;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const ImageCell& c = cells[i];
+      if (!c.present || generated_[i]) continue;
       if (!first) s.push_back(',');
       first = false;
-      s.append(lits[i]);
+      if (c.is_null) {
+        s.append("NULL");
+        continue;
+      }
+      Status st = append_sql_literal(s, tm.infos[i], c.value);
+      if (!st.ok()) return st;
     }
     s.append(");\n");
+    return {};
   }
 
   // WHERE by the primary key when every key column is in the image and not null, else by every
@@ -794,7 +845,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     auto term = [&](std::size_t i) {
       if (!first) s.append(" AND ");
       first = false;
-      append_quoted_identifier(s, tm.columns[i].name);
+      s.append(names_q_[i]);
       if (lits[i] == "NULL") {
         s.append(" IS NULL");
       } else {
@@ -832,7 +883,7 @@ class SqlConverter final : public TransactionFront::Hooks {
       if (sql_.set == SqlSet::changed && i < where_lits.size() && where_lits[i] == set_lits[i]) continue;
       if (any) s.push_back(',');
       any = true;
-      append_quoted_identifier(s, tm.columns[i].name);
+      s.append(names_q_[i]);
       s.push_back('=');
       s.append(set_lits[i]);
     }
@@ -847,6 +898,9 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   Status render_row(std::string& s, const TableMap& tm, RowsKind kind) {
     if (generated_.size() != tm.columns.size()) generated_.assign(tm.columns.size(), false);
+    // An INSERT needs no literal kept: the values go out as they are rendered.
+    if (kind == RowsKind::insert && !sql_.flashback) return insert_cells(s, tm, cells_a_);
+    if (kind == RowsKind::delete_ && sql_.flashback) return insert_cells(s, tm, cells_a_);
     Status st = literals(tm, cells_a_, lits_a_, nullptr);
     if (!st.ok()) return st;
     if (kind == RowsKind::update) {
@@ -854,13 +908,9 @@ class SqlConverter final : public TransactionFront::Hooks {
       if (!st.ok()) return st;
     }
     switch (kind) {
-      case RowsKind::insert:
-        if (sql_.flashback) delete_stmt(s, tm, lits_a_);
-        else insert_stmt(s, tm, lits_a_);
-        break;
-      case RowsKind::delete_:
-        if (sql_.flashback) insert_stmt(s, tm, lits_a_);
-        else delete_stmt(s, tm, lits_a_);
+      case RowsKind::insert:  // flashback
+      case RowsKind::delete_:  // forward
+        delete_stmt(s, tm, lits_a_);
         break;
       case RowsKind::update:
         if (sql_.flashback) update_stmt(s, tm, lits_a_, lits_b_);
@@ -887,6 +937,8 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::vector<std::string> lits_a_, lits_b_;
   std::string json_before_, json_after_;
   std::vector<bool> generated_;  // per column of the table being written
+  std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
+  std::string head_, session_, insert_prefix_;  // the current rows event's shared parts
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
   std::string cur_db_;
   std::array<std::string, kVarCount> have_{};

@@ -98,11 +98,14 @@ void put_utf8(std::string& out, std::string_view s) {
 
 template <void (*F)(JsonBuf&, Bytes)>
 void put_hinted(std::string& out, Bytes b) {
-  out.push_back('\'');
+  thread_local std::string text;  // not `out`: a JsonBuf fills the string it borrows to its capacity
+  text.clear();
   {
-    JsonBuf jb(out);  // gives `out` its contents when it goes
+    JsonBuf jb(text);  // gives `text` its contents when it goes
     F(jb, b);
   }
+  out.push_back('\'');
+  out.append(text);
   out.push_back('\'');
 }
 
@@ -119,6 +122,21 @@ void append_sql_hex(std::string& out, Bytes b) {
 }
 
 void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t collation) {
+  // Most text is printable ASCII: it is the same in every charset the fast path admits (the
+  // UTF-8 compatible ones and latin1) and goes out in one pass.
+  const std::string_view cs = collation == 0 ? "utf8mb4" : collation_charset_name(collation);
+  if (cs == "utf8mb4" || cs == "utf8mb3" || cs == "latin1" || cs == "ascii") {
+    bool ascii = true;
+    for (char ch : bytes) {
+      const auto c = static_cast<unsigned char>(ch);
+      ascii &= c >= 0x20 && c < 0x7f && c != '\\';
+    }
+    if (ascii) {
+      out.append("_utf8mb4");
+      put_quoted(out, bytes);
+      return;
+    }
+  }
   thread_local std::string utf8;
   utf8.clear();
   if (quotable(bytes) && text_to_utf8(utf8, bytes, collation)) {
@@ -153,8 +171,14 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
       put_double(out, v.d);
       return {};
     case ValueKind::decimal: {
+      // Through a small scratch string: the renderers' std::string overloads borrow the string
+      // as a JsonBuf, which fills it out to its capacity (all of a large output buffer).
+      thread_local std::string text;
+      text.clear();
       ByteReader r(v.bytes, v.offset);
-      return append_decimal_text(out, v.precision, v.scale, r);
+      Status st = append_decimal_text(text, v.precision, v.scale, r);
+      out.append(text);
+      return st;
     }
     case ValueKind::decimal_text: {
       const std::string_view s = as_string_view(v.bytes);
