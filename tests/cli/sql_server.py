@@ -206,6 +206,18 @@ SET @uv = 'user var ü', @n = 42;
 INSERT INTO t_renamed VALUES (3, @uv);
 INSERT INTO t_renamed VALUES (@n, 'n');
 SET SESSION binlog_format = 'ROW';
+-- an XA transaction, prepared then committed
+XA START 'xa1', 'b1', 7;
+INSERT INTO t_renamed VALUES (10, 'xa row');
+UPDATE t_renamed SET v = 'xa upd' WHERE id = 2;
+XA END 'xa1', 'b1', 7;
+XA PREPARE 'xa1', 'b1', 7;
+XA COMMIT 'xa1', 'b1', 7;
+XA START 'xa2';
+INSERT INTO t_renamed VALUES (11, 'rolled back');
+XA END 'xa2';
+XA PREPARE 'xa2';
+XA ROLLBACK 'xa2';
 BEGIN;
 UPDATE t_types SET utf = 'updated 😀', j = JSON_SET(j, '$.b', 5), tm = '-01:02:03.000004', bt = b'0' WHERE id = 1;
 UPDATE t_types SET f = 0.30000001192092896, d = 0.30000000000000004 WHERE id = 2;

@@ -443,7 +443,12 @@ class SqlConverter final : public TransactionFront::Hooks {
     s.append(fmt::format("# transaction {}", ts.txn_id));
     if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
     s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
-    s.append("\nBEGIN;\n");
+    if (!ts.xid.empty()) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
+      open_xa_ = true;
+      s.append("\nXA START ").append(ts.xid).append(";\n");
+    } else {
+      s.append("\nBEGIN;\n");
+    }
     put(s);
   }
 
