@@ -160,6 +160,7 @@ struct ImageCell {
   bool is_null = false;
   bool partial_json = false;
   ColumnValue value;
+  Bytes raw;  // the value's bytes in the row image (equal raw bytes: equal values)
   Bytes diffs;
   std::uint64_t diffs_at = 0;
 };

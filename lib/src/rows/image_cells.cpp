@@ -30,6 +30,7 @@ Status decode_image_cells(const TableMap& tm, std::uint64_t width, Bytes present
     c.is_null = false;
     c.partial_json = false;
     c.diffs = {};
+    c.raw = {};
     if (!c.present) continue;
     c.is_null = bit_is_set(nulls, null_index++);
     if (c.is_null) continue;
@@ -43,9 +44,11 @@ Status decode_image_cells(const TableMap& tm, std::uint64_t width, Bytes present
       c.diffs = r.bytes(static_cast<std::size_t>(len));
       continue;
     }
+    const std::size_t from = r.position();
     Status st = decode_column_value(ci, r, c.value);
     if (!st.ok()) return st;
     if (!r.ok()) return r.error();
+    c.raw = r.data().subspan(from, r.position() - from);
   }
   return {};
 }

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -713,30 +714,51 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
   }
 
-  // Literal of every cell (empty for absent ones; "NULL" for nulls).
-  Status literals(const TableMap& tm, const std::vector<ImageCell>& cells, std::vector<std::string>& lits,
-                  const std::vector<std::string>* before) {
-    lits.resize(cells.size());
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      std::string& l = lits[i];
-      l.clear();
-      const ImageCell& c = cells[i];
-      if (!c.present) continue;
-      if (c.is_null) {
-        l = "NULL";
-        continue;
-      }
-      if (c.partial_json) {
-        const bool have_before = before != nullptr && i < cells_a_.size() && cells_a_[i].present &&
-                                 !cells_a_[i].is_null && cells_a_[i].value.kind == ValueKind::json;
-        Status st = have_before ? full_json_after(l, cells_a_[i].value, c) : json_diff_expression(l, tm, i, c);
-        if (!st.ok()) return st;
-        continue;
-      }
-      Status st = append_sql_literal(l, tm.infos[i], c.value);
-      if (!st.ok()) return st;
+  // The images of the current row: cells and, rendered on demand, their literals ("NULL" for
+  // nulls; only absent columns have none). Most statements need a few of them: the key and the
+  // changed columns.
+  struct Image {
+    std::vector<ImageCell>* cells = nullptr;
+    std::vector<std::string>* lits = nullptr;
+    std::vector<char>* done = nullptr;
+    bool after = false;
+  };
+  Image image_a() { return Image{&cells_a_, &lits_a_, &done_a_, false}; }
+  Image image_b() { return Image{&cells_b_, &lits_b_, &done_b_, true}; }
+  void reset_literals(std::size_t n) {
+    lits_a_.resize(n);
+    lits_b_.resize(n);
+    done_a_.assign(n, 0);
+    done_b_.assign(n, 0);
+  }
+  bool present(const Image& im, std::size_t i) const { return i < im.cells->size() && (*im.cells)[i].present; }
+  bool is_null(const Image& im, std::size_t i) const { return (*im.cells)[i].is_null; }
+  // Equal values in the two images (raw bytes compared; a partial JSON value always differs).
+  bool same(std::size_t i) const {
+    const ImageCell& a = cells_a_[i];
+    const ImageCell& b = cells_b_[i];
+    if (a.is_null || b.is_null) return a.is_null == b.is_null;
+    if (a.partial_json || b.partial_json) return false;
+    return a.raw.size() == b.raw.size() && std::equal(a.raw.begin(), a.raw.end(), b.raw.begin());
+  }
+
+  Status literal(const TableMap& tm, const Image& im, std::size_t i, const std::string*& out) {
+    std::string& l = (*im.lits)[i];
+    out = &l;
+    if ((*im.done)[i]) return {};
+    (*im.done)[i] = 1;
+    l.clear();
+    const ImageCell& c = (*im.cells)[i];
+    if (c.is_null) {
+      l = "NULL";
+      return {};
     }
-    return {};
+    if (c.partial_json) {
+      const bool have_before = im.after && i < cells_a_.size() && cells_a_[i].present && !cells_a_[i].is_null &&
+                               cells_a_[i].value.kind == ValueKind::json;
+      return have_before ? full_json_after(l, cells_a_[i].value, c) : json_diff_expression(l, tm, i, c);
+    }
+    return append_sql_literal(l, tm.infos[i], c.value);
   }
 
   // A partial JSON after image with the before image's document: the whole new document.
@@ -841,64 +863,81 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   // WHERE by the primary key when every key column is in the image and not null, else by every
   // column of the image (IS NULL for nulls) and LIMIT 1.
-  void where(std::string& s, const TableMap& tm, const std::vector<std::string>& lits) {
+  Status where(std::string& s, const TableMap& tm, const Image& im) {
     bool by_key = !tm.primary_key.empty();
-    for (std::uint32_t k : tm.primary_key)
-      by_key = by_key && k < lits.size() && !lits[k].empty() && lits[k] != "NULL";
+    for (std::uint32_t k : tm.primary_key) by_key = by_key && present(im, k) && !is_null(im, k);
     s.append(" WHERE ");
     bool first = true;
-    auto term = [&](std::size_t i) {
+    auto term = [&](std::size_t i) -> Status {
       if (!first) s.append(" AND ");
       first = false;
       s.append(names_q_[i]);
-      if (lits[i] == "NULL") {
+      if (is_null(im, i)) {
         s.append(" IS NULL");
-      } else {
-        s.append("=");
-        s.append(lits[i]);
+        return {};
       }
+      const std::string* l = nullptr;
+      Status st = literal(tm, im, i, l);
+      if (!st.ok()) return st;
+      s.push_back('=');
+      s.append(*l);
+      return {};
     };
     if (by_key) {
-      for (std::uint32_t k : tm.primary_key) term(k);
-    } else {
-      for (std::size_t i = 0; i < lits.size(); ++i)
-        if (!lits[i].empty()) term(i);
-      if (first) s.append("1=1");
-      s.append(" LIMIT 1");
+      for (std::uint32_t k : tm.primary_key) {
+        Status st = term(k);
+        if (!st.ok()) return st;
+      }
+      return {};
     }
+    for (std::size_t i = 0; i < im.cells->size(); ++i) {
+      if (!present(im, i)) continue;
+      Status st = term(i);
+      if (!st.ok()) return st;
+    }
+    if (first) s.append("1=1");
+    s.append(" LIMIT 1");
+    return {};
   }
 
-  void delete_stmt(std::string& s, const TableMap& tm, const std::vector<std::string>& where_lits) {
+  Status delete_stmt(std::string& s, const TableMap& tm, const Image& where_image) {
     s.append("DELETE FROM ");
     table_name(s, tm);
-    where(s, tm, where_lits);
+    Status st = where(s, tm, where_image);
+    if (!st.ok()) return st;
     s.append(";\n");
+    return {};
   }
 
-  // UPDATE t SET (the columns of `set_lits` that differ from `where_lits`, or all) WHERE ...
-  void update_stmt(std::string& s, const TableMap& tm, const std::vector<std::string>& set_lits,
-                   const std::vector<std::string>& where_lits) {
+  // UPDATE t SET (the columns of `set_image` whose value differs from `where_image`'s, or all)
+  // WHERE ...
+  Status update_stmt(std::string& s, const TableMap& tm, const Image& set_image, const Image& where_image) {
     const std::size_t start = s.size();
     s.append("UPDATE ");
     table_name(s, tm);
     s.append(" SET ");
     bool any = false;
-    for (std::size_t i = 0; i < set_lits.size(); ++i) {
-      if (set_lits[i].empty() || generated_[i]) continue;
-      if (sql_.set == SqlSet::changed && i < where_lits.size() && where_lits[i] == set_lits[i]) continue;
+    for (std::size_t i = 0; i < set_image.cells->size(); ++i) {
+      if (!present(set_image, i) || generated_[i]) continue;
+      if (sql_.set == SqlSet::changed && present(where_image, i) && same(i)) continue;
+      const std::string* l = nullptr;
+      Status st = literal(tm, set_image, i, l);
+      if (!st.ok()) return st;
       if (any) s.push_back(',');
       any = true;
       s.append(names_q_[i]);
       s.push_back('=');
-      s.append(set_lits[i]);
+      s.append(*l);
     }
     if (!any) {  // nothing changed: no statement
       s.resize(start);
       s.append("# (no column changed)\n");
-      return;
+      return {};
     }
-    where(s, tm, where_lits);
+    Status st = where(s, tm, where_image);
+    if (!st.ok()) return st;
     s.append(";\n");
+    return {};
   }
 
   Status render_row(std::string& s, const TableMap& tm, RowsKind kind) {
@@ -906,21 +945,13 @@ class SqlConverter final : public TransactionFront::Hooks {
     // An INSERT needs no literal kept: the values go out as they are rendered.
     if (kind == RowsKind::insert && !sql_.flashback) return insert_cells(s, tm, cells_a_);
     if (kind == RowsKind::delete_ && sql_.flashback) return insert_cells(s, tm, cells_a_);
-    Status st = literals(tm, cells_a_, lits_a_, nullptr);
-    if (!st.ok()) return st;
-    if (kind == RowsKind::update) {
-      st = literals(tm, cells_b_, lits_b_, &lits_a_);
-      if (!st.ok()) return st;
-    }
+    reset_literals(cells_a_.size());
     switch (kind) {
-      case RowsKind::insert:  // flashback
+      case RowsKind::insert:   // flashback
       case RowsKind::delete_:  // forward
-        delete_stmt(s, tm, lits_a_);
-        break;
+        return delete_stmt(s, tm, image_a());
       case RowsKind::update:
-        if (sql_.flashback) update_stmt(s, tm, lits_a_, lits_b_);
-        else update_stmt(s, tm, lits_b_, lits_a_);
-        break;
+        return sql_.flashback ? update_stmt(s, tm, image_a(), image_b()) : update_stmt(s, tm, image_b(), image_a());
     }
     return {};
   }
@@ -940,6 +971,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::string rows_buf_;
   std::vector<ImageCell> cells_a_, cells_b_;
   std::vector<std::string> lits_a_, lits_b_;
+  std::vector<char> done_a_, done_b_;
   std::string json_before_, json_after_;
   std::vector<bool> generated_;  // per column of the table being written
   std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
