@@ -707,6 +707,15 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   // `name` per column of the table, quoted, for the statements of one rows event.
   void quote_names(const TableMap& tm) {
+    // Maps are mapped again by every transaction: reuse the names while the map is the same.
+    if (names_map_ == &tm && names_generation_ == tm.schema_generation && names_signature_ == tm.signature) return;
+    names_map_ = &tm;
+    names_generation_ = tm.schema_generation;
+    names_signature_ = tm.signature;
+    table_q_.clear();
+    append_quoted_identifier(table_q_, tm.db);
+    table_q_.push_back('.');
+    append_quoted_identifier(table_q_, tm.table);
     if (names_q_.size() < tm.columns.size()) names_q_.resize(tm.columns.size());
     for (std::size_t i = 0; i < tm.columns.size(); ++i) {
       names_q_[i].clear();
@@ -816,11 +825,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     for (std::size_t i = 0; i < def->columns.size(); ++i) generated_[i] = def->columns[i].generated;
   }
 
-  void table_name(std::string& s, const TableMap& tm) {
-    append_quoted_identifier(s, tm.db);
-    s.push_back('.');
-    append_quoted_identifier(s, tm.table);
-  }
+  void table_name(std::string& s, const TableMap&) { s.append(table_q_); }
 
   // INSERT INTO t (present columns) VALUES (...): the part before the values is the same for
   // every row of an event (one column bitmap), kept in insert_prefix_.
@@ -975,6 +980,10 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::string json_before_, json_after_;
   std::vector<bool> generated_;  // per column of the table being written
   std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
+  std::string table_q_;                // `db`.`table`
+  const TableMap* names_map_ = nullptr;  // the map names_q_ and table_q_ were made from
+  std::string names_signature_;
+  std::uint64_t names_generation_ = 0;
   std::string head_, session_, insert_prefix_;  // the current rows event's shared parts
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
   std::string cur_db_;
