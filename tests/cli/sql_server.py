@@ -243,6 +243,17 @@ UPDATE t_cpk SET v = 99 WHERE b = 'k2';
 DELETE FROM t_cpk WHERE a = 2;
 UPDATE sqltest2.l1 SET name = 'ÀÉÎ', note = 'x''y' WHERE id = 2;
 DELETE FROM sqltest2.l1 WHERE id = 3;
+XA START 'xa3';
+UPDATE t_renamed SET v = 'xa3' WHERE id = 10;
+DELETE FROM t_renamed WHERE id = 11;
+XA END 'xa3';
+XA PREPARE 'xa3';
+XA COMMIT 'xa3';
+XA START 'xa4';
+DELETE FROM t_renamed WHERE id = 10;
+XA END 'xa4';
+XA PREPARE 'xa4';
+XA ROLLBACK 'xa4';
 -- a large transaction (spilled by the flashback with a small --spill size)
 BEGIN;
 INSERT INTO t_renamed SELECT seq + 1000, CONCAT('row ', seq) FROM seq_1_to_3000;

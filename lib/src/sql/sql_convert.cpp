@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <system_error>
 #include <unordered_set>
 #include <vector>
@@ -253,6 +254,8 @@ class SqlConverter final : public TransactionFront::Hooks {
   int finish_run() {
     close_open("the input ended inside it");
     if (sql_.flashback) {
+      for (const auto& [xid, p] : prepared_)
+        note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
       if (refused_) {
         fmt::print(err_, "binlogctl: --flashback: the range cannot be undone from its row changes (see the errors "
                          "above; --flashback-skip-unsafe skips those parts with a warning): nothing written\n");
@@ -436,7 +439,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (open_) return;
     const TransactionState& ts = front_.state();
     open_ = true;
-    open_xa_ = false;
+    open_xa_ = !ts.xid.empty();  // ends with XA PREPARE, its outcome later
     open_txn_ = ts.txn_id;
     txn_records_.clear();
     if (sql_.flashback) return;
@@ -444,8 +447,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     s.append(fmt::format("# transaction {}", ts.txn_id));
     if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
     s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
-    if (!ts.xid.empty()) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
-      open_xa_ = true;
+    if (open_xa_) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
       s.append("\nXA START ").append(ts.xid).append(";\n");
     } else {
       s.append("\nBEGIN;\n");
@@ -461,11 +463,28 @@ class SqlConverter final : public TransactionFront::Hooks {
       put(closing);
       return;
     }
-    if (closing.rfind("ROLLBACK", 0) == 0 || closing.find("XA PREPARE") != std::string_view::npos) {
-      // Rolled back: nothing to undo. Prepared XA: its outcome is not known here.
-      if (closing.find("XA PREPARE") != std::string_view::npos && !txn_records_.empty())
-        note_unsafe_at_end("an XA transaction prepared in the range (its outcome decides whether to undo it)");
+    const bool prepare = closing.find("XA PREPARE") != std::string_view::npos;
+    if (prepare || closing.rfind("ROLLBACK", 0) == 0) {
+      // Rolled back: nothing to undo. Prepared XA: held until its XA COMMIT / XA ROLLBACK.
+      if (txn_spilled_) {  // part of it is in the store already
+        note_unsafe_at_end(prepare ? "an XA transaction too large to hold until its outcome"
+                                   : "a rolled back transaction too large to take back");
+        flush_txn_records(true);
+        return;
+      }
+      if (prepare && !txn_records_.empty()) {
+        if (prepared_bytes_ + txn_bytes_ > sql_.spill_bytes) {
+          note_unsafe_at_end("XA transactions prepared in the range hold more than --flashback-memory");
+        } else {
+          prepared_bytes_ += txn_bytes_;
+          Prepared& p = prepared_[front_.state().xid];
+          p.txn = open_txn_;
+          p.bytes = txn_bytes_;
+          p.records = std::move(txn_records_);
+        }
+      }
       txn_records_.clear();
+      txn_bytes_ = 0;
       return;
     }
     flush_txn_records(true);
@@ -561,7 +580,19 @@ class SqlConverter final : public TransactionFront::Hooks {
         else
           note_unsafe(ev, "DDL (a statement, not row changes)", false);
       } else if (k == StatementKind::xa_finish) {
-        if (xa_statement_is_rollback(q.sql)) return;  // nothing happened
+        const bool rollback = xa_statement_is_rollback(q.sql);
+        auto it = prepared_.find(std::string(xa_statement_xid(q.sql)));
+        if (it != prepared_.end()) {  // prepared in the range: undone where it committed
+          if (!rollback) {
+            store_.add("COMMIT;\n");
+            for (const std::string& r : it->second.records) store_.add(r);
+            store_.add(fmt::format("# undo of XA transaction {} ({})\nBEGIN;\n", it->second.txn, it->first));
+          }
+          prepared_bytes_ -= it->second.bytes;
+          prepared_.erase(it);
+          return;
+        }
+        if (rollback) return;  // nothing happened
         note_unsafe(ev, "XA COMMIT of a transaction prepared before the range", false);
       } else if (k == StatementKind::xa_start) {
         return;
@@ -998,6 +1029,13 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::size_t txn_bytes_ = 0;
   bool txn_spilled_ = false;
   bool refused_ = false;
+  struct Prepared {  // an XA transaction prepared in the range: its undo records, until its outcome
+    std::uint64_t txn = 0;
+    std::size_t bytes = 0;
+    std::vector<std::string> records;
+  };
+  std::map<std::string, Prepared> prepared_;
+  std::size_t prepared_bytes_ = 0;
   bool diag_errors_ = false;
 
  public:
