@@ -214,6 +214,31 @@ with tempfile.TemporaryDirectory() as tmp:
           "damaged event: exit 1, # DAMAGE, its rows not written (%d of %d)" %
           (len(row_kinds(sql)), len(row_kinds(sql_ok))))
 
+# a damaged rows event inside a transaction: the transaction is rolled back, not committed
+events = [json.loads(l) for l in subprocess.run([BIN, "dump", "--format", "json", os.path.join(src, first)],
+                                                stdout=subprocess.PIPE).stdout.decode().splitlines()]
+# a rows event after another rows event of its transaction (so that the transaction has begun)
+rows_ev, seen = [], False
+for ev in events:
+    if ev["event_type"] in ("Gtid", "Xid"):
+        seen = False
+    elif ev["type_code"] in (23, 24, 25, 30, 31, 32):  # WRITE/UPDATE/DELETE_ROWS v1, v2
+        if seen:
+            rows_ev.append(ev)
+        seen = True
+check(rows_ev != [], "the fixture has a transaction of several rows events")
+if rows_ev:
+    e = rows_ev[len(rows_ev) // 2]
+    data = bytearray(open(os.path.join(src, first), "rb").read())
+    data[e["pos"] + e["event_size"] - 6] ^= 0x01  # a byte of the body, before the checksum
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, first)
+        open(bad, "wb").write(data)
+        rc, sql, err = run("--format", "sql", bad)
+        mark = "# DAMAGE %s:%d" % (first, e["pos"])
+        check(rc == 1 and mark in sql and "ROLLBACK; # incomplete" in sql[sql.index(mark):] if mark in sql else False,
+              "a damaged rows event: exit 1, its transaction ends with ROLLBACK (rc %d, %s)" % (rc, mark))
+
 # damaged and cut copies never crash or hang: exit 0 or 1 (2 only for an unreadable input)
 import random
 rnd = random.Random(17)

@@ -171,11 +171,13 @@ class SqlConverter final : public TransactionFront::Hooks {
       comment_line(fmt::format("# DAMAGE {}:{}: {} bytes could not be read as events; nothing of them is rendered",
                                clean(*log_name_), at, step.hole_bytes));
       note_unsafe(ev, "a hole in the data inside the range", false);
+      if (open_) txn_incomplete_ = true;
     }
     if (step.damaged) {
       comment_line(fmt::format("# DAMAGE {}:{}: the event failed its checksum; nothing of it is rendered",
                                clean(*log_name_), top_pos(ev)));
       note_unsafe(ev, "a damaged event inside the range", false);
+      if (open_) txn_incomplete_ = true;
       front_.end();
       return;
     }
@@ -304,6 +306,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     diag_.report(d);
   }
   void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
+    if (open_) txn_incomplete_ = true;
     report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, e.offset,
                       fmt::format("{} event at {} does not decode: {}", what, top_pos(ev), e.what)});
   }
@@ -439,6 +442,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (open_) return;
     const TransactionState& ts = front_.state();
     open_ = true;
+    txn_incomplete_ = false;
     open_xa_ = !ts.xid.empty();  // ends with XA PREPARE, its outcome later
     open_txn_ = ts.txn_id;
     txn_records_.clear();
@@ -460,9 +464,18 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (!open_) return;
     open_ = false;
     if (!sql_.flashback) {
+      if (txn_incomplete_ && closing == "COMMIT;\n") {
+        // Part of it is missing (damaged or undecodable): applying the rest would be a change the
+        // server never made.
+        put("ROLLBACK; # incomplete: an event of this transaction is damaged or does not decode\n");
+        txn_incomplete_ = false;
+        return;
+      }
+      txn_incomplete_ = false;
       put(closing);
       return;
     }
+    txn_incomplete_ = false;
     const bool prepare = closing.find("XA PREPARE") != std::string_view::npos;
     if (prepare || closing.rfind("ROLLBACK", 0) == 0) {
       // Rolled back: nothing to undo. Prepared XA: held until its XA COMMIT / XA ROLLBACK.
@@ -517,6 +530,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   void close_open(std::string_view why) {
     if (!open_) return;
     open_ = false;
+    out_.flush();
     fmt::print(err_, "binlogctl: warning: transaction {} is incomplete ({}): {}\n", open_txn_, why,
                sql_.flashback ? "not undone" : "rolled back in the output");
     if (!sql_.flashback) {
@@ -1021,6 +1035,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::array<std::string, kVarCount> have_{};
   std::array<bool, kVarCount> have_set_{};
   bool open_ = false, open_xa_ = false;
+  bool txn_incomplete_ = false;  // an event of the open transaction is damaged or does not decode
   std::uint64_t open_txn_ = 0;
   std::unordered_set<std::string> refused_tables_, changed_tables_;
   // flashback
