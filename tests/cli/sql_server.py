@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Proof of `binlogctl convert --format sql` and `--flashback` against a real MariaDB server.
 
-Usage: sql_server.py BINLOGCTL [TYPES_CORPUS_DIR]
+Usage: sql_server.py BINLOGCTL [MARIADB_CORPUS_DIR]
 
 Starts one private mariadbd (own datadir and unix socket under a temporary directory, no TCP,
 --no-defaults, stopped by its pid) with binlog_format=ROW, binlog_row_image=FULL and
@@ -23,8 +23,9 @@ binlog_row_metadata=FULL, and on it:
 4. refusal: --flashback over the whole range (DDL on changed tables, a statement-logged
    transaction) exits 1 and writes nothing; with --flashback-skip-unsafe it exits 0, warns and
    marks the skipped parts with "# SKIPPED";
-5. if TYPES_CORPUS_DIR (../shared/corpus/mariadb/types) is present: its binlogs (DDL included)
-   converted to SQL are accepted by the client, every statement (exit 0).
+5. the corpora MARIADB_CORPUS_DIR/types and /txn (../shared/corpus/mariadb), when present: their
+   binlogs (DDL, statement-logged transactions, XA, savepoints included) converted to SQL are
+   accepted by the client, and every table then equals the corpus's expected/ file.
 
 Exit 77 (skip) when mariadbd or the mariadb client is absent.
 """
@@ -39,7 +40,7 @@ import tempfile
 import time
 
 BIN = sys.argv[1]
-TYPES = sys.argv[2] if len(sys.argv) > 2 else None
+CORPUS = sys.argv[2] if len(sys.argv) > 2 else None  # ../shared/corpus/mariadb
 
 
 def find(prog):
@@ -448,16 +449,21 @@ def main():
         check(rc == 0 and b"# SKIPPED" in out and "skipped" in err,
               "--flashback-skip-unsafe skips them with a warning (rc %d)" % rc)
 
-        # 4. the MariaDB types corpus: its binlogs (DDL included) applied to an empty server
-        if TYPES and os.path.isdir(os.path.join(TYPES, "binlogs")):
-            corpus_logs = sorted(os.path.join(TYPES, "binlogs", f) for f in os.listdir(os.path.join(TYPES, "binlogs"))
+        # 4. the MariaDB corpora: their binlogs (DDL included) converted, applied to the same
+        # server and compared with their expected/ tables
+        for corpus in ("types", "txn"):
+            cdir = os.path.join(CORPUS, corpus) if CORPUS else ""
+            if not (CORPUS and os.path.isdir(os.path.join(cdir, "binlogs"))):
+                print("skip %s corpus (not present)" % corpus)
+                continue
+            corpus_logs = sorted(os.path.join(cdir, "binlogs", f) for f in os.listdir(os.path.join(cdir, "binlogs"))
                                  if not f.endswith(".index"))
             rc, out, err = convert(["--format", "sql", *corpus_logs])
-            check(rc == 0, "types corpus: convert --format sql exits 0 (%s)" % err.strip()[:300])
+            check(rc == 0, "%s corpus: convert --format sql exits 0 (%s)" % (corpus, err.strip()[:300]))
             r = server.apply(out)
-            check(r.returncode == 0, "types corpus: the client accepts every statement (%s)" %
-                  r.stderr.decode(errors="replace")[:500])
-            expected_dir = os.path.join(TYPES, "expected")
+            check(r.returncode == 0, "%s corpus: the client accepts every statement (%s)" %
+                  (corpus, r.stderr.decode(errors="replace")[:500]))
+            expected_dir = os.path.join(cdir, "expected")
             for fn in sorted(os.listdir(expected_dir)):
                 if not fn.endswith(".jsonl"):
                     continue
@@ -470,7 +476,7 @@ def main():
                     g, w = canon_rows(got_rows), canon_rows(want_rows)
                     detail = "\n  expected-only %s\n  got-only %s" % ([x[:300] for x in w if x not in g][:2],
                                                                       [x[:300] for x in g if x not in w][:2])
-                check(same, "types corpus: %s.%s equals expected/ (%d rows)%s" % (db, table, len(want_rows), detail))
+                check(same, "%s corpus: %s.%s equals expected/ (%d rows)%s" % (corpus, db, table, len(want_rows), detail))
     finally:
         server.stop()
         if not FAILS:
