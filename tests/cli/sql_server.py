@@ -201,6 +201,12 @@ CREATE TABLE t_new (id INT PRIMARY KEY, v VARCHAR(10));
 INSERT INTO t_new VALUES (1, 'one'), (2, 'two');
 RENAME TABLE t_new TO t_renamed;
 UPDATE t_renamed SET v = 'uno' WHERE id = 1;
+-- a trigger (a statement with ';' inside; idempotent, since the replayed INSERT fires it again)
+DELIMITER $$
+CREATE TRIGGER trg BEFORE INSERT ON t_renamed FOR EACH ROW BEGIN SET @fired = 1; SET NEW.v = UPPER(NEW.v); END$$
+DELIMITER ;
+INSERT INTO t_renamed VALUES (5, 'trigger');
+DROP TRIGGER trg;
 -- a statement-logged transaction with session context
 SET SESSION binlog_format = 'STATEMENT';
 SET @uv = 'user var ü', @n = 42;

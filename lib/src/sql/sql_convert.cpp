@@ -631,15 +631,36 @@ class SqlConverter final : public TransactionFront::Hooks {
         open_xa_ = true;
         open_txn_ = front_.state().txn_id;
       }
-      put(std::string(q.sql) + ";\n");
+      std::string x;
+      append_statement(x, q.sql);
+      put(x);
       return;
     }
     const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
     if (in_txn) open_txn(ev);
     s.append(pending);
-    s.append(q.sql);
-    s.append(";\n");
+    append_statement(s, q.sql);
     put(s);
+  }
+
+  // A logged statement and its terminator. A statement with a ';' of its own (CREATE TRIGGER /
+  // PROCEDURE / FUNCTION / EVENT with a BEGIN ... END body) would be cut there by the client:
+  // it goes between DELIMITER lines, as mysqlbinlog writes it, with a delimiter it does not hold.
+  static void append_statement(std::string& s, std::string_view sql) {
+    if (sql.find(';') == std::string_view::npos) {
+      s.append(sql);
+      s.append(";\n");
+      return;
+    }
+    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
+    std::string_view d = kDelimiters[0];
+    for (std::string_view c : kDelimiters) {
+      d = c;
+      if (sql.find(c) == std::string_view::npos) break;
+    }
+    s.append("DELIMITER ").append(d).append("\n");
+    s.append(sql);
+    s.append(d).append("\nDELIMITER ;\n");
   }
 
   bool rows_type_in_this_server(const Event& ev) {
