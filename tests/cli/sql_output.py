@@ -293,6 +293,13 @@ for path in value_files:
     check(n_sql == n_json and n_sql > 0 and not bad,
           "values of %s: %d INSERTs equal the JSON after images %s" % (os.path.relpath(path), n_sql, bad))
 
+# LOAD DATA logged as a statement: not written, an error
+load = os.path.join(SHARED or "", "corpus/public/rust-us__mysql-cdc-rs/5.7/17_18_load/log.bin")
+if SHARED and os.path.exists(load):
+    rc, sql, err = run("--format", "sql", load)
+    check(rc == 1 and "# SKIPPED" in sql and "LOAD DATA" in err and
+          not re.search(r"^LOAD DATA", sql, re.M | re.I), "statement-logged LOAD DATA: skipped with an error")
+
 # usage
 rc, _, err = run("--flashback", "--format", "json", src)
 check(rc == 2, "--flashback --format json is a usage error")

@@ -233,6 +233,28 @@ class SqlConverter final : public TransactionFront::Hooks {
       case EventType::mariadb_query_compressed:
         statement(ev, step.query, step.kind);
         break;
+      case EventType::load:
+      case EventType::new_load:
+      case EventType::exec_load:
+      case EventType::execute_load_query:
+        // LOAD DATA logged as a statement: its file travels in other events; not written as SQL.
+        if (front_.selected()) {
+          if (open_) txn_incomplete_ = true;
+          comment_line(fmt::format("# SKIPPED {}:{}: LOAD DATA logged as a statement (its data is not written as SQL)",
+                                   clean(*log_name_), top_pos(ev)));
+          if (!note_unsafe(ev, "LOAD DATA logged as a statement", false))
+            report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                              "LOAD DATA logged as a statement: not written as SQL (binlog_format=ROW logs its rows)"});
+        }
+        break;
+      case EventType::incident:
+        // The server lost events here (LOST_EVENTS): whatever follows may not match the data.
+        comment_line(fmt::format("# INCIDENT {}:{}: the server recorded lost events here", clean(*log_name_),
+                                 top_pos(ev)));
+        if (!note_unsafe(ev, "an INCIDENT (lost events) inside the range", false))
+          report(Diagnostic{Check::undecodable_event, Severity::warning, *log_name_, top_pos(ev),
+                            "INCIDENT event: the server recorded lost events here"});
+        break;
       case EventType::xa_prepare:
         if (open_) {
           finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
