@@ -60,6 +60,8 @@ class ReverseStore {
   ReverseStore& operator=(const ReverseStore&) = delete;
 
   void add(std::string_view rec) {
+    if (rec.size() > 0xffffffffu)  // events are at most 1 GiB, so a statement stays far below
+      throw std::system_error(EFBIG, std::generic_category(), "a flashback statement over 4 GiB");
     buf_.append(rec);
     const auto n = static_cast<std::uint32_t>(rec.size());
     char len[4];
