@@ -116,6 +116,8 @@ void setup_convert(CLI::App& app, int& exit_code) {
   add_read_options(*sub, a->read, " and, in the Canal formats, of TIMESTAMP values");
   a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Skip transactions in this GTID set");
+  sub->add_option("-d,--database", a->opts.database,
+                  "Only row changes of this database's tables and statements whose default database it is (as mysqlbinlog -d)");
   sub->add_option("--filter", a->selection.filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
   sub->add_option("--schema", a->selection.schema_files,
                   "SQL file of CREATE TABLE statements (e.g. mysqldump --no-data) seeding schema history; repeatable")

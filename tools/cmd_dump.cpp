@@ -45,6 +45,8 @@ void setup_dump(CLI::App& app, int& exit_code) {
                                                 "Only the events of transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
   a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids,
                                                 "Leave out the events of transactions in this GTID set");
+  sub->add_option("-d,--database", a->opts.database,
+                  "Only the statements, table maps and rows events of this database (as mysqlbinlog -d); transaction keywords and other events always");
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,
                 "Do not list the events inside TRANSACTION_PAYLOAD events");
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");

@@ -17,6 +17,8 @@ namespace binlogctl::cli {
 namespace {
 struct ReplayArgs {
   std::vector<std::string> inputs;
+  ReadArgs read;
+  RowSelectionArgs selection;  // GTID sets and --filter (no --schema: replay needs no columns)
   std::string policy = "doc", quota = "64M", path_by = "table", source_rate = "max";
   std::string data_delay = "1ms", control_delay = "10ms", watchdog = "30s", clock = "virtual";
   std::vector<std::string> sinks;
@@ -65,22 +67,35 @@ int run(const ReplayArgs& a) {
     throw CLI::ValidationError(bad);
   }
 
+  BinlogSourceOptions so;
+  so.chain.inputs = a.inputs;
+  a.read.apply(so.chain);
+  a.selection.apply_gtids(so);
+  so.filter = table_filter_option(a.selection.filter);
+  // Every file it writes refuses an input and appears whole or not at all (OutputFile).
+  for (const std::string* p : {&a.timeline, &a.plot}) {
+    if (*p == "-") throw CLI::ValidationError(p == &a.timeline ? "--timeline" : "--plot", "needs a file name");
+  }
+  std::unique_ptr<OutputFile> timeline_file, svg_file;
+  if (!a.timeline.empty()) timeline_file = std::make_unique<OutputFile>(a.timeline, a.inputs);
+  if (!a.plot.empty()) svg_file = std::make_unique<OutputFile>(a.plot, a.inputs);
+  OutputFile out_file(a.output, a.inputs);
+
   StderrDiagnostics diag(stderr);
-  BinlogEventSource source(a.inputs, diag);
+  BinlogEventSource source(so, diag);
   ReplayInput input = load_replay_input(source, o.path_by, o.path_hash_buckets);
   if (source.unreadable()) return 2;
+  warn_unmatched_filter_rules(so.filter, stderr);
 
-  std::ofstream timeline_file;
   std::unique_ptr<JsonlTimelineWriter> timeline;
-  if (!a.timeline.empty()) {
-    timeline_file.open(a.timeline);
-    if (!timeline_file) throw std::system_error(errno, std::generic_category(), a.timeline);
-    timeline = std::make_unique<JsonlTimelineWriter>(timeline_file);
-  }
+  if (timeline_file) timeline = std::make_unique<JsonlTimelineWriter>(timeline_file->stream());
   ReplayResult r = run_replay(o, input, timeline.get());
-  if (!a.plot.empty()) {
-    std::ofstream svg(a.plot);
-    if (!svg) throw std::system_error(errno, std::generic_category(), a.plot);
+  if (timeline_file) {
+    timeline.reset();
+    timeline_file->commit();
+  }
+  if (svg_file) {
+    std::ostream& svg = svg_file->stream();
     PlotOptions po;
     std::string sinks;
     for (const std::string& sk : a.sinks) sinks += fmt::format(" --sink '{}'", sk);
@@ -89,17 +104,12 @@ int run(const ReplayArgs& a) {
         a.policy, a.quota, a.source_rate, a.control_delay, a.data_delay, sinks,
         a.drop_rate > 0 ? fmt::format(" --drop-rate {}", a.drop_rate) : std::string());
     write_plot_svg(svg, r, po);
+    svg_file->commit();
   }
-  std::ofstream out_file;
-  std::ostream* out = &std::cout;
-  if (!a.output.empty() && a.output != "-") {
-    out_file.open(a.output);
-    if (!out_file) throw std::system_error(errno, std::generic_category(), a.output);
-    out = &out_file;
-  }
-  if (a.format == "json") write_summary_json(*out, r);
-  else write_summary_text(*out, r);
-  out->flush();
+  std::ostream& out = out_file.stream();
+  if (a.format == "json") write_summary_json(out, r);
+  else write_summary_text(out, r);
+  out_file.commit();
   const int rc = replay_exit_code(r);
   return rc != 0 ? rc : (diag.errors() > 0 ? 1 : 0);
 }
@@ -140,6 +150,13 @@ void setup_replay(CLI::App& app, int& exit_code) {
   sub->add_option("--drop-rate", a->drop_rate, "Fault injection: fraction of events turned into drop markers")
       ->default_val(0.0);
   sub->add_option("-o,--output", a->output, "Write the summary to FILE");
+  add_read_options(*sub, a->read, "");
+  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
+                                                "Only the transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
+  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids,
+                                                "Leave out the transactions in this GTID set");
+  sub->add_option("--filter", a->selection.filter,
+                  "Canal table filter: only the rows events of these tables (commits are kept), e.g. 'shop\\..*'");
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

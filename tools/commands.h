@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -110,12 +112,22 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   std::FILE* get() const noexcept { return f_; }
+  // The same file as a std::ostream, for writers that take one (replay's summary, timeline, plot).
+  std::ostream& stream();
   // Flushes, closes and renames the temporary file into place (nothing for stdout).
   void commit();
 
  private:
+  // Writes through to f_ (std::ostream over a FILE*).
+  struct FileBuf final : std::streambuf {
+    std::FILE* f = nullptr;
+    int_type overflow(int_type c) override;
+    std::streamsize xsputn(const char* s, std::streamsize n) override;
+  };
   std::FILE* f_ = stdout;
   std::string tmp_, path_;
+  FileBuf buf_;
+  std::unique_ptr<std::ostream> os_;
 };
 
 }  // namespace binlogctl::cli

@@ -60,10 +60,10 @@ void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone
 
 std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given) {
   if (!given) return std::nullopt;
-  if (text.empty()) throw CLI::ValidationError(option, "an empty GTID set selects nothing; leave the option out to select every transaction");
   auto s = GtidSelection::parse(text);
   if (!s)
     throw CLI::ValidationError(option, fmt::format("{} at character {}: {}", text, s.error().offset, s.error().what));
+  if (s->empty()) throw CLI::ValidationError(option, "an empty GTID set selects nothing; leave the option out to select every transaction");
   return std::move(*s);
 }
 
@@ -133,7 +133,25 @@ OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& 
   path_ = path;
 }
 
+OutputFile::FileBuf::int_type OutputFile::FileBuf::overflow(int_type c) {
+  if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+  return std::fputc(c, f) == EOF ? traits_type::eof() : c;
+}
+
+std::streamsize OutputFile::FileBuf::xsputn(const char* s, std::streamsize n) {
+  return static_cast<std::streamsize>(std::fwrite(s, 1, static_cast<std::size_t>(n), f));
+}
+
+std::ostream& OutputFile::stream() {
+  if (!os_) {
+    buf_.f = f_;
+    os_ = std::make_unique<std::ostream>(&buf_);
+  }
+  return *os_;
+}
+
 void OutputFile::commit() {
+  if (os_) os_->flush();
   if (f_ == stdout) return;
   const bool flushed = std::fflush(f_) == 0;
   const int e = errno;

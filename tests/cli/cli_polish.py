@@ -105,6 +105,20 @@ def main():
         bad = [c for c in p.stdout if (c < 0x20 and c != 0x0A) or c == 0x7F]
         check(not bad, f"dump ctl: raw control bytes on stdout: {bad[:5]}")
 
+        # 5. ... also in the messages of the subcommands' own checks (not only the framing's):
+        # a copy cut inside a transaction, where verify, convert, canal-json and stats each say
+        # something about the open transaction.
+        events = dump_json()
+        xid = next(e for e in events if e["event_type"] == "Xid")
+        cut = os.path.join(tmp, "cut.000002")
+        open(cut, "wb").write(open(f2, "rb").read()[:xid["pos"]])
+        for cmd in (["verify"], ["convert"], ["convert", "--format", "canal-json"], ["stats"]):
+            p = run(binary, *cmd, cut)
+            out = p.stderr + p.stdout
+            check(b"transaction_structure" in out, f"{cmd} cut: no transaction_structure finding")
+            lines = [l for l in out.split(b"\n") if b"transaction_structure" in l]
+            check(all((cut + ":").encode() in l for l in lines), f"{cmd} cut: message without the path: {lines[:1]}")
+
         # 6. not a binlog = 1 (empty or text); nothing readable = 2 and no stdout
         empty = os.path.join(tmp, "empty.000001")
         open(empty, "wb").close()
@@ -219,9 +233,56 @@ def main():
     check(not any(e["info"].endswith("GTID " + g) for e in exc), f"exclude {g}: its GTID event is listed")
     later = [e for e in gtids if int(e["info"].split("-")[-1]) > int(n)]
     check(later and not any(e in inc for e in later), "include: later transactions listed")
+    # d-s-n is that one GTID (issue 14: it used to mean seq 1..n); ..d-s-n and d-s:1-n are the
+    # binlog-state meaning; a list may name the same domain-server twice.
+    check(sum(1 for e in inc if e["event_type"] == "Gtid") == 1, f"include {g}: not exactly one GTID")
+    upto = [e for e in gtids if e["info"].split("GTID ")[-1].startswith(f"{d}-{s}-") and int(e["info"].split("-")[-1]) <= int(n)]
+    state = dump_json("--include-gtids", f"..{d}-{s}-{n}", path=chain)
+    check(sum(1 for e in state if e["event_type"] == "Gtid") == len(upto) >= 2, f"include ..{g}: {len(upto)} GTIDs expected")
+    check(dump_json("--include-gtids", f"{d}-{s}:1-{n}", path=chain) == state, f"include {d}-{s}:1-{n} differs from ..{g}")
+    first = gtids[0]["info"].split("GTID ")[-1]
+    two = dump_json("--include-gtids", f"{first}, {g}", path=chain)
+    check(sum(1 for e in two if e["event_type"] == "Gtid") == 2, f"include {first},{g}: not two GTIDs")
+    for bad in (f"{d}-{s}:5-3", f"{d}-{s}", f"{d}-{s}-{n},"):
+        p = run(binary, "dump", "--include-gtids", bad, f2)
+        check(p.returncode == 2 and b"--include-gtids" in p.stderr, f"dump --include-gtids {bad!r}: exit {p.returncode}")
     check(all(e in inc and e in exc for e in every if e["event_type"] in keep_types), "non-transaction events dropped")
     p = run(binary, "dump", "--include-gtids", "", f2)
     check(p.returncode == 2, f"dump --include-gtids '': exit {p.returncode}")
+
+    # 2b. -d/--database as mysqlbinlog: statements by their default database, table maps and
+    # their rows events by the table's database; transaction keywords and other events kept.
+    def is_rows(e):
+        return e["event_type"].endswith("_rows_v1") or e["event_type"].endswith("_rows")
+    tables = {}  # (log_name, table_id) -> db, in order
+    dbs = {(e["log_name"], e["pos"]): e["body"].get("database") for e in dump_json("--decode", path=chain)
+           if e["event_type"] == "Query"}
+    want = []
+    for e in every:
+        t = e["event_type"]
+        if t == "Table_map":
+            db = e["info"].split("(")[1].split(".")[0]
+            tables[(e["log_name"], e["info"].split()[1])] = db
+            if db == "shop": want.append(e)
+        elif is_rows(e):
+            tid = e["info"].split()[1] if e["info"].startswith("table_id:") else None
+            if tables.get((e["log_name"], tid), "shop") == "shop": want.append(e)
+        elif t == "Query":
+            info = e["info"]
+            kw = info.split("; ")[-1].split()[0].upper() if info else ""
+            if kw in ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "XA"): want.append(e)
+            elif dbs.get((e["log_name"], e["pos"])) == "shop": want.append(e)  # the event's own database
+        else:
+            want.append(e)
+    for opt in ("-d", "--database"):
+        got = dump_json(opt, "shop", path=chain)
+        check(got == want, f"dump {opt} shop: {len(got)} events, expected {len(want)}")
+    check(any(e["event_type"] == "Query" and e["info"].startswith("use `typelab`") for e in every) and
+          len(want) < len(every), "fixture: no statement of another database")
+    rows = [json.loads(l) for l in run(binary, "convert", "-d", "shop", chain).stdout.split(b"\n") if l]
+    allrows = [json.loads(l) for l in run(binary, "convert", chain).stdout.split(b"\n") if l]
+    check(rows and all(r["database"] == "shop" for r in rows), "convert -d shop: other databases' records")
+    check(rows == [r for r in allrows if r["database"] == "shop"], "convert -d shop: records of shop missing")
 
     # 11. verify's summary.gtid_executed holds the chain's set on MariaDB too (old keys kept)
     p = run(binary, "verify", "--format", "json", chain)

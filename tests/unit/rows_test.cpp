@@ -337,11 +337,48 @@ TEST_SUITE("rows") {
     TransactionState t;
     t.has_gtid = true;
     t.mariadb_gtid = MariaGtid{0, 1, 50};
-    auto g = GtidSelection::parse("0-1-100");
+    auto g = GtidSelection::parse("..0-1-100");
     REQUIRE(g.ok());
     CHECK(g->contains(t));
     t.mariadb_gtid.seq = 101;
     CHECK_FALSE(g->contains(t));
+    auto one = GtidSelection::parse("0-1-101");
+    REQUIRE(one.ok());
+    CHECK_FALSE(one->is_mysql());
+    CHECK(one->contains(t));
+    t.mariadb_gtid.seq = 100;
+    CHECK_FALSE(one->contains(t));  // one GTID, not every seq up to it
+    auto ranges = GtidSelection::parse(" 0-1:5-9:100 , 0-1-3,0-2:1-2");
+    REQUIRE(ranges.ok());
+    for (std::uint64_t q : {3, 5, 9, 100}) {
+      t.mariadb_gtid.seq = q;
+      CHECK(ranges->contains(t));
+    }
+    for (std::uint64_t q : {1, 4, 10, 99, 101}) {
+      t.mariadb_gtid.seq = q;
+      CHECK_FALSE(ranges->contains(t));
+    }
+    t.mariadb_gtid = MariaGtid{0, 2, 2};
+    CHECK(ranges->contains(t));
+    t.mariadb_gtid = MariaGtid{1, 1, 5};
+    CHECK_FALSE(ranges->contains(t));
+    t.mariadb_gtid = MariaGtid{0, 1, 50};
+    CHECK(GtidSelection::parse("   ")->empty());
+    struct Bad {
+      const char* text;
+      std::size_t offset;
+    };
+    for (const Bad& b : {Bad{"0-1:9-5", 6}, Bad{"0-1", 3}, Bad{"0-1-", 4}, Bad{"0-1-5,", 6}, Bad{"0-1:", 4},
+                         Bad{"..0-1", 5}, Bad{"0-1-5 0-1-6", 6}, Bad{"4294967296-1-1", 0}}) {
+      auto r = GtidSelection::parse(b.text);
+      CAPTURE(b.text);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.error().offset == b.offset);
+    }
+    // A MySQL uuid whose groups are all digits is still a MySQL set.
+    auto digits = GtidSelection::parse("12345678-1234-1234-1234-123456789012:1-5");
+    REQUIRE(digits.ok());
+    CHECK(digits->is_mysql());
     auto m = GtidSelection::parse("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5");
     REQUIRE(m.ok());
     CHECK(m->is_mysql());

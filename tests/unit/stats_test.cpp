@@ -360,11 +360,19 @@ TEST_SUITE("stats") {
     CHECK(only.summary.rows() == 41);   // 25 + 13 + 3, as mariadb-binlog -vv
     CHECK(only.summary.events == 618);  // events are not filtered
 
-    // MariaDB GTID lists select every seq_no up to the one given: 1-1011-23 is the first 23
-    // transactions of domain 1, server 1011 (the 400-row INSERT included, its DELETE not).
+    // ..1-1011-23 selects every seq_no up to 23: the first 23 transactions of domain 1, server
+    // 1011 (the 400-row INSERT included, its DELETE not); 1-1011:1-23 is the same set.
     StatsOptions inc;
     inc.inputs = {basic};
-    auto sel = GtidSelection::parse("1-1011-23");
+    auto one = GtidSelection::parse("1-1011-23");
+    REQUIRE(one);
+    inc.include_gtids = *one;
+    CHECK(stats_of(inc).summary.transactions == 1);
+    auto range = GtidSelection::parse("1-1011:1-23");
+    REQUIRE(range);
+    inc.include_gtids = *range;
+    CHECK(stats_of(inc).summary.transactions == 23);
+    auto sel = GtidSelection::parse("..1-1011-23");
     REQUIRE(sel);
     inc.include_gtids = *sel;
     const StatsReport in = stats_of(inc);

@@ -50,6 +50,9 @@ struct ConvertOptions {
   std::optional<GtidSelection> include_gtids;
   std::optional<GtidSelection> exclude_gtids;
   TableFilter filter;
+  // -d/--database: only row changes of this database's tables and statements whose default
+  // database it is (mysqlbinlog's meaning, compared exactly); "" = every database.
+  std::string database;
   ProgressMode progress = ProgressMode::auto_;
   // Mapped files are framed and checksummed on a second thread (ChainOptions::threads); 1 keeps
   // the reading on the converting thread (fuzzers).

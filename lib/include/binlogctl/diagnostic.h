@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <atomic>
 #include <cstdio>
@@ -56,6 +58,27 @@ class DiagnosticSink {
  public:
   virtual ~DiagnosticSink() = default;
   virtual void report(const Diagnostic& d) = 0;
+  // The file that later reports name by `log_name` is `path` as the user gave it ("" = its log
+  // name). The chain reader says it as each file opens, so that every message names the path
+  // (issue 18: two directories of a chain may hold the same log name) while records keep
+  // log_name. Sinks that print keep it (FileNames); sinks that forward pass it on.
+  virtual void name_file(const std::string& log_name, const std::string& path) {
+    (void)log_name;
+    (void)path;
+  }
+};
+
+// What name_file() said, for printing sinks: thread-safe (render threads report too). When two
+// files of a chain share a log name, the later one is named from its opening on.
+class FileNames {
+ public:
+  void set(const std::string& log_name, const std::string& path);
+  // d.path when the reporter set one, else the path named for d.log_name, else d.log_name.
+  std::string name_of(const Diagnostic& d) const;
+
+ private:
+  mutable std::mutex m_;
+  std::vector<std::pair<std::string, std::string>> names_;
 };
 
 // "binlog.000002:12345: error: checksum_mismatch: stored 0x1a2b3c4d, computed 0x5e6f7a8b"
@@ -67,11 +90,13 @@ class StderrDiagnostics : public DiagnosticSink {
  public:
   explicit StderrDiagnostics(std::FILE* f) : f_(f) {}
   void report(const Diagnostic& d) override;
+  void name_file(const std::string& log_name, const std::string& path) override { names_.set(log_name, path); }
   std::uint64_t errors() const { return errors_.load(); }
   std::uint64_t warnings() const { return warnings_.load(); }
 
  private:
   std::FILE* f_;
+  FileNames names_;
   std::mutex m_;
   std::atomic<std::uint64_t> errors_{0}, warnings_{0};
 };

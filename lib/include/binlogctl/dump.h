@@ -32,6 +32,7 @@ struct DumpOptions {
   // --include-gtids / --exclude-gtids: the events of a transaction outside the selection are not
   // listed (its GTID event included). Events outside every transaction (Format_desc, Rotate,
   // Previous_gtids, Gtid_list, Binlog_checkpoint, ...) are always listed, as mysqlbinlog keeps them.
+  std::string database;  // -d/--database (DatabaseFilter); "" = every database
   std::optional<GtidSelection> include_gtids;
   std::optional<GtidSelection> exclude_gtids;
   ProgressMode progress = ProgressMode::auto_;

@@ -220,6 +220,31 @@ struct MariaGtid {
   bool operator==(const MariaGtid&) const = default;
 };
 
+// A set of MariaDB GTIDs to select transactions by (--include-gtids / --exclude-gtids): a comma-
+// separated list of items, each naming GTIDs of one (domain, server_id):
+//   `2-102-12`         the one GTID 2-102-12
+//   `2-102:10-20:25`   seq 10 to 20 and 25 of domain 2, server 102 (MySQL's interval syntax)
+//   `..2-102-12`       every seq up to 12 (the binlog-state meaning of `2-102-12` in a GTID list
+//                      such as @@gtid_binlog_state or verify's gtid_executed)
+// Several items may name the same (domain, server_id). Whitespace around commas is allowed;
+// "" = the empty set. Errors: Errc::bad_value with the offset in text where it stops parsing.
+class MariaGtidSet {
+ public:
+  struct Range {
+    std::uint32_t domain = 0;
+    std::uint32_t server_id = 0;
+    std::uint64_t lo = 0;  // first and last seq, inclusive
+    std::uint64_t hi = 0;
+  };
+  static Result<MariaGtidSet> parse(std::string_view text);
+  bool contains(const MariaGtid& g) const noexcept;
+  const std::vector<Range>& ranges() const noexcept { return ranges_; }
+  bool empty() const noexcept { return ranges_.empty(); }
+
+ private:
+  std::vector<Range> ranges_;
+};
+
 // A list of MariaDB GTIDs with binlog-state semantics: at most one entry per (domain, server_id),
 // holding the last seq. Keeps the order entries were added or decoded in (entries()).
 class MariaGtidList {

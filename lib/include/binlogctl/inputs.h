@@ -28,6 +28,12 @@ struct InputList {
 
 InputList expand_inputs(const std::vector<std::string>& args);
 
+// The file as messages name it (Diagnostic::path): the path as the user gave it, or "" when that
+// is its log name or standard input (messages then use the log name).
+inline std::string message_path(const InputFile& f) {
+  return f.path == "-" || f.path == f.log_name ? std::string() : f.path;
+}
+
 // "mariadb-bin.000012" -> 12; nullopt without a numeric suffix.
 std::optional<std::uint64_t> numeric_suffix(const std::string& log_name);
 // "mariadb-bin.000012" -> "mariadb-bin"

@@ -1,8 +1,12 @@
 // Binlog files as a replay EventSource: what `binlogctl replay FILE...` feeds the simulator.
 #pragma once
 
+#include <binlogctl/chain.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/replay.h>
+#include <binlogctl/selection.h>
+
+#include <optional>
 
 #include <memory>
 #include <string>
@@ -10,15 +14,26 @@
 
 namespace binlogctl {
 
+// What to read: the chain and its selection, as every subcommand that reads one takes them
+// (binlogctl(1), COMMON OPTIONS).
+struct BinlogSourceOptions {
+  ChainOptions chain;  // inputs, positions, datetimes, server ids, checksums, progress
+  std::optional<GtidSelection> include_gtids, exclude_gtids;
+  TableFilter filter;  // rows events of other tables are not replayed (their commits are)
+};
+
 // Reads a chain (files, index, directory, as dump does) and yields:
 //   - one event per rows event, on the path "schema.table" of its table map, sized by its
 //     bytes (the rows it carries), inner events of TRANSACTION_PAYLOAD included;
 //   - DDL and other statements (QUERY events other than BEGIN/COMMIT), on the control path;
 //   - the commit of each transaction (XID, COMMIT, XA) on the control path with txn_end set.
 // Positions are (file index in the chain, event pos, inner index); source_ts_us is the event's
-// timestamp. Problems go to `diag` (reading goes on where the stream can).
+// timestamp. Transactions are told apart by the shared transaction front (txn_front.h), which
+// also applies the GTID selection and the damage policy: a damaged event is never replayed.
+// Problems go to `diag` (reading goes on where the stream can).
 class BinlogEventSource : public EventSource {
  public:
+  BinlogEventSource(const BinlogSourceOptions& opts, DiagnosticSink& diag);
   BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag);
   ~BinlogEventSource() override;
   BinlogEventSource(const BinlogEventSource&) = delete;

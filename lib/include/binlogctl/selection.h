@@ -2,6 +2,7 @@
 // sets. (Positions and times are selected where events are read: chain.h.)
 #pragma once
 
+#include <binlogctl/event_stream.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/result.h>
 #include <binlogctl/transaction.h>
@@ -36,24 +37,43 @@ class TableFilter {
   std::size_t size_ = 0;
 };
 
+// mysqlbinlog's -d/--database for event listings (dump): keeps the events that concern database
+// `db` (compared exactly, as mysqlbinlog does): statements whose default database is `db`,
+// TABLE_MAPs of its tables and the rows events that use them; transaction keywords (BEGIN,
+// COMMIT, ROLLBACK, SAVEPOINT, XA) and every other event (GTID, XID, file events, ...) always.
+// Call keep() for every event in stream order, reset() at each new file.
+class DatabaseFilter {
+ public:
+  explicit DatabaseFilter(std::string db) : db_(std::move(db)) {}
+  bool keep(const Event& ev);
+  void reset() { skipped_tables_.clear(); }
+
+ private:
+  std::string db_;
+  std::string sql_buf_;
+  std::vector<std::uint64_t> skipped_tables_;  // table ids of other databases' TABLE_MAPs
+};
+
 // At the end of a run: one warning line on `err` per --filter rule that matched no table
 // ("binlogctl: warning: --filter rule 'RULE' matched no table"). Returns how many.
 std::size_t warn_unmatched_filter_rules(const TableFilter& filter, std::FILE* err);
 
 // --include-gtids / --exclude-gtids: a MySQL GTID set (`uuid[:tag]:1-5:7,...`) or a MariaDB GTID
-// list (`0-1-100,1-2-5`, meaning every GTID of domain 0 / server 1 up to seq 100, and so on).
-// The form is chosen by the presence of ':'.
+// set (MariaGtidSet: `0-1-100` one GTID, `0-1:1-100` intervals, `..0-1-100` everything up to it).
+// The MySQL form is recognised by a ':' after something that is not a MariaDB `domain-server`.
 class GtidSelection {
  public:
   static Result<GtidSelection> parse(std::string_view text);
   // Whether the transaction's GTID is in the selection; transactions without a GTID never are.
   bool contains(const TransactionState& t) const;
   bool is_mysql() const noexcept { return mysql_; }
+  // No GTID at all (a text of blanks only): selects nothing.
+  bool empty() const noexcept { return mysql_ ? mysql_set_.empty() : mariadb_set_.empty(); }
 
  private:
   bool mysql_ = false;
   GtidSet mysql_set_;
-  MariaGtidList mariadb_list_;
+  MariaGtidSet mariadb_set_;
 };
 
 }  // namespace binlogctl

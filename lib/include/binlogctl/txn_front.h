@@ -5,12 +5,16 @@
 // begin() before they look at an event and end() after; what they print stays theirs.
 #pragma once
 
+#include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
+#include <binlogctl/inputs.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,8 +52,37 @@ class TransactionFront {
   TransactionFront(const GtidSelection* include, const GtidSelection* exclude)
       : include_(include), exclude_(exclude) {}
 
+  // A transaction that the end of a file (or of the input) leaves without its COMMIT/XID: its
+  // changes were never committed, however they were passed on (binlogctl(1), CUT-OFF
+  // TRANSACTIONS).
+  struct CutOff {
+    std::uint64_t txn_id = 0;
+    std::string gtid;          // "" for anonymous transactions
+    std::uint64_t end_pos = 0;  // where the file's last complete event ends
+    // An error when the file cannot still be growing: another file follows it in the chain, or
+    // its format description no longer carries LOG_EVENT_BINLOG_IN_USE_F (the server closed
+    // it). Else (the live end of an open binlog, or a stop position/time inside the
+    // transaction) a warning.
+    bool error = false;
+    // The one wording of the finding, for stderr and the records that carry it.
+    std::string message() const;
+    // The finding for stderr (check transaction_structure, at end_pos).
+    Diagnostic diagnostic(const InputFile& f) const {
+      return Diagnostic{Check::transaction_structure, error ? Severity::error : Severity::warning, f.log_name,
+                        end_pos, message(), message_path(f)};
+    }
+  };
+  // Call at the end of each file, before reset(). `more_files`: another file of the chain
+  // follows; `stopped`: the selection's stop position or time ended the reading.
+  std::optional<CutOff> cut_off(bool more_files, bool stopped) const;
+
   // A new file: no transaction goes on across files.
-  void reset() { tracker_.reset(); }
+  void reset() {
+    tracker_.reset();
+    fde_seen_ = false;
+    file_in_use_ = false;
+    end_pos_ = 0;
+  }
 
   const Step& begin(const Event& ev, Hooks& hooks);
   // Once the event has been consumed: closes the transaction when this event ended it.
@@ -70,6 +103,9 @@ class TransactionFront {
   std::uint64_t selected_txn_ = ~0ull;
   bool selected_ = true;
   bool begun_ = false;  // the tracker saw the current event
+  bool fde_seen_ = false;     // the file's first format description was seen ...
+  bool file_in_use_ = false;  // ... and carries LOG_EVENT_BINLOG_IN_USE_F
+  std::uint64_t end_pos_ = 0;
 };
 
 }  // namespace binlogctl

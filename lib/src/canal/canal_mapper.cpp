@@ -683,8 +683,18 @@ class CanalMapper final : public TransactionFront::Hooks {
                             "GTID event while the previous transaction is still open"});
   }
 
-  void begin_file(const std::string& log_name) {
-    log_name_ = &log_name;
+  // The end of a file left a transaction without its COMMIT: no TRANSACTIONEND entry follows
+  // its entries; said on stderr (binlogctl(1), CUT-OFF TRANSACTIONS).
+  void cut_off(bool more_files) {
+    if (log_name_ == nullptr) return;
+    if (auto c = front_.cut_off(more_files, stop_given)) diag_.report(c->diagnostic(file_));
+  }
+  bool stop_given = false;
+
+  void begin_file(const InputFile& f) {
+    cut_off(true);
+    file_ = f;
+    log_name_ = &file_.log_name;
     front_.reset();
     tables_.clear();
     plans_.clear();
@@ -1030,6 +1040,7 @@ class CanalMapper final : public TransactionFront::Hooks {
         return;
     }
     if (!front_.selected()) return;
+    if (!opts_.database.empty() && q.db != opts_.database) return;
     std::string db(q.db), table;
     if (!ddl_table(q.sql, db, table)) table.clear();
     if (!opts_.filter.empty()) {
@@ -1167,7 +1178,8 @@ class CanalMapper final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
-    if (tmm.selected < 0) tmm.selected = opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+    if (tmm.selected < 0)
+      tmm.selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
     auto pi = plans_.find(h->table_id);
     if (pi == plans_.end() ||
@@ -1252,6 +1264,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   StderrDiagnostics& diag_;
   std::FILE* err_;
   TimeZone tz_;
+  InputFile file_;  // the file being read (a copy: the input list is gone at the end)
   const std::string* log_name_ = nullptr;
   TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
@@ -1283,13 +1296,15 @@ int run_canal_convert(const ConvertOptions& opts, const CanalOptions& co, std::F
   EntrySink sink(co, outf);
   CanalMapper mapper(opts, co, sink, diag, errf);
   mapper.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
+  mapper.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
   struct Visitor : ChainVisitor {
     CanalMapper& m;
     explicit Visitor(CanalMapper& mm) : m(mm) {}
-    void begin_file(const InputFile& f) override { m.begin_file(f.log_name); }
+    void begin_file(const InputFile& f) override { m.begin_file(f); }
     void event(const Event& ev, const InputFile&) override { m.event(ev); }
   } visitor(mapper);
   const bool readable = read_chain(chain_options(opts), visitor, diag, errf);
+  mapper.cut_off(false);
   sink.flush();
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);

@@ -130,8 +130,10 @@ class Converter final : public TransactionFront::Hooks {
   // Writes out everything prepared so far (at the end, and before anything goes to stderr).
   void sync() { pool_.sync(); }
 
-  void begin_file(const std::string& log_name) {
-    log_name_ = &log_name;
+  void begin_file(const InputFile& f) {
+    if (log_name_ != nullptr) cut_off(true);
+    file_ = f;
+    log_name_ = &file_.log_name;
     warned_types_.clear();
     front_.reset();
     tables_.clear();
@@ -185,6 +187,12 @@ class Converter final : public TransactionFront::Hooks {
   }
 
   bool mid_stream = false;  // a start position/time was given: tolerate missing table maps
+  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
+
+  // The end of the chain (after the last event).
+  void finish() {
+    if (log_name_ != nullptr) cut_off(false);
+  }
 
   // TransactionFront::Hooks
   void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
@@ -259,6 +267,35 @@ class Converter final : public TransactionFront::Hooks {
     j.literal = true;
     j.text = {at, batch.arena.size() - at};
     batch.jobs.push_back(std::move(j));
+  }
+
+  // The end of a file left a transaction without its COMMIT: say so on stderr and, in order, in
+  // the stream: {"type":"CUT_OFF","log_name","pos","txn_id","gtid","message"} (binlogctl(1),
+  // CUT-OFF TRANSACTIONS; mysqlbinlog ends such output with a ROLLBACK).
+  void cut_off(bool more_files) {
+    auto c = front_.cut_off(more_files, stop_given);
+    if (!c) return;
+    const std::string message = c->message();
+    Batch& batch = pool_.current();
+    const std::size_t at = batch.arena.size();
+    std::string& b = batch.arena;
+    b.append("{\"type\":\"CUT_OFF\",\"log_name\":");
+    append_json_quoted(b, *log_name_);
+    b.append(",\"pos\":");
+    append_u64(b, c->end_pos);
+    b.append(",\"txn_id\":");
+    append_u64(b, c->txn_id);
+    b.append(",\"gtid\":");
+    if (c->gtid.empty()) b.append("null");
+    else append_json_quoted(b, c->gtid);
+    b.append(",\"message\":");
+    append_json_quoted(b, message);
+    b.append("}\n");
+    Job j;
+    j.literal = true;
+    j.text = {at, batch.arena.size() - at};
+    batch.jobs.push_back(std::move(j));
+    report(c->diagnostic(file_));
   }
 
   void begin_record(std::string& b, const Event& ev) {
@@ -336,6 +373,7 @@ class Converter final : public TransactionFront::Hooks {
     }
     if (k != StatementKind::ddl && k != StatementKind::other) return;  // transaction structure
     if (!front_.selected()) return;
+    if (!opts_.database.empty() && q.db != opts_.database) return;
     if (!opts_.filter.empty()) {
       std::string db(q.db), table;
       if (k == StatementKind::other) return;  // statements name no table we can check reliably
@@ -386,7 +424,8 @@ class Converter final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
-    if (tmm.selected < 0) tmm.selected = opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+    if (tmm.selected < 0)
+      tmm.selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
 
     // Per-event parts of every record.
@@ -497,6 +536,7 @@ class Converter final : public TransactionFront::Hooks {
   std::string deferred_warnings_;
   std::string prefix_, tail_;
   std::size_t literal_at_ = 0;
+  InputFile file_;  // the file being read (a copy: the input list is gone by finish())
   const std::string* log_name_ = nullptr;
   TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
@@ -537,13 +577,15 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   LineOutput out(outf);
   Converter conv(opts, out, diag, errf);
   conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
+  conv.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
   struct Visitor : ChainVisitor {
     Converter& c;
     explicit Visitor(Converter& cc) : c(cc) {}
-    void begin_file(const InputFile& f) override { c.begin_file(f.log_name); }
+    void begin_file(const InputFile& f) override { c.begin_file(f); }
     void event(const Event& ev, const InputFile&) override { c.event(ev); }
   } visitor(conv);
   const bool readable = read_chain(chain_options(opts), visitor, diag, errf);
+  conv.finish();
   conv.sync();
   out.flush();
   if (!readable) return 2;

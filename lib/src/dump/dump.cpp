@@ -231,18 +231,25 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     // (A unique_ptr, not an optional: GCC 12 with the sanitizers finds a "maybe uninitialized"
     // string in the optional's emplace, -Werror.)
     std::unique_ptr<TransactionFront> front;
+    std::unique_ptr<DatabaseFilter> database;  // -d/--database
     bool headed = false;
     explicit Visitor(Dumper& dd) : d(dd) {}
     void begin_file(const InputFile&) override {
       if (!headed) d.header();
       headed = true;
       if (front) front->reset();
+      if (database) database->reset();
     }
     void event(const Event& ev, const InputFile& f) override {
-      if (!front) return d.event(ev, f.log_name);
-      front->begin(ev, *this);
-      if (!front->state().open || front->selected()) d.event(ev, f.log_name);
-      front->end();
+      if (!front && !database) return d.event(ev, f.log_name);
+      bool show = true;
+      if (front) {
+        front->begin(ev, *this);
+        show = !front->state().open || front->selected();
+      }
+      if (show && database) show = database->keep(ev);
+      if (show) d.event(ev, f.log_name);
+      if (front) front->end();
     }
     // dump words undecodable bodies itself (Info), once per event.
     void statement_undecodable(const Event&, std::string_view, const DecodeError&) override {}
@@ -251,6 +258,7 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   if (opts.include_gtids || opts.exclude_gtids)
     visitor.front = std::make_unique<TransactionFront>(opts.include_gtids ? &*opts.include_gtids : nullptr,
                                                        opts.exclude_gtids ? &*opts.exclude_gtids : nullptr);
+  if (!opts.database.empty()) visitor.database = std::make_unique<DatabaseFilter>(opts.database);
   ChainOptions co;
   co.inputs = opts.inputs;
   co.input_set = opts.input_set;

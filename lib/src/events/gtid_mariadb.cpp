@@ -113,6 +113,77 @@ std::string MariaGtid::to_string() const {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MariaGtidSet
+// ---------------------------------------------------------------------------------------------
+
+Result<MariaGtidSet> MariaGtidSet::parse(std::string_view text) {
+  MariaGtidSet set;
+  std::size_t pos = 0;
+  const std::size_t n = text.size();
+  constexpr std::uint64_t max_seq = std::numeric_limits<std::uint64_t>::max();
+  auto skip_ws = [&] {
+    while (pos < n && is_space(text[pos])) ++pos;
+  };
+  auto number = [&](std::uint64_t max, std::uint64_t& out) -> Status {
+    if (const char* e = parse_decimal(text, pos, max, out)) return DecodeError{Errc::bad_value, pos, e};
+    return {};
+  };
+  skip_ws();
+  if (pos >= n) return set;
+  while (true) {
+    if (text.substr(pos, 2) == "..") {  // ..D-S-N: everything up to N
+      pos += 2;
+      Result<MariaGtid> g = parse_gtid_at(text, pos);
+      if (!g) return g.error();
+      set.ranges_.push_back(Range{g->domain, g->server_id, 0, g->seq});
+    } else {
+      std::uint64_t d = 0;
+      std::uint64_t s = 0;
+      if (Status st = number(0xffffffffULL, d); !st) return st.error();
+      if (pos >= n || text[pos] != '-') return DecodeError{Errc::bad_value, pos, "expected '-'"};
+      ++pos;
+      if (Status st = number(0xffffffffULL, s); !st) return st.error();
+      const auto domain = static_cast<std::uint32_t>(d);
+      const auto server = static_cast<std::uint32_t>(s);
+      if (pos < n && text[pos] == '-') {  // D-S-N: one GTID
+        ++pos;
+        std::uint64_t q = 0;
+        if (Status st = number(max_seq, q); !st) return st.error();
+        set.ranges_.push_back(Range{domain, server, q, q});
+      } else if (pos < n && text[pos] == ':') {  // D-S:A-B:C...
+        while (pos < n && text[pos] == ':') {
+          ++pos;
+          std::uint64_t lo = 0;
+          if (Status st = number(max_seq, lo); !st) return st.error();
+          std::uint64_t hi = lo;
+          if (pos < n && text[pos] == '-') {
+            ++pos;
+            const std::size_t at = pos;
+            if (Status st = number(max_seq, hi); !st) return st.error();
+            if (hi < lo) return DecodeError{Errc::bad_value, at, "interval ends before it starts"};
+          }
+          set.ranges_.push_back(Range{domain, server, lo, hi});
+        }
+      } else {
+        return DecodeError{Errc::bad_value, pos, "expected '-' and a seq, or ':' and seq intervals"};
+      }
+    }
+    skip_ws();
+    if (pos >= n) return set;
+    if (text[pos] != ',') return DecodeError{Errc::bad_value, pos, "expected ','"};
+    ++pos;
+    skip_ws();
+  }
+}
+
+bool MariaGtidSet::contains(const MariaGtid& g) const noexcept {
+  for (const Range& r : ranges_) {
+    if (r.domain == g.domain && r.server_id == g.server_id && r.lo <= g.seq && g.seq <= r.hi) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
 // MariaGtidList
 // ---------------------------------------------------------------------------------------------
 

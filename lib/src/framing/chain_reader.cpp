@@ -246,7 +246,8 @@ struct ChainReader::Impl {
     so.start_position = start_position;
     const bool threaded = o.threads > 1 && s.size().has_value();
     so.release_behind = !threaded;
-    path_sink.path = f.path == "-" || f.path == f.log_name ? std::string() : f.path;
+    path_sink.path = message_path(f);
+    diag.name_file(f.log_name, path_sink.path);
     stream = std::make_unique<EventStream>(s, f.log_name, path_sink, so);
     if (threaded) start_framer();
   }

@@ -54,10 +54,32 @@ const char* errc_name(Errc e) noexcept {
   return "unknown";
 }
 
+void FileNames::set(const std::string& log_name, const std::string& path) {
+  std::lock_guard<std::mutex> lock(m_);
+  for (auto& [name, p] : names_) {
+    if (name == log_name) {
+      p = path;
+      return;
+    }
+  }
+  names_.emplace_back(log_name, path);
+}
+
+std::string FileNames::name_of(const Diagnostic& d) const {
+  if (!d.path.empty()) return d.path;
+  std::lock_guard<std::mutex> lock(m_);
+  for (const auto& [name, p] : names_) {
+    if (name == d.log_name && !p.empty()) return p;
+  }
+  return d.log_name;
+}
+
 void StderrDiagnostics::report(const Diagnostic& d) {
   if (d.severity == Severity::error) ++errors_;
   else ++warnings_;
-  const std::string line = fmt::format("binlogctl: {}\n", format_diagnostic(d));
+  Diagnostic named = d;
+  named.path = names_.name_of(d);
+  const std::string line = fmt::format("binlogctl: {}\n", format_diagnostic(named));
   std::lock_guard<std::mutex> lock(m_);
   std::fputs(line.c_str(), f_);
   std::fflush(f_);

@@ -5,7 +5,9 @@
 #include <binlogctl/inputs.h>
 #include <binlogctl/replay_binlog.h>
 #include <binlogctl/source.h>
+#include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
+#include <binlogctl/txn_front.h>
 
 #include <fmt/format.h>
 
@@ -15,17 +17,21 @@
 
 namespace binlogctl {
 
-struct BinlogEventSource::Impl final : ChainHooks {
+struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
   DiagnosticSink& diag;
-  ChainOptions opts;
+  BinlogSourceOptions opts;
   std::unique_ptr<ChainReader> reader;
+  TransactionFront front{nullptr, nullptr};
   bool unreadable = false;
   Event ev_;
-  std::unordered_map<std::uint64_t, std::string> tables;  // table id -> "schema.table"
+  std::unordered_map<std::uint64_t, std::string> tables;  // table id -> "schema.table" (selected tables)
+  std::unordered_map<std::uint64_t, bool> skipped;        // table id -> not taken by the filter
   std::string key;
-  bool in_txn = false;
 
-  explicit Impl(DiagnosticSink& d) : diag(d) {}
+  Impl(const BinlogSourceOptions& o, DiagnosticSink& d)
+      : diag(d),
+        opts(o),
+        front(opts.include_gtids ? &*opts.include_gtids : nullptr, opts.exclude_gtids ? &*opts.exclude_gtids : nullptr) {}
 
   void input_error(const std::string& e) override {
     diag.report(Diagnostic{Check::read_error, Severity::error, e, 0, "cannot read the input list"});
@@ -41,6 +47,8 @@ struct BinlogEventSource::Impl final : ChainHooks {
   }
   bool begin_file(const InputFile&) override {
     tables.clear();
+    skipped.clear();
+    front.reset();
     return true;
   }
 
@@ -54,9 +62,18 @@ struct BinlogEventSource::Impl final : ChainHooks {
                            e.is_inner() ? e.payload_pos : e.pos,
                            fmt::format("{} event does not decode: {} at offset {}", what, err.what, err.offset)});
   }
+  // TransactionFront::Hooks
+  void statement_undecodable(const Event& e, std::string_view layer, const DecodeError& err) override {
+    undecodable(e, layer, err);
+  }
+  void gtid_undecodable(const Event& e) override {
+    diag.report(Diagnostic{Check::undecodable_event, Severity::error, reader->log_name(),
+                           e.is_inner() ? e.payload_pos : e.pos, "GTID event does not decode"});
+  }
 
-  // Turns one event into a replay event; false when it is not one the engine sees.
-  bool convert(const Event& e, ReplayEvent& out) {
+  // Turns one (intact) event into a replay event; false when it is not one the engine sees.
+  // txn_end is filled in by next(), once the transaction front has seen the event end.
+  bool convert(const Event& e, const TransactionFront::Step& step, ReplayEvent& out) {
     const std::uint8_t code = e.type_code();
     out = ReplayEvent{};
     out.file_index = static_cast<std::uint32_t>(reader->file_index());
@@ -67,40 +84,31 @@ struct BinlogEventSource::Impl final : ChainHooks {
     switch (e.type()) {
       case EventType::table_map: {
         auto t = decode_table_map(e.body_reader(), *e.fde);
-        if (t) tables[t->table_id] = fmt::format("{}.{}", t->db, t->table);
-        else undecodable(e, "TABLE_MAP", t.error());
+        if (!t) {
+          undecodable(e, "TABLE_MAP", t.error());
+          return false;
+        }
+        const bool take = opts.filter.matches(t->db, t->table);
+        skipped[t->table_id] = !take;
+        if (take) tables[t->table_id] = fmt::format("{}.{}", t->db, t->table);
         return false;
       }
       case EventType::xid:
       case EventType::xa_prepare:
         out.path_key = {};
-        out.txn_end = true;
-        in_txn = false;
         return true;
-      case EventType::mariadb_gtid: {
-        ByteReader r = e.body_reader();
-        auto g = decode_mariadb_gtid(r, e.header.server_id);
-        in_txn = g && !g->standalone();
-        return false;
-      }
       case EventType::query:
-      case EventType::mariadb_query_compressed: {
-        auto q = decode_query(e.body_reader(), *e.fde);
-        if (!q) {
-          undecodable(e, "QUERY", q.error());
-          return false;
+      case EventType::mariadb_query_compressed:
+        if (!step.statement_ok) return false;  // reported through the hooks
+        switch (step.kind) {
+          case StatementKind::begin:
+          case StatementKind::xa_start:
+          case StatementKind::xa_end:
+            return false;
+          default:
+            out.path_key = {};
+            return true;
         }
-        const StatementKind k = classify_statement(q->sql);
-        if (k == StatementKind::begin || k == StatementKind::xa_start || k == StatementKind::xa_end) {
-          in_txn = true;
-          return false;
-        }
-        out.path_key = {};
-        out.txn_end = k == StatementKind::commit || k == StatementKind::rollback ||
-                      k == StatementKind::xa_finish || !in_txn;
-        if (out.txn_end) in_txn = false;
-        return true;
-      }
       default:
         break;
     }
@@ -110,24 +118,34 @@ struct BinlogEventSource::Impl final : ChainHooks {
         undecodable(e, "rows", h.error());
         return false;
       }
+      if (auto sk = skipped.find(h->table_id); sk != skipped.end() && sk->second) return false;  // --filter
       auto it = tables.find(h->table_id);
       key = it != tables.end() ? it->second : fmt::format("table_id.{}", h->table_id);
       out.path_key = key;
       out.size = static_cast<std::uint32_t>(h->rows.size());
-      if (!in_txn && (h->flags & kRowsStmtEnd)) out.txn_end = true;  // autocommit non-transactional
       return true;
     }
     return false;
   }
 };
 
-BinlogEventSource::BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag)
-    : impl_(std::make_unique<Impl>(diag)) {
-  impl_->opts.inputs = inputs;
-  impl_->opts.progress = ProgressMode::never;
-  impl_->opts.threads = 1;
-  impl_->reader = std::make_unique<ChainReader>(impl_->opts, *impl_, diag);
+BinlogEventSource::BinlogEventSource(const BinlogSourceOptions& opts, DiagnosticSink& diag)
+    : impl_(std::make_unique<Impl>(opts, diag)) {
+  impl_->opts.chain.threads = 1;
+  impl_->reader = std::make_unique<ChainReader>(impl_->opts.chain, *impl_, diag);
 }
+
+namespace {
+BinlogSourceOptions inputs_only(const std::vector<std::string>& inputs) {
+  BinlogSourceOptions o;
+  o.chain.inputs = inputs;
+  o.chain.progress = ProgressMode::never;
+  return o;
+}
+}  // namespace
+
+BinlogEventSource::BinlogEventSource(const std::vector<std::string>& inputs, DiagnosticSink& diag)
+    : BinlogEventSource(inputs_only(inputs), diag) {}
 
 BinlogEventSource::~BinlogEventSource() = default;
 
@@ -137,8 +155,13 @@ bool BinlogEventSource::next(ReplayEvent& ev) {
   Impl& m = *impl_;
   while (m.reader->next(m.ev_)) {
     if (m.ev_.type() == EventType::transaction_payload) continue;  // its inner events follow
-    if (m.ev_.damage) continue;  // the damage policy: reported by the reader, never replayed
-    if (m.convert(m.ev_, ev)) return true;
+    // The damage policy: a damaged event is reported by the reader, never replayed.
+    const TransactionFront::Step& step = m.front.begin(m.ev_, m);
+    const bool take = !step.damaged && m.front.selected() && m.convert(m.ev_, step, ev);
+    m.front.end();
+    if (!take) continue;
+    ev.txn_end = !m.front.state().open;  // this event ended its transaction (or stood alone)
+    return true;
   }
   return false;
 }

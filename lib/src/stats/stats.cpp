@@ -97,9 +97,19 @@ class StatsCollector final : public TransactionFront::Hooks {
                             "GTID event does not decode"});
   }
 
+  // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF TRANSACTIONS):
+  // counted as incomplete, and said on stderr.
+  void cut_off(bool more_files) {
+    if (summary_.files == 0) return;
+    if (auto c = front_.cut_off(more_files, stop_given)) diag_.report(c->diagnostic(file_));
+  }
+  bool stop_given = false;
+
   void begin_file(const InputFile& f) {
+    cut_off(true);
     close_txn(false);  // a transaction cannot go on in the next file
     log_name_ = f.log_name;
+    file_ = f;
     first_file_ = summary_.files == 0;
     ++summary_.files;
     front_.reset();
@@ -437,6 +447,7 @@ class StatsCollector final : public TransactionFront::Hooks {
   bool mid_stream_ = false;
   bool first_file_ = true;
   std::string log_name_;
+  InputFile file_;
   TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   SchemaHistory schema_;
@@ -482,7 +493,9 @@ bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink
   co.pass_fde_before_start = true;  // row walking needs the format description in force
   co.progress = opts.progress;
   co.threads = opts.threads;
+  c.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
   const bool readable = read_chain(co, visitor, diag, err);
+  c.cut_off(false);
   c.finish(report);
   return readable;
 }

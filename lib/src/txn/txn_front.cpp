@@ -4,6 +4,13 @@
 namespace binlogctl {
 
 const TransactionFront::Step& TransactionFront::begin(const Event& ev, Hooks& hooks) {
+  if (!ev.is_inner()) {
+    end_pos_ = ev.pos + ev.header.event_size;
+    if (!fde_seen_ && ev.type() == EventType::format_description) {
+      fde_seen_ = true;
+      file_in_use_ = (ev.header.flags & 0x1) != 0;  // LOG_EVENT_BINLOG_IN_USE_F
+    }
+  }
   step_.damaged = ev.damage.has_value();
   step_.hole_bytes = ev.skipped_before;
   begun_ = !step_.damaged;
@@ -37,6 +44,25 @@ const TransactionFront::Step& TransactionFront::begin(const Event& ev, Hooks& ho
     if (exclude_ != nullptr && exclude_->contains(ts)) selected_ = false;
   }
   return step_;
+}
+
+std::string TransactionFront::CutOff::message() const {
+  std::string m = "transaction " + std::to_string(txn_id);
+  if (!gtid.empty()) m += " (GTID " + gtid + ")";
+  m += " is cut off by the end of the file: no COMMIT or XID follows its events, so its changes were never committed";
+  if (!error) m += " (the file is still open on its server, or the stop position or time fell inside it)";
+  return m;
+}
+
+std::optional<TransactionFront::CutOff> TransactionFront::cut_off(bool more_files, bool stopped) const {
+  const TransactionState& ts = tracker_.state();
+  if (!ts.open || ts.txn_id == 0 || !selected_) return std::nullopt;
+  CutOff c;
+  c.txn_id = ts.txn_id;
+  c.gtid = ts.gtid_text;
+  c.end_pos = end_pos_;
+  c.error = more_files || (!stopped && fde_seen_ && !file_in_use_);
+  return c;
 }
 
 }  // namespace binlogctl

@@ -1071,6 +1071,10 @@ std::uint64_t ChainVerifier::current_transaction_id() const noexcept {
   return impl_->txn.active ? impl_->txn.id : 0;
 }
 
+void ChainVerifier::name_file(const std::string& log_name, const std::string& path) {
+  impl_->out.name_file(log_name, path);
+}
+
 void ChainVerifier::report(const Diagnostic& d) {
   switch (d.check) {
     case Check::unknown_event_type:

@@ -20,6 +20,7 @@ namespace {
 class PrintSink final : public DiagnosticSink {
  public:
   PrintSink(LineOutput& out, OutputFormat f) : out_(out), format_(f) {}
+  void name_file(const std::string& log_name, const std::string& path) override { names_.set(log_name, path); }
   void report(const Diagnostic& d) override {
     std::string& b = out_.buf();
     if (format_ == OutputFormat::json) {
@@ -32,7 +33,9 @@ class PrintSink final : public DiagnosticSink {
       w.key("message").str(d.message);
       w.end_object();
     } else {
-      b.append(format_diagnostic(d));
+      Diagnostic named = d;
+      named.path = names_.name_of(d);
+      b.append(format_diagnostic(named));
     }
     out_.end_line();
   }
@@ -40,6 +43,7 @@ class PrintSink final : public DiagnosticSink {
  private:
   LineOutput& out_;
   OutputFormat format_;
+  FileNames names_;
 };
 
 std::string mysql_text(const GtidSet& s) { return s.to_string(","); }
