@@ -239,6 +239,26 @@ if rows_ev:
         check(rc == 1 and mark in sql and "ROLLBACK; # incomplete" in sql[sql.index(mark):] if mark in sql else False,
               "a damaged rows event: exit 1, its transaction ends with ROLLBACK (rc %d, %s)" % (rc, mark))
 
+# a file cut inside a transaction: the finding every consumer reports, and ROLLBACK in the output
+if rows_ev:
+    e = rows_ev[len(rows_ev) // 2]
+    data = open(os.path.join(src, first), "rb").read()[:e["pos"] + e["event_size"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        cut = os.path.join(tmp, first)
+        open(cut, "wb").write(data)
+        rc, sql, err = run("--format", "sql", cut)
+        check(rc == 1 and sql.rstrip().splitlines()[-1].startswith("ROLLBACK; # cut off") and "transaction_structure" in err,
+              "a file cut inside a transaction: exit 1, the transaction rolled back (rc %d)" % rc)
+        rc, fb, err = run("--flashback", "--flashback-skip-unsafe", cut)
+        committed = row_kinds(sql[:sql.rindex("\nBEGIN;\n")])  # the forward rows before the cut transaction
+        undo = {"INSERT": "DELETE", "DELETE": "INSERT", "UPDATE": "UPDATE"}
+        check("transaction_structure" in err and row_kinds(fb) == [undo[k] for k in reversed(committed)],
+              "a file cut inside a transaction: flashback leaves the cut transaction out (%d undone)" % len(row_kinds(fb)))
+
+# -d/--database: only that database's rows and statements
+rc, sql, err = run("--format", "sql", "-d", "nosuchdb", os.path.join(src, first))
+check(rc == 0 and row_kinds(sql) == [] and "CREATE" not in sql, "-d another database: nothing")
+
 # damaged and cut copies never crash or hang: exit 0 or 1 (2 only for an unreadable input)
 import random
 rnd = random.Random(17)

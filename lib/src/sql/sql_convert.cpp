@@ -159,12 +159,36 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   bool mid_stream = false;
 
-  void begin_file(const std::string& log_name) {
-    close_open("the file ended inside it");
-    log_name_ = &log_name;
+  void begin_file(const InputFile& f) {
+    if (log_name_ != nullptr) cut_off(true);
+    file_ = f;
+    log_name_ = &file_.log_name;
     front_.reset();
     tables_.clear();
   }
+
+  // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF
+  // TRANSACTIONS): the finding on stderr, as every row consumer reports it; the output rolls it
+  // back (flashback: it is not undone).
+  void cut_off(bool more_files) {
+    auto c = front_.cut_off(more_files, stop_given);
+    if (c) report(c->diagnostic(file_));
+    if (!open_) return;
+    open_ = false;
+    if (!sql_.flashback) {
+      put(fmt::format("ROLLBACK; # cut off: {}\n", c ? clean(c->message()) : std::string("the transaction is incomplete")));
+      return;
+    }
+    if (txn_spilled_) {
+      note_unsafe_at_end("a cut-off transaction too large to take back");
+      flush_txn_records(true);
+      return;
+    }
+    txn_records_.clear();  // only ever held here: nothing of it reached the store
+    txn_bytes_ = 0;
+  }
+
+  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
 
   void event(const Event& ev) {
     const TransactionFront::Step& step = front_.begin(ev, *this);
@@ -278,7 +302,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   }
 
   int finish_run() {
-    close_open("the input ended inside it");
+    if (log_name_ != nullptr) cut_off(false);
     if (sql_.flashback) {
       for (const auto& [xid, p] : prepared_)
         note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
@@ -603,6 +627,10 @@ class SqlConverter final : public TransactionFront::Hooks {
         break;
     }
     if (!front_.selected()) return;
+    // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
+    if (!opts_.database.empty() && q.db != opts_.database && k != StatementKind::xa_finish &&
+        k != StatementKind::xa_start)
+      return;
     std::string db(q.db), table;
     const bool is_ddl = k == StatementKind::ddl;
     if (is_ddl) {
@@ -715,7 +743,8 @@ class SqlConverter final : public TransactionFront::Hooks {
       return;
     }
     if (!front_.selected()) return;
-    if (tm->selected < 0) tm->selected = opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+    if (tm->selected < 0)
+      tm->selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tm->selected == 0) return;
     const std::string table_key = tm->db + '\n' + tm->table;
     if (!tm->has_names()) {
@@ -1057,6 +1086,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   StderrDiagnostics& diag_;
   std::FILE* err_;
   const std::string* log_name_ = nullptr;
+  InputFile file_;  // the file being read (a copy: the input list is gone at the end)
   TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   TableMapCache tables_;
@@ -1109,10 +1139,11 @@ int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE
   LineOutput out(outf);
   SqlConverter conv(opts, sql, out, diag, errf);
   conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
+  conv.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
   struct Visitor : ChainVisitor {
     SqlConverter& c;
     explicit Visitor(SqlConverter& cc) : c(cc) {}
-    void begin_file(const InputFile& f) override { c.begin_file(f.log_name); }
+    void begin_file(const InputFile& f) override { c.begin_file(f); }
     void event(const Event& ev, const InputFile&) override { c.event(ev); }
   } visitor(conv);
   ChainOptions co = chain_options(opts);
