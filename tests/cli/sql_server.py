@@ -483,6 +483,14 @@ def main():
                     detail = "\n  expected-only %s\n  got-only %s" % ([x[:300] for x in w if x not in g][:2],
                                                                       [x[:300] for x in g if x not in w][:2])
                 check(same, "%s corpus: %s.%s equals expected/ (%d rows)%s" % (corpus, db, table, len(want_rows), detail))
+    except Exception:  # say what the server said, for a failure seen only in CI
+        import traceback
+        traceback.print_exc()
+        log = os.path.join(root, "error.log")
+        if os.path.exists(log):
+            print("--- tail of the server's error.log ---")
+            print(open(log, errors="replace").read()[-3000:])
+        FAILS.append("exception")
     finally:
         server.stop()
         if not FAILS:
