@@ -26,12 +26,12 @@ ColumnInfo col(ColumnType t, std::uint16_t meta = 0, std::uint16_t charset = 45)
 
 Buf be(std::uint64_t v, int n) {
   Buf b;
-  for (int i = n - 1; i >= 0; --i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  for (int i = n - 1; i >= 0; --i) b.push_back(i >= 8 ? 0 : static_cast<std::uint8_t>(v >> (8 * i)));
   return b;
 }
 Buf le(std::uint64_t v, int n) {
   Buf b;
-  for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  for (int i = 0; i < n; ++i) b.push_back(i >= 8 ? 0 : static_cast<std::uint8_t>(v >> (8 * i)));
   return b;
 }
 Buf prefixed(std::string_view data, int n) {
