@@ -52,6 +52,8 @@ measure "binlogctl convert --format json" "$BIN" convert --progress never --form
 measure "binlogctl convert --format json --threads 0" "$BIN" convert --progress never --format json --threads 0 "$FILE"
 measure "binlogctl convert --format canal-proto" "$BIN" convert --progress never --format canal-proto -o /dev/null "$FILE"
 measure "binlogctl convert --format canal-json" "$BIN" convert --progress never --format canal-json "$FILE"
+measure "binlogctl convert --format sql" "$BIN" convert --progress never --format sql "$FILE"
+measure "binlogctl convert --flashback" "$BIN" convert --progress never --flashback --flashback-skip-unsafe "$FILE"
 measure "binlogctl stats --format json" "$BIN" stats --progress never --format json "$FILE"
 if [ -x build/bench/replay_bench ] && [ -z "${BENCH_ONLY:-}" ]; then
   echo "== replay engine (build/bench/replay_bench; cmake -DBINLOGCTL_BUILD_BENCH=ON)"

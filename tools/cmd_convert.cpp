@@ -1,6 +1,7 @@
 // binlogctl convert: options -> binlogctl::run_convert.
 #include <binlogctl/convert.h>
 #include <binlogctl/dump.h>
+#include <binlogctl/sql.h>
 #ifdef BINLOGCTL_HAVE_CANAL
 #include <binlogctl/canal.h>
 #endif
@@ -28,6 +29,9 @@ struct ConvertArgs {
   bool canal_packets = false;
   std::string compression = "none";
   unsigned threads = 2;
+  SqlOptions sql;
+  std::string sql_set = "changed";
+  CLI::Option* format_option = nullptr;
 };
 
 int run(ConvertArgs& a) {
@@ -36,6 +40,13 @@ int run(ConvertArgs& a) {
   o.render_threads = a.threads;
   a.read.apply(o);
   a.selection.apply(o);
+  if (a.sql.flashback && a.format_option->count() > 0 && a.format != "sql")
+    throw CLI::ValidationError("--flashback", "writes SQL: only with --format sql (or without --format)");
+  if (a.sql.flashback) a.format = "sql";
+  const bool sql = a.format == "sql";
+  if (!a.sql.flashback && (a.sql.skip_unsafe || !a.sql.tmpdir.empty()))
+    throw CLI::ValidationError("--flashback-skip-unsafe/--tmpdir", "only with --flashback");
+  a.sql.set = a.sql_set == "all" ? SqlSet::all : SqlSet::changed;
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";
 #ifndef BINLOGCTL_HAVE_CANAL
   if (canal) throw CLI::ValidationError("--format", a.format + ": this binlogctl was built without protobuf (no Canal support)");
@@ -52,6 +63,11 @@ int run(ConvertArgs& a) {
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   std::FILE* out = output.get();
   int rc = 0;
+  if (sql) {
+    rc = run_sql_convert(o, a.sql, out, stderr);
+    output.commit();
+    return rc;
+  }
 #ifdef BINLOGCTL_HAVE_CANAL
   if (canal) {
     CanalOptions co;
@@ -79,11 +95,23 @@ void setup_convert(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand("convert", "Row changes, DDL and statements as JSON Lines, with transactions");
   sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
-  sub->add_option("--format", a->format,
+  a->format_option = sub->add_option("--format", a->format,
                   "Output format: json (one object per row change), canal-proto (Canal Entry messages, "
-                  "varint-delimited), canal-json (Canal flat messages)")
-      ->check(CLI::IsMember({"json", "canal-proto", "canal-json"}))
+                  "varint-delimited), canal-json (Canal flat messages), sql (statements to apply)")
+      ->check(CLI::IsMember({"json", "canal-proto", "canal-json", "sql"}))
       ->default_val("json");
+  sub->add_flag("--flashback", a->sql.flashback,
+                "sql: the statements that undo the selected range (last change first)");
+  sub->add_option("--sql-set", a->sql_set, "sql: UPDATE sets the changed columns (default) or all columns")
+      ->check(CLI::IsMember({"changed", "all"}))
+      ->default_val("changed");
+  sub->add_flag("--flashback-skip-unsafe", a->sql.skip_unsafe,
+                "--flashback: warn about and skip what cannot be undone instead of refusing");
+  sub->add_option("--tmpdir", a->sql.tmpdir, "--flashback: directory for the spill files (default $TMPDIR or /tmp)");
+  sub->add_option("--flashback-memory", a->sql.spill_bytes,
+                  "--flashback: bytes of undo statements held in memory before they spill to --tmpdir (default 4194304)")
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30))
+      ->default_val(std::size_t{4} * 1024 * 1024);
   sub->add_option("--binary-as", a->binary_as, "Binary column values as base64 (default) or hex")
       ->check(CLI::IsMember({"base64", "hex"}))
       ->default_val("base64");

@@ -193,6 +193,12 @@ inline void append_json_string_body(JsonBuf& out, std::string_view s) { append_j
 // `\xHH` like invalid UTF-8 above. Collation 63 (binary) is treated like utf8mb4 here.
 void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation);
 
+// The same text converted to UTF-8 strictly (for renderers that must not guess): appends it to
+// `out` and returns true when every byte decodes in the collation's charset (utf8mb3/utf8mb4
+// well-formed, ascii below 0x80, latin1 always, others through iconv); else returns false and
+// leaves `out` as it was. Binary and unknown-to-iconv charsets return false.
+bool text_to_utf8(std::string& out, std::string_view bytes, std::uint16_t collation);
+
 // Charset name ("utf8mb4", "latin1", "binary", ...) of a collation id of MySQL 5.x-9.x or MariaDB
 // 10.x/11.x; "utf8mb4" for unknown ids.
 const char* collation_charset_name(std::uint16_t collation) noexcept;

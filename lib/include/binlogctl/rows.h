@@ -25,6 +25,7 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
+#include <binlogctl/column_value.h>
 #include <binlogctl/columns.h>
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
@@ -149,6 +150,24 @@ class RowImageDecoder {
   JsonBuf diffs_;
   JsonBuf doc_;
 };
+
+// One column of a row image as typed values (column_value.h), for renderers other than the JSON
+// hot path (the SQL output). `present`: the column is in the image's bitmap; `partial_json`: a
+// PARTIAL_UPDATE_ROWS after-image JSON column given as diffs (`diffs`, at `diffs_at`; the format
+// above) instead of a value.
+struct ImageCell {
+  bool present = false;
+  bool is_null = false;
+  bool partial_json = false;
+  ColumnValue value;
+  Bytes raw;  // the value's bytes in the row image (equal raw bytes: equal values)
+  Bytes diffs;
+  std::uint64_t diffs_at = 0;
+};
+// Decodes one image of `width` columns at `r` into cells[0..width) (resized; reused across
+// calls without allocating once warm). Errors carry the offset of the failing field.
+Status decode_image_cells(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
+                          ByteReader& r, std::vector<ImageCell>& cells);
 
 // The error of a row (all its images) that takes no bytes, as when the column bitmap selects no
 // column, while the rows event has bytes left: they could never be consumed, so every reader of

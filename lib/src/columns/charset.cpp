@@ -379,4 +379,58 @@ void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collat
   out.push_back('"');
 }
 
+bool text_to_utf8(std::string& out, std::string_view bytes, std::uint16_t collation) {
+  const std::size_t mark = out.size();
+  const Cs cs = collation_charset(collation);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  if (cs == Cs::utf8mb4 || cs == Cs::utf8mb3 || cs == Cs::ascii) {
+    for (std::size_t i = 0; i < n;) {
+      const std::size_t len = utf8_sequence_length(p, i, n);
+      if (len == 0 || (cs == Cs::ascii && p[i] >= 0x80) || (cs == Cs::utf8mb3 && len == 4)) return false;
+      i += len;
+    }
+    out.append(bytes);
+    return true;
+  }
+  if (cs == Cs::latin1) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const unsigned char c = p[i];
+      const std::uint32_t cp = c < 0x80 ? c : c < 0xa0 ? kCp1252High[c - 0x80] : c;
+      if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+      } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+      } else {
+        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+      }
+    }
+    return true;
+  }
+  if (cs == Cs::binary || cs == Cs::filename || kCharsets[static_cast<std::size_t>(cs)].iconv == nullptr) return false;
+  IconvCache& cache = iconv_cache();
+  iconv_t cd = cache.get(cs);
+  if (cd == IconvCache::kFailed) return false;
+  iconv(cd, nullptr, nullptr, nullptr, nullptr);
+  std::string& buf = cache.scratch();
+  char* src = const_cast<char*>(bytes.data());  // iconv's signature; the input is not written
+  std::size_t src_left = n;
+  while (src_left > 0) {
+    const std::size_t want = src_left * 4 + 16;
+    if (buf.size() < want) buf.resize(want);
+    char* dst = buf.data();
+    std::size_t dst_left = buf.size();
+    const std::size_t rc = iconv(cd, &src, &src_left, &dst, &dst_left);
+    out.append(buf.data(), buf.size() - dst_left);
+    if (rc == static_cast<std::size_t>(-1) && errno != E2BIG) {
+      out.resize(mark);  // EILSEQ / EINVAL: not text in this charset
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace binlogctl

@@ -1,0 +1,74 @@
+// One column value of a row image as a typed view: what the value is, decoded once from the
+// column's ColumnInfo and the row bytes, for renderers that are not the JSON hot path (the SQL
+// renderer of convert --format sql and --flashback; later Canal and stats).
+//
+// The view borrows: `bytes` points into the row image (or the column's ENUM/SET names stay in
+// the ColumnInfo), nothing is allocated per value. Every read goes through the ByteReader
+// (bounds-checked); a length prefix that promises more bytes than remain fails before anything
+// is read. The formats are those columns.h documents for append_value_json.
+#pragma once
+
+#include <binlogctl/bytes.h>
+#include <binlogctl/columns.h>
+#include <binlogctl/result.h>
+
+#include <cstdint>
+
+namespace binlogctl {
+
+enum class ValueKind : std::uint8_t {
+  null,          // the NULL type code (never stored by a server; NULLs are in the null bitmap)
+  signed_int,    // TINY SHORT INT24 LONG LONGLONG: i
+  unsigned_int,  // the same, UNSIGNED: u
+  float32,       // FLOAT: f
+  float64,       // DOUBLE: d
+  decimal,       // NEWDECIMAL: bytes = the binary decimal, precision/scale
+  decimal_text,  // pre-5.0 DECIMAL: bytes = the number as text (left padding removed)
+  bit,           // BIT(n): u = the value, bits = n
+  year,          // YEAR: u = 0 or 1901..2155
+  date,          // DATE: t (year, month, day); zero dates are all zero
+  time,          // TIME / TIME2: t (negative, hour up to 838+, minute, second, usec, fsp)
+  datetime,      // DATETIME / DATETIME2: t
+  timestamp,     // TIMESTAMP / TIMESTAMP2: u = seconds since the epoch (0 = the zero
+                 // timestamp), t = the same time in UTC (all zero for the zero timestamp)
+  text,          // CHAR VARCHAR TEXT with a non-binary collation: bytes in `charset`
+  binary,        // BINARY VARBINARY BLOB (collation 63): bytes; pad_to = BINARY(n)'s n, else 0
+  enum_index,    // ENUM: u = 1-based index (0 = the error value '')
+  set_bits,      // SET: u = the member bitmap
+  json,          // JSON: bytes = MySQL binary JSON (MariaDB's JSON is text)
+  geometry,      // GEOMETRY: bytes = 4-byte little-endian SRID + WKB
+  vector,        // VECTOR: bytes = float32 little-endian values
+  uuid,          // MariaDB UUID / INET4 / INET6 (ColumnInfo::hint): bytes, possibly shorter
+  inet4,         //   than the type (the binlog strips trailing zero bytes of BINARY columns)
+  inet6,
+};
+
+struct TemporalParts {
+  bool negative = false;  // TIME only
+  std::uint32_t year = 0, month = 0, day = 0;
+  std::uint32_t hour = 0, minute = 0, second = 0;
+  std::uint32_t usec = 0;  // microseconds
+  std::uint8_t fsp = 0;    // fractional digits of the column (0..6)
+};
+
+struct ColumnValue {
+  ValueKind kind = ValueKind::null;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0;
+  float f = 0;
+  Bytes bytes;                // into the row image
+  std::uint64_t offset = 0;   // absolute offset of the value (of `bytes` for the string family)
+  TemporalParts t;
+  std::uint16_t charset = 0;  // text: the column's collation id (0 = unknown: utf8mb4)
+  std::uint16_t pad_to = 0;   // binary: BINARY(n)'s n (the binlog strips trailing zeros)
+  std::uint8_t precision = 0, scale = 0;  // decimal
+  std::uint8_t bits = 0;                  // bit
+};
+
+// Decodes one (non-NULL) value at the reader's position into `v` and advances past it. The
+// errors of append_value_json (Errc::truncated, Errc::bad_value, Errc::bad_length at the
+// offending field's offset); on error `v` is unspecified and the reader's position too.
+Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v) noexcept;
+
+}  // namespace binlogctl

@@ -1,0 +1,1164 @@
+// run_sql_convert: inputs -> EventStream -> TransactionFront -> SQL statements (convert
+// --format sql), or the statements that undo them in reverse order (--flashback).
+//
+// A sink of the shared front half (txn_front.h): transactions, GTID selection and the damage
+// policy come from there; table maps and schema history from TableMapLoader; values from the
+// typed decoder (column_value.h, decode_image_cells) and the SQL literal renderer (sql.h).
+#include <binlogctl/chain.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/info.h>
+#include <binlogctl/output.h>
+#include <binlogctl/rows.h>
+#include <binlogctl/sql.h>
+#include <binlogctl/table_map.h>
+#include <binlogctl/transaction.h>
+#include <binlogctl/txn_front.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <system_error>
+#include <unordered_set>
+#include <vector>
+
+#include <unistd.h>
+
+namespace binlogctl {
+
+namespace {
+
+constexpr std::uint16_t kSuppressUse = 0x8;  // LOG_EVENT_SUPPRESS_USE_F
+// OPTION_* bits of Q_FLAGS2 (sql_priv.h), which mysqlbinlog turns into session variables.
+constexpr std::uint32_t kOptAutoIsNull = 1u << 14;
+constexpr std::uint32_t kOptNotAutocommit = 1u << 19;
+constexpr std::uint32_t kOptNoForeignKeyChecks = 1u << 26;
+constexpr std::uint32_t kOptRelaxedUniqueChecks = 1u << 27;
+// Rows event flags.
+constexpr std::uint16_t kRowsNoForeignKeyChecks = 0x2;
+constexpr std::uint16_t kRowsRelaxedUniqueChecks = 0x4;
+
+// The statements that undo a range, reversed with bounded memory: records are appended in
+// stream order into a buffer that is written to an unlinked temporary file in chunks once it
+// passes the spill size, and read back chunk by chunk, last first. A record is its text followed
+// by its length (4 bytes), so a chunk is read backwards without an index.
+constexpr std::size_t kOutBlock = 256 * 1024;
+
+class ReverseStore {
+ public:
+  ReverseStore(std::string dir, std::size_t chunk) : dir_(std::move(dir)), chunk_(chunk < 4096 ? 4096 : chunk) {}
+  ~ReverseStore() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  ReverseStore(const ReverseStore&) = delete;
+  ReverseStore& operator=(const ReverseStore&) = delete;
+
+  void add(std::string_view rec) {
+    if (rec.size() > 0xffffffffu)  // events are at most 1 GiB, so a statement stays far below
+      throw std::system_error(EFBIG, std::generic_category(), "a flashback statement over 4 GiB");
+    buf_.append(rec);
+    const auto n = static_cast<std::uint32_t>(rec.size());
+    char len[4];
+    std::memcpy(len, &n, 4);
+    buf_.append(len, 4);
+    if (buf_.size() >= chunk_) spill();
+  }
+  std::uint64_t spilled_bytes() const { return file_size_; }
+
+  // Every record, last first.
+  void replay(LineOutput& out) {
+    emit_chunk(buf_, out);
+    std::string chunk;
+    for (std::size_t i = chunks_.size(); i-- > 0;) {
+      chunk.resize(chunks_[i].second);
+      if (std::fseek(file_, static_cast<long>(chunks_[i].first), SEEK_SET) != 0 ||
+          std::fread(chunk.data(), 1, chunk.size(), file_) != chunk.size())
+        throw std::system_error(errno ? errno : EIO, std::generic_category(), "reading the flashback spill file");
+      emit_chunk(chunk, out);
+    }
+  }
+
+ private:
+  static void emit_chunk(const std::string& c, LineOutput& out) {
+    std::size_t end = c.size();
+    while (end >= 4) {
+      std::uint32_t n = 0;
+      std::memcpy(&n, c.data() + end - 4, 4);
+      if (n > end - 4) break;  // cannot happen: the store wrote it
+      out.buf().append(c.data() + end - 4 - n, n);
+      if (out.buf().size() >= kOutBlock) out.flush();
+      end -= 4 + n;
+    }
+  }
+  void spill() {
+    if (file_ == nullptr) {
+      std::string dir = dir_;
+      if (dir.empty()) {
+        const char* t = std::getenv("TMPDIR");
+        dir = t != nullptr && *t != 0 ? t : "/tmp";
+      }
+      std::string path = dir + "/binlogctl-flashback-XXXXXX";
+      const int fd = mkstemp(path.data());
+      if (fd < 0) throw std::system_error(errno, std::generic_category(), "creating a spill file in " + dir);
+      unlink(path.c_str());  // gone when closed, whatever happens
+      file_ = fdopen(fd, "w+b");
+      if (file_ == nullptr) {
+        close(fd);
+        throw std::system_error(errno, std::generic_category(), "opening the spill file");
+      }
+    }
+    if (std::fseek(file_, 0, SEEK_END) != 0 || std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
+      throw std::system_error(errno ? errno : EIO, std::generic_category(), "writing the flashback spill file");
+    chunks_.emplace_back(file_size_, buf_.size());
+    file_size_ += buf_.size();
+    buf_.clear();
+  }
+
+  std::string dir_;
+  std::size_t chunk_;
+  std::string buf_;
+  std::FILE* file_ = nullptr;
+  std::uint64_t file_size_ = 0;
+  std::vector<std::pair<std::uint64_t, std::size_t>> chunks_;
+};
+
+// Session variables the output sets, each written only when the value it needs differs from
+// the last one written.
+enum Var : std::size_t {
+  kPseudoThreadId,
+  kTimestamp,
+  kSqlMode,
+  kTimeZone,
+  kCharsetClient,
+  kCollationConnection,
+  kCollationServer,
+  kForeignKeyChecks,
+  kUniqueChecks,
+  kAutoIsNull,
+  kAutocommit,
+  kVarCount
+};
+constexpr const char* kVarNames[kVarCount] = {
+    "pseudo_thread_id",     "timestamp",          "sql_mode",      "time_zone",           "character_set_client",
+    "collation_connection", "collation_server",   "foreign_key_checks", "unique_checks", "sql_auto_is_null",
+    "autocommit"};
+
+class SqlConverter final : public TransactionFront::Hooks {
+ public:
+  SqlConverter(const ConvertOptions& opts, const SqlOptions& sql, LineOutput& out, StderrDiagnostics& diag,
+               std::FILE* err)
+      : opts_(opts), sql_(sql), out_(out), diag_(diag), err_(err), store_(sql.tmpdir, sql.spill_bytes) {
+    if (opts.schema) schema_ = *opts.schema;
+  }
+
+  bool mid_stream = false;
+
+  void begin_file(const InputFile& f) {
+    if (log_name_ != nullptr) cut_off(true);
+    file_ = f;
+    log_name_ = &file_.log_name;
+    front_.reset();
+    tables_.clear();
+  }
+
+  // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF
+  // TRANSACTIONS): the finding on stderr, as every row consumer reports it; the output rolls it
+  // back (flashback: it is not undone).
+  void cut_off(bool more_files) {
+    auto c = front_.cut_off(more_files, stop_given);
+    if (c) report(c->diagnostic(file_));
+    if (!open_) return;
+    open_ = false;
+    if (!sql_.flashback) {
+      put(fmt::format("ROLLBACK; # cut off: {}\n", c ? clean(c->message()) : std::string("the transaction is incomplete")));
+      return;
+    }
+    if (txn_spilled_) {
+      note_unsafe_at_end("a cut-off transaction too large to take back");
+      flush_txn_records(true);
+      return;
+    }
+    txn_records_.clear();  // only ever held here: nothing of it reached the store
+    txn_bytes_ = 0;
+  }
+
+  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
+
+  void event(const Event& ev) {
+    const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (step.hole_bytes > 0) {
+      const std::uint64_t at = top_pos(ev) - (ev.is_inner() ? 0 : step.hole_bytes);
+      comment_line(fmt::format("# DAMAGE {}:{}: {} bytes could not be read as events; nothing of them is rendered",
+                               clean(*log_name_), at, step.hole_bytes));
+      note_unsafe(ev, "a hole in the data inside the range", false);
+      if (open_) txn_incomplete_ = true;
+    }
+    if (step.damaged) {
+      comment_line(fmt::format("# DAMAGE {}:{}: the event failed its checksum; nothing of it is rendered",
+                               clean(*log_name_), top_pos(ev)));
+      note_unsafe(ev, "a damaged event inside the range", false);
+      if (open_) txn_incomplete_ = true;
+      front_.end();
+      return;
+    }
+    if (step.is_statement && !step.statement_ok) {
+      front_.end();
+      return;
+    }
+    const TransactionState& ts = front_.state();
+    if (open_ && ts.txn_id != open_txn_) close_open("the next transaction began before it ended");
+    switch (ev.type()) {
+      case EventType::format_description:
+      case EventType::rotate:
+        if (!ev.is_inner()) tables_.clear();
+        break;
+      case EventType::table_map: {
+        auto l = loader_.load(ev, *log_name_, top_pos(ev));
+        if (!l) undecodable(ev, "TABLE_MAP", l.error());
+        break;
+      }
+      case EventType::intvar: {
+        auto iv = decode_intvar(ev.body_reader(), *ev.fde);
+        if (!iv) {
+          undecodable(ev, "INTVAR", iv.error());
+          break;
+        }
+        pending_.append(iv->type == 1 ? "SET LAST_INSERT_ID=" : "SET INSERT_ID=");
+        pending_.append(std::to_string(iv->value));
+        pending_.append(";\n");
+        break;
+      }
+      case EventType::rand: {
+        auto rv = decode_rand(ev.body_reader(), *ev.fde);
+        if (!rv) {
+          undecodable(ev, "RAND", rv.error());
+          break;
+        }
+        pending_.append(fmt::format("SET @@RAND_SEED1={}, @@RAND_SEED2={};\n", rv->seed1, rv->seed2));
+        break;
+      }
+      case EventType::user_var: {
+        std::string text;
+        Status st = append_info(text, ev, scratch_);
+        if (!st.ok()) {
+          undecodable(ev, "USER_VAR", st.error());
+          break;
+        }
+        pending_.append("SET ");
+        pending_.append(text);
+        pending_.append(";\n");
+        break;
+      }
+      case EventType::query:
+      case EventType::mariadb_query_compressed:
+        statement(ev, step.query, step.kind);
+        break;
+      case EventType::load:
+      case EventType::new_load:
+      case EventType::exec_load:
+      case EventType::execute_load_query:
+        // LOAD DATA logged as a statement: its file travels in other events; not written as SQL.
+        if (front_.selected()) {
+          if (open_) txn_incomplete_ = true;
+          comment_line(fmt::format("# SKIPPED {}:{}: LOAD DATA logged as a statement (its data is not written as SQL)",
+                                   clean(*log_name_), top_pos(ev)));
+          if (!note_unsafe(ev, "LOAD DATA logged as a statement", false))
+            report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                              "LOAD DATA logged as a statement: not written as SQL (binlog_format=ROW logs its rows)"});
+        }
+        break;
+      case EventType::incident:
+        // The server lost events here (LOST_EVENTS): whatever follows may not match the data.
+        comment_line(fmt::format("# INCIDENT {}:{}: the server recorded lost events here", clean(*log_name_),
+                                 top_pos(ev)));
+        if (!note_unsafe(ev, "an INCIDENT (lost events) inside the range", false))
+          report(Diagnostic{Check::undecodable_event, Severity::warning, *log_name_, top_pos(ev),
+                            "INCIDENT event: the server recorded lost events here"});
+        break;
+      case EventType::xa_prepare:
+        if (open_) {
+          finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
+        }
+        break;
+      default:
+        if (auto k = classify_rows_event(ev.type_code())) rows(ev, *k);
+        break;
+    }
+    front_.end();
+    if (ev.type() == EventType::xid || ev.type() == EventType::xa_prepare) pending_.clear();
+    if (open_ && !front_.state().open) {
+      // The event ended the transaction: XID, COMMIT, or a rows event flagged STMT_END in a
+      // transaction without GTID or BEGIN.
+      if (step.is_statement && step.kind == StatementKind::rollback) finish("ROLLBACK;\n");
+      else finish("COMMIT;\n");
+    }
+    if (out_.interactive()) out_.flush();
+  }
+
+  int finish_run() {
+    if (log_name_ != nullptr) cut_off(false);
+    if (sql_.flashback) {
+      for (const auto& [xid, p] : prepared_)
+        note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
+      if (refused_) {
+        fmt::print(err_, "binlogctl: --flashback: the range cannot be undone from its row changes (see the errors "
+                         "above; --flashback-skip-unsafe skips those parts with a warning): nothing written\n");
+        return 1;
+      }
+      // The records are read back reversed: the session they need is set once, first.
+      put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
+                 "@@session.character_set_client=45, @@session.collation_connection=45;\n");
+      store_.replay(out_);
+    }
+    out_.flush();
+    return 0;
+  }
+
+  // TransactionFront::Hooks
+  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
+    undecodable(ev, layer, e);
+  }
+  void gtid_undecodable(const Event& ev) override {
+    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev), "GTID event does not decode"});
+  }
+  void open_at_gtid(const Event& ev) override {
+    report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
+                      "GTID event while the previous transaction is still open"});
+  }
+
+ private:
+  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+  // Output in blocks (LineOutput::write would make a system call per statement).
+  void put(std::string_view text) {
+    std::string& b = out_.buf();
+    b.append(text);
+    if (b.size() >= kOutBlock) out_.flush();
+  }
+  static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
+  // A log name inside a comment line: no line breaks.
+  static std::string clean(std::string_view s) {
+    std::string r(s);
+    for (char& c : r)
+      if (c == '\n' || c == '\r') c = ' ';
+    return r;
+  }
+
+  void report(const Diagnostic& d) {
+    out_.flush();
+    diag_.report(d);
+  }
+  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
+    if (open_) txn_incomplete_ = true;
+    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, e.offset,
+                      fmt::format("{} event at {} does not decode: {}", what, top_pos(ev), e.what)});
+  }
+
+  // Something the flashback cannot undo: an error (nothing is written at the end), or with
+  // --flashback-skip-unsafe a warning and a comment where it was. In forward mode `forward`
+  // says whether it is worth a message at all.
+  bool note_unsafe(const Event& ev, std::string_view why, bool forward_error) {
+    if (!sql_.flashback) {
+      if (forward_error)
+        report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev), std::string(why)});
+      return false;
+    }
+    if (sql_.skip_unsafe) {
+      report(Diagnostic{Check::undecodable_event, Severity::warning, *log_name_, top_pos(ev),
+                        fmt::format("--flashback: {}: skipped", why)});
+      std::string c = fmt::format("# SKIPPED {}:{}: {} (not undone)\n", clean(*log_name_), top_pos(ev), why);
+      if (open_) txn_records_.push_back(std::move(c));
+      else store_.add(c);
+      return true;
+    }
+    refused_ = true;
+    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                      fmt::format("--flashback: {}: cannot be undone", why)});
+    return true;
+  }
+
+  void comment_line(const std::string& line) {
+    if (sql_.flashback) return;  // flashback output holds undo statements and SKIPPED notes only
+    put(line);
+    put("\n");
+  }
+
+  // "# log:pos GTID g YYYY-MM-DD HH:MM:SS" before every statement.
+  void position_comment(std::string& s, const Event& ev) {
+    const TransactionState& ts = front_.state();
+    s.append("# ");
+    s.append(clean(*log_name_));
+    s.push_back(':');
+    s.append(std::to_string(top_pos(ev)));
+    if (ev.is_inner()) s.append(fmt::format(" inner {}", ev.inner_index));
+    if (!ts.gtid_text.empty()) {
+      s.append(" GTID ");
+      s.append(ts.gtid_text);
+    }
+    s.push_back(' ');
+    append_utc_datetime(s, ev.header.timestamp);
+    s.append(" UTC\n");
+  }
+
+  // SET statements for the session variables that `want` gives (nullptr: leave as is).
+  void session(std::string& s, const std::array<const std::string*, kVarCount>& want) {
+    std::string sets;
+    for (std::size_t i = 0; i < kVarCount; ++i) {
+      if (want[i] == nullptr || (have_set_[i] && have_[i] == *want[i])) continue;
+      have_[i] = *want[i];
+      have_set_[i] = true;
+      sets.append(sets.empty() ? "SET " : ", ");
+      if (i == kTimestamp) sets.append("TIMESTAMP");
+      else sets.append("@@session.").append(kVarNames[i]);
+      sets.push_back('=');
+      sets.append(*want[i]);
+    }
+    if (!sets.empty()) {
+      s.append(sets);
+      s.append(";\n");
+    }
+  }
+
+  // What row statements need: UTC for TIMESTAMP literals, utf8mb4 for identifiers, a sql_mode
+  // that stores the values as given (NO_AUTO_VALUE_ON_ZERO keeps an explicit 0 in an
+  // AUTO_INCREMENT column; no STRICT, so zero dates are accepted as the source had them), the
+  // event's time for ON UPDATE CURRENT_TIMESTAMP columns, and the checks the event was run with.
+  void row_session(std::string& s, const Event& ev, std::uint16_t rows_flags) {
+    static const std::string utc = "'+00:00'", mode = "'NO_AUTO_VALUE_ON_ZERO'", utf8mb4 = "45", zero = "0",
+                             one = "1";
+    const std::string ts = std::to_string(ev.header.timestamp);
+    std::array<const std::string*, kVarCount> want{};
+    want[kTimestamp] = &ts;
+    want[kSqlMode] = &mode;
+    want[kTimeZone] = &utc;
+    want[kCharsetClient] = &utf8mb4;
+    want[kCollationConnection] = &utf8mb4;
+    want[kForeignKeyChecks] = (rows_flags & kRowsNoForeignKeyChecks) ? &zero : &one;
+    want[kUniqueChecks] = (rows_flags & kRowsRelaxedUniqueChecks) ? &zero : &one;
+    session(s, want);
+  }
+
+  void query_session(std::string& s, const Event& ev, const QueryEvent& q) {
+    std::string ts = std::to_string(ev.header.timestamp);
+    if (q.microseconds != 0) ts += fmt::format(".{:06}", q.microseconds);
+    const std::string thread = std::to_string(q.thread_id);
+    const std::string mode = std::to_string(q.sql_mode);
+    const std::string tz = q.time_zone.empty() ? "'SYSTEM'" : quote_plain(q.time_zone);
+    const std::string cc = std::to_string(q.charset_client), cn = std::to_string(q.collation_connection),
+                      cs = std::to_string(q.collation_server);
+    const std::string fk = (q.flags2 & kOptNoForeignKeyChecks) ? "0" : "1";
+    const std::string uc = (q.flags2 & kOptRelaxedUniqueChecks) ? "0" : "1";
+    const std::string ai = (q.flags2 & kOptAutoIsNull) ? "1" : "0";
+    const std::string ac = (q.flags2 & kOptNotAutocommit) ? "0" : "1";
+    std::array<const std::string*, kVarCount> want{};
+    want[kPseudoThreadId] = &thread;
+    want[kTimestamp] = &ts;
+    if (q.has_sql_mode) want[kSqlMode] = &mode;
+    want[kTimeZone] = &tz;
+    if (q.has_charset) {
+      want[kCharsetClient] = &cc;
+      want[kCollationConnection] = &cn;
+      want[kCollationServer] = &cs;
+    }
+    if (q.has_flags2) {
+      want[kForeignKeyChecks] = &fk;
+      want[kUniqueChecks] = &uc;
+      want[kAutoIsNull] = &ai;
+      want[kAutocommit] = &ac;
+    }
+    session(s, want);
+  }
+
+  static std::string quote_plain(std::string_view v) {
+    std::string r = "'";
+    for (char c : v) {
+      if (c == '\'') r.push_back('\'');
+      if (c == '\\') r.push_back('\\');
+      r.push_back(c);
+    }
+    r.push_back('\'');
+    return r;
+  }
+
+  // The BEGIN of the current transaction, once something of it is written.
+  void open_txn(const Event& ev) {
+    if (open_) return;
+    const TransactionState& ts = front_.state();
+    open_ = true;
+    txn_incomplete_ = false;
+    open_xa_ = !ts.xid.empty();  // ends with XA PREPARE, its outcome later
+    open_txn_ = ts.txn_id;
+    txn_records_.clear();
+    if (sql_.flashback) return;
+    std::string s;
+    s.append(fmt::format("# transaction {}", ts.txn_id));
+    if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
+    s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
+    if (open_xa_) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
+      s.append("\nXA START ").append(ts.xid).append(";\n");
+    } else {
+      s.append("\nBEGIN;\n");
+    }
+    put(s);
+  }
+
+  // Ends the transaction written so far with `closing` (COMMIT, ROLLBACK, XA PREPARE).
+  void finish(std::string_view closing) {
+    if (!open_) return;
+    open_ = false;
+    if (!sql_.flashback) {
+      if (txn_incomplete_ && closing == "COMMIT;\n") {
+        // Part of it is missing (damaged or undecodable): applying the rest would be a change the
+        // server never made.
+        put("ROLLBACK; # incomplete: an event of this transaction is damaged or does not decode\n");
+        txn_incomplete_ = false;
+        return;
+      }
+      txn_incomplete_ = false;
+      put(closing);
+      return;
+    }
+    txn_incomplete_ = false;
+    const bool prepare = closing.find("XA PREPARE") != std::string_view::npos;
+    if (prepare || closing.rfind("ROLLBACK", 0) == 0) {
+      // Rolled back: nothing to undo. Prepared XA: held until its XA COMMIT / XA ROLLBACK.
+      if (txn_spilled_) {  // part of it is in the store already
+        note_unsafe_at_end(prepare ? "an XA transaction too large to hold until its outcome"
+                                   : "a rolled back transaction too large to take back");
+        flush_txn_records(true);
+        return;
+      }
+      if (prepare && !txn_records_.empty()) {
+        if (prepared_bytes_ + txn_bytes_ > sql_.spill_bytes) {
+          note_unsafe_at_end("XA transactions prepared in the range hold more than --flashback-memory");
+        } else {
+          prepared_bytes_ += txn_bytes_;
+          Prepared& p = prepared_[front_.state().xid];
+          p.txn = open_txn_;
+          p.bytes = txn_bytes_;
+          p.records = std::move(txn_records_);
+        }
+      }
+      txn_records_.clear();
+      txn_bytes_ = 0;
+      return;
+    }
+    flush_txn_records(true);
+  }
+
+  // Flashback: the transaction's undo records go to the store as COMMIT, the rows in order, BEGIN
+  // (read back reversed). Large transactions were flushed piecewise already.
+  void flush_txn_records(bool complete) {
+    if (txn_records_.empty() && !txn_spilled_) return;
+    if (!txn_spilled_) store_.add("COMMIT;\n");
+    for (const std::string& r : txn_records_) store_.add(r);
+    txn_records_.clear();
+    txn_bytes_ = 0;
+    if (complete) {
+      store_.add(fmt::format("# undo of transaction {}\nBEGIN;\n", open_txn_));
+      txn_spilled_ = false;
+    }
+  }
+
+  void note_unsafe_at_end(std::string_view why) {
+    if (sql_.skip_unsafe) {
+      fmt::print(err_, "binlogctl: warning: --flashback: {}: skipped\n", why);
+      return;
+    }
+    refused_ = true;
+    fmt::print(err_, "binlogctl: error: --flashback: {}: cannot be undone\n", why);
+    diag_errors_ = true;
+  }
+
+  void close_open(std::string_view why) {
+    if (!open_) return;
+    open_ = false;
+    out_.flush();
+    fmt::print(err_, "binlogctl: warning: transaction {} is incomplete ({}): {}\n", open_txn_, why,
+               sql_.flashback ? "not undone" : "rolled back in the output");
+    if (!sql_.flashback) {
+      put("ROLLBACK; # incomplete transaction\n");
+      return;
+    }
+    if (txn_spilled_) {
+      // Part of it is in the spill file already: cannot be taken back out.
+      note_unsafe_at_end("an incomplete transaction too large to hold back");
+      flush_txn_records(true);
+      return;
+    }
+    txn_records_.clear();  // only ever held here: nothing of it reached the store
+  }
+
+  // Adds one statement of the current transaction.
+  void emit(const Event& ev, const std::string& s) {
+    if (!sql_.flashback) {
+      put(s);
+      return;
+    }
+    (void)ev;
+    txn_bytes_ += s.size();
+    txn_records_.push_back(s);
+    if (txn_bytes_ >= sql_.spill_bytes) {  // a large transaction: to the store in pieces
+      flush_txn_records(false);
+      txn_spilled_ = true;
+    }
+  }
+
+  void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
+    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
+    std::string pending;  // the context events before this statement are for it alone
+    pending.swap(pending_);
+    switch (k) {
+      case StatementKind::begin:
+      case StatementKind::commit:
+      case StatementKind::rollback:
+        return;  // transaction structure: written by open_txn / finish
+      case StatementKind::xa_end:
+        return;  // written with XA PREPARE
+      case StatementKind::savepoint:
+        if (sql_.flashback) return;  // nothing to undo
+        break;
+      default:
+        break;
+    }
+    if (!front_.selected()) return;
+    // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
+    if (!opts_.database.empty() && q.db != opts_.database && k != StatementKind::xa_finish &&
+        k != StatementKind::xa_start)
+      return;
+    std::string db(q.db), table;
+    const bool is_ddl = k == StatementKind::ddl;
+    if (is_ddl) {
+      if (!ddl_table(q.sql, db, table)) table.clear();
+      if (!opts_.filter.empty() && !opts_.filter.matches(db, table)) return;
+    } else if (!opts_.filter.empty() && k == StatementKind::other) {
+      return;  // statements name no table we can check reliably
+    }
+    if (sql_.flashback) {
+      if (is_ddl) {
+        if (!table.empty() && changed_tables_.count(db + '\n' + table) != 0)
+          note_unsafe(ev, fmt::format("DDL on {}.{}, whose rows the range changes", db, table), false);
+        else
+          note_unsafe(ev, "DDL (a statement, not row changes)", false);
+      } else if (k == StatementKind::xa_finish) {
+        const bool rollback = xa_statement_is_rollback(q.sql);
+        auto it = prepared_.find(std::string(xa_statement_xid(q.sql)));
+        if (it != prepared_.end()) {  // prepared in the range: undone where it committed
+          if (!rollback) {
+            store_.add("COMMIT;\n");
+            for (const std::string& r : it->second.records) store_.add(r);
+            store_.add(fmt::format("# undo of XA transaction {} ({})\nBEGIN;\n", it->second.txn, it->first));
+          }
+          prepared_bytes_ -= it->second.bytes;
+          prepared_.erase(it);
+          return;
+        }
+        if (rollback) return;  // nothing happened
+        note_unsafe(ev, "XA COMMIT of a transaction prepared before the range", false);
+      } else if (k == StatementKind::xa_start) {
+        return;
+      } else {
+        note_unsafe(ev, "a statement-logged change (binlog_format=STATEMENT/MIXED)", false);
+      }
+      return;
+    }
+    std::string s;
+    position_comment(s, ev);
+    query_session(s, ev, q);
+    if (!(ev.header.flags & kSuppressUse) && !q.db.empty() && cur_db_ != q.db) {
+      s.append("USE ");
+      append_quoted_identifier(s, q.db);
+      s.append(";\n");
+      cur_db_ = std::string(q.db);
+    }
+    if (k == StatementKind::xa_start) {
+      put(s);
+      if (!open_) {
+        open_ = true;
+        open_xa_ = true;
+        open_txn_ = front_.state().txn_id;
+      }
+      std::string x;
+      append_statement(x, q.sql);
+      put(x);
+      return;
+    }
+    const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
+    if (in_txn) open_txn(ev);
+    s.append(pending);
+    append_statement(s, q.sql);
+    put(s);
+  }
+
+  // A logged statement and its terminator. A statement with a ';' of its own (CREATE TRIGGER /
+  // PROCEDURE / FUNCTION / EVENT with a BEGIN ... END body) would be cut there by the client:
+  // it goes between DELIMITER lines, as mysqlbinlog writes it, with a delimiter it does not hold.
+  static void append_statement(std::string& s, std::string_view sql) {
+    if (sql.find(';') == std::string_view::npos) {
+      s.append(sql);
+      s.append(";\n");
+      return;
+    }
+    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
+    std::string_view d = kDelimiters[0];
+    for (std::string_view c : kDelimiters) {
+      d = c;
+      if (sql.find(c) == std::string_view::npos) break;
+    }
+    s.append("DELIMITER ").append(d).append("\n");
+    s.append(sql);
+    s.append(d).append("\nDELIMITER ;\n");
+  }
+
+  bool rows_type_in_this_server(const Event& ev) {
+    const std::uint8_t t = ev.type_code();
+    if (t > ev.fde->n_post_headers) return true;
+    const std::uint8_t ph = ev.fde->post_header(t);
+    return ph == 6 || ph == 8 || ph == 10;
+  }
+
+  // All `width` columns present in the bitmap.
+  static bool full_image(Bytes present, std::uint64_t width, const TableMap& tm) {
+    return width == tm.columns.size() && count_bits(present, width) == width;
+  }
+
+  void rows(const Event& ev, RowsEventKind kind) {
+    if (!rows_type_in_this_server(ev)) return;
+    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
+    if (!h) {
+      undecodable(ev, event_name(ev), h.error());
+      return;
+    }
+    TableMap* tm = tables_.find(h->table_id);
+    if (tm == nullptr) {
+      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
+      report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error, *log_name_,
+                        top_pos(ev),
+                        fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev), h->table_id)});
+      return;
+    }
+    if (!front_.selected()) return;
+    if (tm->selected < 0)
+      tm->selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+    if (tm->selected == 0) return;
+    const std::string table_key = tm->db + '\n' + tm->table;
+    if (!tm->has_names()) {
+      if (refused_tables_.insert(table_key).second)
+        report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                          fmt::format("table {}.{} has no column names (binlog_row_metadata is not FULL and no "
+                                      "definition was given with --schema): its row changes are not written as SQL",
+                                      tm->db, tm->table)});
+      if (sql_.flashback) refused_ = !sql_.skip_unsafe || refused_;
+      if (!sql_.flashback)
+        comment_line(fmt::format("# SKIPPED {}:{}: rows of {}.{} (no column names)", clean(*log_name_), top_pos(ev),
+                                 clean(tm->db), clean(tm->table)));
+      return;
+    }
+    changed_tables_.insert(table_key);
+    const bool update = kind.kind == RowsKind::update;
+    if (sql_.flashback) {
+      const bool full = full_image(h->columns_before, h->width, *tm) &&
+                        (!update || full_image(h->columns_after, h->width, *tm)) && !kind.partial_json;
+      if (!full) {
+        note_unsafe(ev, fmt::format("row images of {}.{} are not FULL (binlog_row_image)", tm->db, tm->table), false);
+        return;
+      }
+    }
+    Bytes data = h->rows;
+    std::uint64_t at = h->rows_offset;
+    if (kind.compressed) {
+      Status st = decompress_mariadb(data, at, rows_buf_);
+      if (!st.ok()) {
+        undecodable(ev, event_name(ev), st.error());
+        return;
+      }
+      data = Bytes(reinterpret_cast<const std::uint8_t*>(rows_buf_.data()), rows_buf_.size());
+    }
+    open_txn(ev);
+    load_generated(*tm);
+    ByteReader r(data, at);
+    // What every row of the event shares: the comment line, the session settings (written before
+    // the first row only), the quoted column names.
+    head_.clear();
+    position_comment(head_, ev);
+    session_.clear();
+    if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
+    else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
+      session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
+    quote_names(*tm);
+    insert_prefix_.clear();
+    std::string s;
+    while (r.ok() && !r.empty()) {
+      const std::size_t before_pos = r.position();
+      Status st = decode_image_cells(*tm, h->width, h->columns_before, update ? ImageRole::before : ImageRole::after,
+                                     false, r, cells_a_);
+      if (st.ok() && update)
+        st = decode_image_cells(*tm, h->width, h->columns_after, ImageRole::after, kind.partial_json, r, cells_b_);
+      if (st.ok() && r.position() == before_pos) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
+      if (!st.ok()) {
+        undecodable(ev, event_name(ev), st.error());
+        note_unsafe(ev, "a rows event that does not decode", false);
+        return;
+      }
+      // Forward: straight into the output buffer; flashback: one record per row.
+      std::string& dst = sql_.flashback ? s : out_.buf();
+      if (sql_.flashback) s.clear();
+      const std::size_t mark = dst.size();
+      dst.append(head_);
+      dst.append(session_);
+      if (!sql_.flashback) session_.clear();
+      st = render_row(dst, *tm, kind.kind);
+      if (!st.ok()) {
+        dst.resize(mark);
+        undecodable(ev, event_name(ev), st.error());
+        note_unsafe(ev, "a row that cannot be rendered", false);
+        return;
+      }
+      if (sql_.flashback) emit(ev, s);
+      else if (dst.size() >= kOutBlock) out_.flush();
+    }
+  }
+
+  // `name` per column of the table, quoted, for the statements of one rows event.
+  void quote_names(const TableMap& tm) {
+    // Maps are mapped again by every transaction: reuse the names while the map is the same.
+    if (names_map_ == &tm && names_generation_ == tm.schema_generation && names_signature_ == tm.signature) return;
+    names_map_ = &tm;
+    names_generation_ = tm.schema_generation;
+    names_signature_ = tm.signature;
+    table_q_.clear();
+    append_quoted_identifier(table_q_, tm.db);
+    table_q_.push_back('.');
+    append_quoted_identifier(table_q_, tm.table);
+    if (names_q_.size() < tm.columns.size()) names_q_.resize(tm.columns.size());
+    for (std::size_t i = 0; i < tm.columns.size(); ++i) {
+      names_q_[i].clear();
+      append_quoted_identifier(names_q_[i], tm.columns[i].name);
+    }
+  }
+
+  // The images of the current row: cells and, rendered on demand, their literals ("NULL" for
+  // nulls; only absent columns have none). Most statements need a few of them: the key and the
+  // changed columns.
+  struct Image {
+    std::vector<ImageCell>* cells = nullptr;
+    std::vector<std::string>* lits = nullptr;
+    std::vector<char>* done = nullptr;
+    bool after = false;
+  };
+  Image image_a() { return Image{&cells_a_, &lits_a_, &done_a_, false}; }
+  Image image_b() { return Image{&cells_b_, &lits_b_, &done_b_, true}; }
+  void reset_literals(std::size_t n) {
+    lits_a_.resize(n);
+    lits_b_.resize(n);
+    done_a_.assign(n, 0);
+    done_b_.assign(n, 0);
+  }
+  bool present(const Image& im, std::size_t i) const { return i < im.cells->size() && (*im.cells)[i].present; }
+  bool is_null(const Image& im, std::size_t i) const { return (*im.cells)[i].is_null; }
+  // Equal values in the two images (raw bytes compared; a partial JSON value always differs).
+  bool same(std::size_t i) const {
+    const ImageCell& a = cells_a_[i];
+    const ImageCell& b = cells_b_[i];
+    if (a.is_null || b.is_null) return a.is_null == b.is_null;
+    if (a.partial_json || b.partial_json) return false;
+    return a.raw.size() == b.raw.size() && std::equal(a.raw.begin(), a.raw.end(), b.raw.begin());
+  }
+
+  Status literal(const TableMap& tm, const Image& im, std::size_t i, const std::string*& out) {
+    std::string& l = (*im.lits)[i];
+    out = &l;
+    if ((*im.done)[i]) return {};
+    (*im.done)[i] = 1;
+    l.clear();
+    const ImageCell& c = (*im.cells)[i];
+    if (c.is_null) {
+      l = "NULL";
+      return {};
+    }
+    if (c.partial_json) {
+      const bool have_before = im.after && i < cells_a_.size() && cells_a_[i].present && !cells_a_[i].is_null &&
+                               cells_a_[i].value.kind == ValueKind::json;
+      return have_before ? full_json_after(l, cells_a_[i].value, c) : json_diff_expression(l, tm, i, c);
+    }
+    return append_sql_literal(l, tm.infos[i], c.value);
+  }
+
+  // A partial JSON after image with the before image's document: the whole new document.
+  Status full_json_after(std::string& l, const ColumnValue& before, const ImageCell& c) {
+    json_before_.clear();
+    Status st = append_json_binary(json_before_, before.bytes, before.offset);
+    if (!st.ok()) return st;
+    json_after_.clear();
+    st = apply_json_diffs(json_before_, c.diffs, c.diffs_at, json_after_);
+    if (!st.ok()) return st;
+    l = "CAST(";
+    append_sql_text(l, json_after_, 45);
+    l.append(" AS JSON)");
+    return {};
+  }
+
+  // Without it (binlog_row_image=MINIMAL): the diffs as functions of the column, in order:
+  // REPLACE -> JSON_REPLACE, INSERT -> JSON_ARRAY_INSERT at an array index, else JSON_INSERT,
+  // REMOVE -> JSON_REMOVE.
+  Status json_diff_expression(std::string& l, const TableMap& tm, std::size_t i, const ImageCell& c) {
+    l.clear();
+    append_quoted_identifier(l, tm.columns[i].name);
+    JsonDiffReader rd(c.diffs, c.diffs_at);
+    JsonDiff d;
+    while (rd.next(d)) {
+      const bool array_index = !d.path.empty() && d.path.back() == ']';
+      const char* fn = d.op == JsonDiffOp::replace  ? "JSON_REPLACE("
+                       : d.op == JsonDiffOp::remove ? "JSON_REMOVE("
+                       : array_index                ? "JSON_ARRAY_INSERT("
+                                                    : "JSON_INSERT(";
+      std::string e = fn;
+      e.append(l);
+      e.append(", ");
+      append_sql_text(e, d.path, 45);
+      if (d.op != JsonDiffOp::remove) {
+        json_after_.clear();
+        Status st = append_json_binary(json_after_, d.value, d.value_offset);
+        if (!st.ok()) return st;
+        e.append(", CAST(");
+        append_sql_text(e, json_after_, 45);
+        e.append(" AS JSON)");
+      }
+      e.push_back(')');
+      l.swap(e);
+    }
+    if (!rd.ok()) return rd.error();
+    return {};
+  }
+
+  // Columns a statement must not set: generated ones (VIRTUAL/STORED, known from schema history).
+  void load_generated(const TableMap& tm) {
+    generated_.assign(tm.columns.size(), false);
+    const SchemaTable* def = schema_.find(tm.db, tm.table);
+    if (def == nullptr || def->columns.size() != tm.columns.size()) return;
+    for (std::size_t i = 0; i < def->columns.size(); ++i) generated_[i] = def->columns[i].generated;
+  }
+
+  void table_name(std::string& s, const TableMap&) { s.append(table_q_); }
+
+  // INSERT INTO t (present columns) VALUES (...): the part before the values is the same for
+  // every row of an event (one column bitmap), kept in insert_prefix_.
+  void insert_head(std::string& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+    if (insert_prefix_.empty()) {
+      insert_prefix_.append("INSERT INTO ");
+      table_name(insert_prefix_, tm);
+      insert_prefix_.append(" (");
+      bool first = true;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (!cells[i].present || generated_[i]) continue;
+        if (!first) insert_prefix_.push_back(',');
+        first = false;
+        insert_prefix_.append(names_q_[i]);
+      }
+      insert_prefix_.append(") VALUES (");
+    }
+    s.append(insert_prefix_);
+  }
+
+  // An INSERT of the image's values, rendered straight from the cells.
+  Status insert_cells(std::string& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+    insert_head(s, tm, cells);
+    bool first = true;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const ImageCell& c = cells[i];
+      if (!c.present || generated_[i]) continue;
+      if (!first) s.push_back(',');
+      first = false;
+      if (c.is_null) {
+        s.append("NULL");
+        continue;
+      }
+      Status st = append_sql_literal(s, tm.infos[i], c.value);
+      if (!st.ok()) return st;
+    }
+    s.append(");\n");
+    return {};
+  }
+
+  // WHERE by the primary key when every key column is in the image and not null, else by every
+  // column of the image (IS NULL for nulls) and LIMIT 1.
+  Status where(std::string& s, const TableMap& tm, const Image& im) {
+    bool by_key = !tm.primary_key.empty();
+    for (std::uint32_t k : tm.primary_key) by_key = by_key && present(im, k) && !is_null(im, k);
+    s.append(" WHERE ");
+    bool first = true;
+    auto term = [&](std::size_t i) -> Status {
+      if (!first) s.append(" AND ");
+      first = false;
+      s.append(names_q_[i]);
+      if (is_null(im, i)) {
+        s.append(" IS NULL");
+        return {};
+      }
+      const std::string* l = nullptr;
+      Status st = literal(tm, im, i, l);
+      if (!st.ok()) return st;
+      s.push_back('=');
+      s.append(*l);
+      return {};
+    };
+    if (by_key) {
+      for (std::uint32_t k : tm.primary_key) {
+        Status st = term(k);
+        if (!st.ok()) return st;
+      }
+      return {};
+    }
+    for (std::size_t i = 0; i < im.cells->size(); ++i) {
+      if (!present(im, i)) continue;
+      Status st = term(i);
+      if (!st.ok()) return st;
+    }
+    if (first) s.append("1=1");
+    s.append(" LIMIT 1");
+    return {};
+  }
+
+  Status delete_stmt(std::string& s, const TableMap& tm, const Image& where_image) {
+    s.append("DELETE FROM ");
+    table_name(s, tm);
+    Status st = where(s, tm, where_image);
+    if (!st.ok()) return st;
+    s.append(";\n");
+    return {};
+  }
+
+  // UPDATE t SET (the columns of `set_image` whose value differs from `where_image`'s, or all)
+  // WHERE ...
+  Status update_stmt(std::string& s, const TableMap& tm, const Image& set_image, const Image& where_image) {
+    const std::size_t start = s.size();
+    s.append("UPDATE ");
+    table_name(s, tm);
+    s.append(" SET ");
+    bool any = false;
+    for (std::size_t i = 0; i < set_image.cells->size(); ++i) {
+      if (!present(set_image, i) || generated_[i]) continue;
+      if (sql_.set == SqlSet::changed && present(where_image, i) && same(i)) continue;
+      const std::string* l = nullptr;
+      Status st = literal(tm, set_image, i, l);
+      if (!st.ok()) return st;
+      if (any) s.push_back(',');
+      any = true;
+      s.append(names_q_[i]);
+      s.push_back('=');
+      s.append(*l);
+    }
+    if (!any) {  // nothing changed: no statement
+      s.resize(start);
+      s.append("# (no column changed)\n");
+      return {};
+    }
+    Status st = where(s, tm, where_image);
+    if (!st.ok()) return st;
+    s.append(";\n");
+    return {};
+  }
+
+  Status render_row(std::string& s, const TableMap& tm, RowsKind kind) {
+    if (generated_.size() != tm.columns.size()) generated_.assign(tm.columns.size(), false);
+    // An INSERT needs no literal kept: the values go out as they are rendered.
+    if (kind == RowsKind::insert && !sql_.flashback) return insert_cells(s, tm, cells_a_);
+    if (kind == RowsKind::delete_ && sql_.flashback) return insert_cells(s, tm, cells_a_);
+    reset_literals(cells_a_.size());
+    switch (kind) {
+      case RowsKind::insert:   // flashback
+      case RowsKind::delete_:  // forward
+        return delete_stmt(s, tm, image_a());
+      case RowsKind::update:
+        return sql_.flashback ? update_stmt(s, tm, image_a(), image_b()) : update_stmt(s, tm, image_b(), image_a());
+    }
+    return {};
+  }
+
+  const ConvertOptions& opts_;
+  const SqlOptions& sql_;
+  LineOutput& out_;
+  StderrDiagnostics& diag_;
+  std::FILE* err_;
+  const std::string* log_name_ = nullptr;
+  InputFile file_;  // the file being read (a copy: the input list is gone at the end)
+  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
+                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
+  TableMapCache tables_;
+  SchemaHistory schema_;
+  TableMapLoader loader_{tables_, schema_, err_};
+  InfoScratch scratch_;
+  std::string rows_buf_;
+  std::vector<ImageCell> cells_a_, cells_b_;
+  std::vector<std::string> lits_a_, lits_b_;
+  std::vector<char> done_a_, done_b_;
+  std::string json_before_, json_after_;
+  std::vector<bool> generated_;  // per column of the table being written
+  std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
+  std::string table_q_;                // `db`.`table`
+  const TableMap* names_map_ = nullptr;  // the map names_q_ and table_q_ were made from
+  std::string names_signature_;
+  std::uint64_t names_generation_ = 0;
+  std::string head_, session_, insert_prefix_;  // the current rows event's shared parts
+  std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
+  std::string cur_db_;
+  std::array<std::string, kVarCount> have_{};
+  std::array<bool, kVarCount> have_set_{};
+  bool open_ = false, open_xa_ = false;
+  bool txn_incomplete_ = false;  // an event of the open transaction is damaged or does not decode
+  std::uint64_t open_txn_ = 0;
+  std::unordered_set<std::string> refused_tables_, changed_tables_;
+  // flashback
+  ReverseStore store_;
+  std::vector<std::string> txn_records_;
+  std::size_t txn_bytes_ = 0;
+  bool txn_spilled_ = false;
+  bool refused_ = false;
+  struct Prepared {  // an XA transaction prepared in the range: its undo records, until its outcome
+    std::uint64_t txn = 0;
+    std::size_t bytes = 0;
+    std::vector<std::string> records;
+  };
+  std::map<std::string, Prepared> prepared_;
+  std::size_t prepared_bytes_ = 0;
+  bool diag_errors_ = false;
+
+ public:
+  bool extra_errors() const { return diag_errors_; }
+};
+
+}  // namespace
+
+int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE* outf, std::FILE* errf) {
+  StderrDiagnostics diag(errf);
+  LineOutput out(outf);
+  SqlConverter conv(opts, sql, out, diag, errf);
+  conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
+  conv.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
+  struct Visitor : ChainVisitor {
+    SqlConverter& c;
+    explicit Visitor(SqlConverter& cc) : c(cc) {}
+    void begin_file(const InputFile& f) override { c.begin_file(f); }
+    void event(const Event& ev, const InputFile&) override { c.event(ev); }
+  } visitor(conv);
+  ChainOptions co = chain_options(opts);
+  co.threads = 1;
+  const bool readable = read_chain(co, visitor, diag, errf);
+  int rc = 0;
+  try {
+    rc = conv.finish_run();
+  } catch (const std::system_error& e) {
+    fmt::print(errf, "binlogctl: error: {}\n", e.what());
+    return 2;
+  }
+  if (!readable) return 2;
+  warn_unmatched_filter_rules(opts.filter, errf);
+  return (rc != 0 || diag.errors() > 0 || conv.extra_errors()) ? 1 : 0;
+}
+
+}  // namespace binlogctl

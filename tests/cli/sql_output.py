@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""convert --format sql / --flashback on the project's fixtures, without a server.
+
+Usage: sql_output.py BINLOGCTL FIXTURES_DIR [SHARED_DIR]
+
+- every fixture set: one SQL statement per row change of convert --format json (an UPDATE whose
+  images are equal gives a "# (no column changed)" comment instead), one BEGIN per COMMIT/ROLLBACK;
+- --sql-set all: the same statements, each UPDATE setting every column;
+- --flashback over a range with DDL refuses (exit 1, nothing written); --flashback-skip-unsafe
+  writes as many undo statements as there were row changes, INSERT <-> DELETE swapped, in
+  reverse order;
+- a damaged event: exit 1, a "# DAMAGE" comment, nothing of it as SQL;
+- a table without column names (shared corpus, when present): exit 1, "# SKIPPED", the error
+  says to give --schema;
+- every INSERT's values equal convert --format json's after image (fixtures, the MariaDB types
+  corpus, MySQL 5.7/8.0/9 files of the public corpus);
+- usage errors: --flashback with another format, --tmpdir without --flashback (exit 2).
+"""
+import json
+import struct
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN, FIX = sys.argv[1], sys.argv[2]
+SHARED = sys.argv[3] if len(sys.argv) > 3 else None
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def run(*args):
+    p = subprocess.run([BIN, "convert", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+ROW = re.compile(r"^(INSERT INTO|UPDATE|DELETE FROM) ", re.M)
+
+
+def row_kinds(sql, statements=()):
+    """The row statements of `sql` in order; lines that begin a statement-logged statement of
+    `statements` (convert --format json's QUERY records) are not row changes."""
+    firsts = {q.split("\n")[0] for q in statements}
+    out = []
+    for line in sql.splitlines():
+        if line in firsts or line.rstrip(";") in firsts:
+            continue
+        m = ROW.match(line)
+        if m:
+            out.append({"INSERT INTO": "INSERT", "UPDATE": "UPDATE", "DELETE FROM": "DELETE"}[m.group(1)])
+        elif line == "# (no column changed)":
+            out.append("UPDATE")
+    return out
+
+
+def literals(values_sql, start=0):
+    """The literals of a VALUES (...) list as Python values: numbers as text, strings decoded
+    (charset introducers honoured), X'..' as "x"+hex, b'..' as int, CAST(.. AS JSON) as parsed
+    JSON, ST_GeomFromWKB(X'w', srid) as "x"+hex(srid LE + wkb)."""
+    out, i, n = [], 0, len(values_sql)
+
+    def string_at(j):  # '...' with '' doubled; returns (text, next index)
+        assert values_sql[j] == "'"
+        j += 1
+        buf = []
+        while True:
+            c = values_sql[j]
+            if c == "'":
+                if j + 1 < n and values_sql[j + 1] == "'":
+                    buf.append("'")
+                    j += 2
+                    continue
+                return "".join(buf), j + 1
+            buf.append(c)
+            j += 1
+
+    def value_at(j):
+        if values_sql.startswith("NULL", j):
+            return None, j + 4
+        if values_sql.startswith("CAST(", j):
+            v, j = value_at(j + 5)
+            assert values_sql.startswith(" AS JSON)", j), values_sql[j:j + 20]
+            return ("json", json.loads(v)), j + 9
+        if values_sql.startswith("ST_GeomFromWKB(", j):
+            wkb, j = value_at(j + 15)
+            assert values_sql.startswith(", ", j)
+            k = values_sql.index(")", j)
+            srid = int(values_sql[j + 2:k])
+            return ("bin", srid.to_bytes(4, "little").hex() + wkb[1]), k + 1
+        if values_sql.startswith("X'", j):
+            k = values_sql.index("'", j + 2)
+            return ("bin", values_sql[j + 2:k].lower()), k + 1
+        if values_sql.startswith("b'", j):
+            k = values_sql.index("'", j + 2)
+            return int(values_sql[j + 2:k], 2), k + 1
+        if values_sql[j] == "_":
+            k = j + 1
+            while values_sql[k].isalnum():
+                k += 1
+            cs = values_sql[j + 1:k]
+            if values_sql.startswith(" X'", k):
+                raw, k = value_at(k + 1)
+                data = bytes.fromhex(raw[1])
+                pycs = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "latin1": "cp1252", "ascii": "ascii",
+                        "utf16": "utf-16-be", "ucs2": "utf-16-be", "utf16le": "utf-16-le",
+                        "utf32": "utf-32-be"}.get(cs, "utf-8")
+                return data.decode(pycs, "backslashreplace").replace("\\x", "\\\\x"), k
+            return string_at(k)
+        if values_sql[j] == "'":
+            return string_at(j)
+        k = j
+        while k < n and values_sql[k] not in ",)":
+            k += 1
+        return ("num", values_sql[j:k]), k
+
+    assert values_sql[start] == "("
+    i = start + 1
+    while True:
+        v, i = value_at(i)
+        out.append(v)
+        if values_sql[i] == ")":
+            return out
+        assert values_sql[i] == ",", values_sql[i:i + 20]
+        i += 1
+
+
+def same_value(sql_v, json_v):
+    if isinstance(sql_v, tuple) and sql_v[0] == "bin":
+        if isinstance(json_v, list):  # VECTOR: JSON has the float32 values
+            return sql_v[1] == b"".join(struct.pack("<f", x) for x in json_v).hex()
+        return sql_v[1] == json_v
+    if isinstance(sql_v, tuple) and sql_v[0] == "json":
+        return sql_v[1] == json_v
+    if isinstance(sql_v, tuple) and sql_v[0] == "num":
+        t = sql_v[1]
+        if isinstance(json_v, str):  # DECIMAL
+            return t == json_v
+        if isinstance(json_v, bool) or json_v is None:
+            return False
+        if isinstance(json_v, int) and re.fullmatch(r"-?\d+", t):
+            return int(t) == json_v
+        x = float(t)  # FLOAT: SQL has the widened double, JSON the float32's shortest digits
+        return x == float(json_v) or struct.pack("<f", x) == struct.pack("<f", float(json_v))
+    return sql_v == json_v
+
+
+def check_values(path):
+    """Every INSERT's values equal convert --format json's after image (binary as hex)."""
+    rc, js, _ = run("--binary-as", "hex", path)
+    rc2, sql, _ = run("--format", "sql", path)
+    inserts = [r for r in map(json.loads, js.splitlines()) if r.get("type") == "INSERT"]
+    stmts = [m.start() for m in re.finditer(r"^INSERT INTO `", sql, re.M)]
+    bad = []
+    for rec, at in zip(inserts, stmts):
+        v_at = sql.index(" VALUES (", at)
+        cols = re.findall(r"`((?:[^`]|``)*)`", sql[at:v_at])[2:]
+        vals = literals(sql, v_at + 8)
+        after = rec["after"]
+        for c, v in zip(cols, vals):
+            c = c.replace("``", "`")
+            jv = after.get(c)
+            if isinstance(jv, str) and jv.startswith("base64:"):
+                continue
+            if not same_value(v, jv):
+                bad.append("%s: %r vs json %r" % (c, v, jv))
+    return rc2, len(stmts), len(inserts), bad[:3]
+
+
+for name in sorted(os.listdir(FIX)):
+    logs = os.path.join(FIX, name, "binlogs")
+    if name == "encrypted" or not os.path.isdir(logs):
+        continue
+    rc, js, _ = run(logs)
+    rc2, sql, err = run("--format", "sql", logs)
+    records = [json.loads(l) for l in js.splitlines()]
+    want = [r["type"] for r in records if r.get("type") in ("INSERT", "UPDATE", "DELETE")]
+    queries = [r["sql"] for r in records if r.get("type") == "QUERY"]
+    got = row_kinds(sql, queries)
+    check(rc == rc2 == 0 and want == got and len(want) > 0,
+          "%s: one statement per row change, in order (%d json, %d sql; rc %d/%d %s)" %
+          (name, len(want), len(got), rc, rc2, err.strip()[:200]))
+    begins = sql.count("\nBEGIN;\n") + sql.startswith("BEGIN;\n")
+    ends = len(re.findall(r"^(COMMIT|ROLLBACK);", sql, re.M))
+    check(begins == ends and begins > 0, "%s: every BEGIN is closed (%d BEGIN, %d COMMIT/ROLLBACK)" % (name, begins, ends))
+    if name == "metadata":
+        rc, all_sql, _ = run("--format", "sql", "--sql-set", "all", logs)
+        check(rc == 0 and row_kinds(all_sql) == got and all_sql != sql and
+              all(l.count("=") >= 2 for l in all_sql.splitlines() if l.startswith("UPDATE")),
+              "metadata: --sql-set all sets every column")
+        rc, fb, err = run("--flashback", logs)
+        check(rc == 1 and fb == "" and "cannot be undone" in err, "metadata: --flashback refuses a range with DDL")
+        rc, fb, err = run("--flashback", "--flashback-skip-unsafe", logs)
+        undo = {"INSERT": "DELETE", "DELETE": "INSERT", "UPDATE": "UPDATE"}
+        check(rc == 0 and row_kinds(fb) == [undo[k] for k in reversed(got)] and "# SKIPPED" in fb,
+              "metadata: --flashback-skip-unsafe undoes every row change, last first (%d)" % len(row_kinds(fb)))
+
+# a damaged event
+src = os.path.join(FIX, "basic", "binlogs")
+first = sorted(f for f in os.listdir(src) if not f.endswith(".index"))[0]
+data = bytearray(open(os.path.join(src, first), "rb").read())
+data[len(data) // 2] ^= 0xFF
+with tempfile.TemporaryDirectory() as tmp:
+    bad = os.path.join(tmp, first)
+    open(bad, "wb").write(data)
+    rc, sql, err = run("--format", "sql", bad)
+    rc_ok, sql_ok, _ = run("--format", "sql", os.path.join(src, first))
+    check(rc == 1 and "# DAMAGE" in sql and len(row_kinds(sql)) < len(row_kinds(sql_ok)),
+          "damaged event: exit 1, # DAMAGE, its rows not written (%d of %d)" %
+          (len(row_kinds(sql)), len(row_kinds(sql_ok))))
+
+# a damaged rows event inside a transaction: the transaction is rolled back, not committed
+events = [json.loads(l) for l in subprocess.run([BIN, "dump", "--format", "json", os.path.join(src, first)],
+                                                stdout=subprocess.PIPE).stdout.decode().splitlines()]
+# a rows event after another rows event of its transaction (so that the transaction has begun)
+rows_ev, seen = [], False
+for ev in events:
+    if ev["event_type"] in ("Gtid", "Xid"):
+        seen = False
+    elif ev["type_code"] in (23, 24, 25, 30, 31, 32):  # WRITE/UPDATE/DELETE_ROWS v1, v2
+        if seen:
+            rows_ev.append(ev)
+        seen = True
+check(rows_ev != [], "the fixture has a transaction of several rows events")
+if rows_ev:
+    e = rows_ev[len(rows_ev) // 2]
+    data = bytearray(open(os.path.join(src, first), "rb").read())
+    data[e["pos"] + e["event_size"] - 6] ^= 0x01  # a byte of the body, before the checksum
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, first)
+        open(bad, "wb").write(data)
+        rc, sql, err = run("--format", "sql", bad)
+        mark = "# DAMAGE %s:%d" % (first, e["pos"])
+        check(rc == 1 and mark in sql and "ROLLBACK; # incomplete" in sql[sql.index(mark):] if mark in sql else False,
+              "a damaged rows event: exit 1, its transaction ends with ROLLBACK (rc %d, %s)" % (rc, mark))
+
+# a file cut inside a transaction: the finding every consumer reports, and ROLLBACK in the output
+if rows_ev:
+    e = rows_ev[len(rows_ev) // 2]
+    data = open(os.path.join(src, first), "rb").read()[:e["pos"] + e["event_size"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        cut = os.path.join(tmp, first)
+        open(cut, "wb").write(data)
+        rc, sql, err = run("--format", "sql", cut)
+        check(rc == 1 and sql.rstrip().splitlines()[-1].startswith("ROLLBACK; # cut off") and "transaction_structure" in err,
+              "a file cut inside a transaction: exit 1, the transaction rolled back (rc %d)" % rc)
+        rc, fb, err = run("--flashback", "--flashback-skip-unsafe", cut)
+        committed = row_kinds(sql[:sql.rindex("\nBEGIN;\n")])  # the forward rows before the cut transaction
+        undo = {"INSERT": "DELETE", "DELETE": "INSERT", "UPDATE": "UPDATE"}
+        check("transaction_structure" in err and row_kinds(fb) == [undo[k] for k in reversed(committed)],
+              "a file cut inside a transaction: flashback leaves the cut transaction out (%d undone)" % len(row_kinds(fb)))
+
+# -d/--database: only that database's rows and statements
+rc, sql, err = run("--format", "sql", "-d", "nosuchdb", os.path.join(src, first))
+check(rc == 0 and row_kinds(sql) == [] and "CREATE" not in sql, "-d another database: nothing")
+
+# damaged and cut copies never crash or hang: exit 0 or 1 (2 only for an unreadable input)
+import random
+rnd = random.Random(17)
+clean_files = [os.path.join(FIX, d, "binlogs", f) for d in ("basic", "metadata", "compressed")
+               for f in sorted(os.listdir(os.path.join(FIX, d, "binlogs"))) if not f.endswith(".index")]
+with tempfile.TemporaryDirectory() as tmp:
+    worst = []
+    for n in range(24):
+        path = clean_files[n % len(clean_files)]
+        data = bytearray(open(path, "rb").read())
+        if n % 3 == 0:
+            data = data[:rnd.randrange(4, len(data))]
+        else:
+            for _ in range(1 + n % 4):
+                data[rnd.randrange(4, len(data))] = rnd.randrange(256)
+        cut = os.path.join(tmp, "x%02d.bin" % n)
+        open(cut, "wb").write(data)
+        for args in (["--format", "sql"], ["--flashback", "--flashback-skip-unsafe", "--flashback-memory", "4096",
+                                          "--tmpdir", tmp]):
+            try:
+                p = subprocess.run([BIN, "convert", *args, cut], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   timeout=60)
+                if p.returncode not in (0, 1) or b"Sanitizer" in p.stderr:
+                    worst.append("%s %s: rc %d" % (cut, args[0], p.returncode))
+            except subprocess.TimeoutExpired:
+                worst.append("%s %s: timeout" % (cut, args[0]))
+    check(not worst, "24 damaged or cut copies: exit 0 or 1, no crash %s" % worst[:3])
+    check(sorted(os.listdir(tmp)) == ["x%02d.bin" % n for n in range(24)], "no spill file left in --tmpdir")
+
+# a table without column names
+nonames = os.path.join(SHARED or "", "corpus/public/alibaba__canal/mysql-bin.000002")
+if SHARED and os.path.exists(nonames):
+    rc, sql, err = run("--format", "sql", nonames)
+    check(rc == 1 and "# SKIPPED" in sql and "--schema" in err and not row_kinds(sql),
+          "table without column names: refused, exit 1")
+
+# SQL values equal JSON values, INSERT by INSERT: the fixtures, and the shared corpus's files
+# (MySQL 5.7/8.0/9 included: no MySQL server runs here, so this is their check)
+value_files = [os.path.join(FIX, d, "binlogs") for d in sorted(os.listdir(FIX))
+               if d != "encrypted" and os.path.isdir(os.path.join(FIX, d, "binlogs"))]
+if SHARED:
+    pub = os.path.join(SHARED, "corpus/public")
+    for f in ("blackbeam__rust_mysql_common/json.binlog.000001", "blackbeam__rust_mysql_common/json-opaque.binlog",
+              "blackbeam__rust_mysql_common/vector.binlog", "blackbeam__rust_mysql_common/binlog-invisible-columns.000001",
+              "rust-us__mysql-cdc-rs/5.7/30_write_rows_v2/log.bin"):
+        if os.path.exists(os.path.join(pub, f)):
+            value_files.append(os.path.join(pub, f))
+    if os.path.isdir(os.path.join(SHARED, "corpus/mariadb/types/binlogs")):
+        value_files.append(os.path.join(SHARED, "corpus/mariadb/types/binlogs"))
+for path in value_files:
+    rc, n_sql, n_json, bad = check_values(path)
+    check(n_sql == n_json and n_sql > 0 and not bad,
+          "values of %s: %d INSERTs equal the JSON after images %s" % (os.path.relpath(path), n_sql, bad))
+
+# LOAD DATA logged as a statement: not written, an error
+load = os.path.join(SHARED or "", "corpus/public/rust-us__mysql-cdc-rs/5.7/17_18_load/log.bin")
+if SHARED and os.path.exists(load):
+    rc, sql, err = run("--format", "sql", load)
+    check(rc == 1 and "# SKIPPED" in sql and "LOAD DATA" in err and
+          not re.search(r"^LOAD DATA", sql, re.M | re.I), "statement-logged LOAD DATA: skipped with an error")
+
+# usage
+rc, _, err = run("--flashback", "--format", "json", src)
+check(rc == 2, "--flashback --format json is a usage error")
+rc, _, err = run("--format", "sql", "--tmpdir", "/tmp", src)
+check(rc == 2, "--tmpdir without --flashback is a usage error")
+
+print("%d check(s) failed" % len(FAILS) if FAILS else "all checks passed")
+sys.exit(1 if FAILS else 0)

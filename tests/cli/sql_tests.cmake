@@ -1,0 +1,6 @@
+# convert --format sql and --flashback against a private MariaDB server (included from
+# tests/CMakeLists.txt; skipped, exit 77, when mariadbd is not installed).
+binlogctl_cli_test(sql_server ${Python3_EXECUTABLE} ${CLI}/sql_server.py ${BIN} ${SHARED}/corpus/mariadb)
+set_tests_properties(cli.sql_server PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+# ... and on the fixtures, without a server.
+binlogctl_cli_test(sql_output ${Python3_EXECUTABLE} ${CLI}/sql_output.py ${BIN} ${FIX} ${SHARED})
