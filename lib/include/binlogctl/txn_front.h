@@ -34,6 +34,16 @@ class TransactionFront {
     // A GTID event while the previous transaction is still open.
     virtual void open_at_gtid(const Event&) {}
   };
+  // The findings of the two GTID hooks, worded once for every consumer: at the event's
+  // top-level position (a payload's inner events: the payload's) in `log_name`.
+  static Diagnostic gtid_undecodable_finding(const Event& ev, const std::string& log_name) {
+    return Diagnostic{Check::undecodable_event, Severity::error, log_name, ev.is_inner() ? ev.payload_pos : ev.pos,
+                      "GTID event does not decode"};
+  }
+  static Diagnostic open_at_gtid_finding(const Event& ev, const std::string& log_name) {
+    return Diagnostic{Check::transaction_structure, Severity::warning, log_name,
+                      ev.is_inner() ? ev.payload_pos : ev.pos, "GTID event while the previous transaction is still open"};
+  }
 
   // What begin() found out about the event.
   struct Step {

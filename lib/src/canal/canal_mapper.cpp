@@ -674,12 +674,10 @@ class CanalMapper final : public TransactionFront::Hooks {
     undecodable(ev, layer, e);
   }
   void gtid_undecodable(const Event& ev) override {
-    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                            "GTID event does not decode"});
+    diag_.report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
   }
   void open_at_gtid(const Event& ev) override {
-    diag_.report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
-                            "GTID event while the previous transaction is still open"});
+    diag_.report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
   }
 
   // The end of a file left a transaction without its COMMIT: no TRANSACTIONEND entry follows

@@ -12,7 +12,9 @@ namespace binlogctl {
 namespace {
 
 
-void append_utf8_codepoint(JsonBuf& out, std::uint32_t cp) {
+// A code point below U+10000 as UTF-8, into a JsonBuf or a std::string.
+template <class Out>
+void append_utf8_codepoint(Out& out, std::uint32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
@@ -396,17 +398,7 @@ bool text_to_utf8(std::string& out, std::string_view bytes, std::uint16_t collat
   if (cs == Cs::latin1) {
     for (std::size_t i = 0; i < n; ++i) {
       const unsigned char c = p[i];
-      const std::uint32_t cp = c < 0x80 ? c : c < 0xa0 ? kCp1252High[c - 0x80] : c;
-      if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-      } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-      } else {
-        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-      }
+      append_utf8_codepoint(out, c < 0x80 ? c : c < 0xa0 ? kCp1252High[c - 0x80] : c);
     }
     return true;
   }

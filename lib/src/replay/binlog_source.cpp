@@ -67,8 +67,7 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
     undecodable(e, layer, err);
   }
   void gtid_undecodable(const Event& e) override {
-    diag.report(Diagnostic{Check::undecodable_event, Severity::error, reader->log_name(),
-                           e.is_inner() ? e.payload_pos : e.pos, "GTID event does not decode"});
+    diag.report(TransactionFront::gtid_undecodable_finding(e, reader->log_name()));
   }
 
   // Turns one (intact) event into a replay event; false when it is not one the engine sees.

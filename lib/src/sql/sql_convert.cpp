@@ -325,11 +325,10 @@ class SqlConverter final : public TransactionFront::Hooks {
     undecodable(ev, layer, e);
   }
   void gtid_undecodable(const Event& ev) override {
-    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev), "GTID event does not decode"});
+    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
   }
   void open_at_gtid(const Event& ev) override {
-    report(Diagnostic{Check::transaction_structure, Severity::warning, *log_name_, top_pos(ev),
-                      "GTID event while the previous transaction is still open"});
+    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
   }
 
  private:

@@ -93,8 +93,7 @@ class StatsCollector final : public TransactionFront::Hooks {
     undecodable(ev, e);
   }
   void gtid_undecodable(const Event& ev) override {
-    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
-                            "GTID event does not decode"});
+    diag_.report(TransactionFront::gtid_undecodable_finding(ev, log_name_));
   }
 
   // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF TRANSACTIONS):
