@@ -7,7 +7,8 @@
 // The history is seeded by `--schema FILE.sql` (CREATE TABLE statements, e.g. the output of
 // `mysqldump --no-data`) and then follows the DDL seen in the binlog, in order: CREATE TABLE
 // (incl. LIKE), ALTER TABLE (ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, RENAME TO, primary key
-// changes), DROP TABLE, RENAME TABLE, CREATE/DROP DATABASE. Statements it does not understand
+// changes), DROP TABLE, RENAME TABLE, CREATE/ALTER/DROP DATABASE (with their default
+// charsets). Statements it does not understand
 // leave it as it was, except that a table whose definition it can no longer know (CREATE TABLE
 // ... SELECT without a column list it can read, an ALTER it cannot parse) is forgotten rather
 // than kept wrong.
@@ -69,8 +70,31 @@ class SchemaHistory {
 
   const SchemaTable* find(std::string_view db, std::string_view table) const;
   std::size_t size() const noexcept { return tables_.size(); }
+  // The default charset a database was created (or last altered) with, lower case; "" when no
+  // statement seen said. CREATE TABLE without a charset of its own takes it.
+  std::string_view database_charset(std::string_view db) const;
+  // Every table, in (database, table) byte order of the names as stored.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [key, t] : tables_) f(t);
+  }
   // Increases whenever apply/apply_script changes something (cached decisions can check it).
   std::uint64_t generation() const noexcept { return generation_; }
+
+  // Change tracking, for a consumer that reports the versions of each table (binlogctl schema
+  // --history). While on, every table that apply/apply_script defines (creates, changes, renames
+  // to) or removes (drops, renames away, forgets because a statement could not be followed) is
+  // noted; take_changes() returns the notes since the last call, one per table name, in the
+  // order the tables were first touched.
+  struct Change {
+    std::string db, name;               // as stored
+    const SchemaTable* table = nullptr;  // the definition now; null: the table is gone
+  };
+  void track_changes(bool on) {
+    track_ = on;
+    touched_.clear();
+  }
+  std::vector<Change> take_changes();
 
  private:
   std::map<std::string, SchemaTable> tables_;  // key: db + '\0' + table, as written
@@ -78,6 +102,9 @@ class SchemaHistory {
   // scan of every table (a dump with thousands of tables would otherwise be quadratic).
   std::multimap<std::string, std::string> folded_;
   std::uint64_t generation_ = 0;
+  std::map<std::string, std::string> db_charsets_;  // lower-cased database name -> charset
+  bool track_ = false;
+  std::vector<std::string> touched_;  // keys, in touch order, repeats possible
   friend struct SchemaHistoryAccess;  // the parser (schema.cpp)
 };
 
@@ -85,6 +112,14 @@ class SchemaHistory {
 // its arguments, " unsigned", " zerofill": "int(11) unsigned", "decimal(10,2)", "datetime(3)",
 // "enum('a','b''c')", "varchar(64)". (Canal's mysqlType is this text of its DDL-built table meta.)
 std::string column_type_text(const SchemaColumn& c);
+
+// The table as a CREATE TABLE statement that a server accepts and that apply_script reads back
+// as the same definition: `db`.`name` quoted, one column per line with its type, CHARACTER SET /
+// COLLATE when known, NULL / NOT NULL and INVISIBLE, then PRIMARY KEY, then DEFAULT CHARSET, and
+// WITH SYSTEM VERSIONING in place of MariaDB's hidden row_start/row_end columns. What the history
+// does not keep is not printed: defaults, secondary keys, the expressions of generated columns
+// (printed as plain columns), AUTO_INCREMENT, key prefix lengths. Ends with ";" and no newline.
+std::string create_table_sql(const SchemaTable& t);
 
 // Reads a --schema file (a script of SQL statements) into `h` with apply_script. Returns false
 // with `error` set ("FILE: reason") when the file cannot be read.

@@ -402,6 +402,7 @@ struct SchemaHistoryAccess {
 
   static void erase_key(SchemaHistory& h, const std::string& key) {
     if (h.tables_.erase(key) == 0) return;
+    if (h.track_) h.touched_.push_back(key);
     auto [b, e] = h.folded_.equal_range(to_lower(key));
     for (auto it = b; it != e; ++it) {
       if (it->second == key) {
@@ -437,12 +438,28 @@ struct SchemaHistoryAccess {
     for (auto it = b; it != e; ++it) others.push_back(it->second);
     for (const std::string& k : others) erase_key(h, k);
     h.folded_.emplace(std::move(folded), key);
+    if (h.track_) h.touched_.push_back(key);
     h.tables_.emplace(std::move(key), std::move(t));
+  }
+
+  static bool set_database_charset(SchemaHistory& h, std::string_view db, const std::string& cs) {
+    if (cs.empty()) return false;
+    std::string& slot = h.db_charsets_[to_lower(db)];
+    if (slot == cs) return false;
+    slot = cs;
+    return true;
+  }
+
+  static bool has_tables(const SchemaHistory& h, std::string_view db) {
+    const std::string prefix = to_lower(table_key(db, {}));
+    auto it = h.folded_.lower_bound(prefix);
+    return it != h.folded_.end() && it->first.starts_with(prefix);
   }
 
   // The tables of a database (exact name first, then case-insensitive). Keys are db + '\0' +
   // table, so they form one range of each ordered map: no scan of every table.
   static bool drop_database(SchemaHistory& h, std::string_view db) {
+    h.db_charsets_.erase(to_lower(db));
     std::string prefix = table_key(db, {});
     std::vector<std::string> gone;
     for (auto it = h.tables_.lower_bound(prefix);
@@ -496,6 +513,10 @@ class StatementParser {
   // Applies the statement; true when the history changed.
   bool run() {
     if (kw("CREATE")) return create();
+    if (kw("ALTER") && (kw("DATABASE", 1) || kw("SCHEMA", 1))) {
+      next();
+      return alter_database();
+    }
     if (kw("ALTER")) return alter();
     if (kw("DROP")) return drop();
     if (kw("RENAME")) return rename();
@@ -1090,6 +1111,8 @@ class StatementParser {
       has_list = true;
     }
     const bool query = table_options(t, versioning);
+    // Without a charset of its own a table takes its database's default, as it stood then.
+    if (t.default_charset.empty()) t.default_charset.assign(h_.database_charset(t.db));
     if (!has_list || (query && !select_covered(t))) return Access::forget(h_, t.db, t.name);
     if (versioning && !row_period) {
       // MariaDB adds hidden row_start/row_end TIMESTAMP(6) columns at the end of the table.
@@ -1110,13 +1133,52 @@ class StatementParser {
   }
 
   // CREATE DATABASE d succeeded, so no table of an older database d survives (a no-op unless
-  // the history was stale). IF NOT EXISTS may have kept an existing one.
+  // the history was stale). IF NOT EXISTS may have kept an existing one. Its default charset
+  // is noted: tables created in it later without one of their own get it.
   bool create_database(bool or_replace) {
     next();  // DATABASE | SCHEMA
     const bool if_not_exists = accept_if_not_exists();
     std::string d;
-    if (!name(d) || (if_not_exists && !or_replace)) return false;
-    return Access::drop_database(h_, d);
+    if (!name(d)) return false;
+    const std::string cs = database_options();
+    if (if_not_exists && !or_replace) {
+      if (h_.database_charset(d).empty() && !cs.empty() && !Access::has_tables(h_, d))
+        return Access::set_database_charset(h_, d, cs);
+      return false;
+    }
+    const bool dropped = Access::drop_database(h_, d);
+    return Access::set_database_charset(h_, d, cs) || dropped;
+  }
+
+  // ALTER DATABASE|SCHEMA [d] options: a new default charset for tables created from now on.
+  bool alter_database() {
+    next();  // DATABASE | SCHEMA
+    std::string d(db_);
+    if (peek().is_name() && !kw("DEFAULT") && !kw("CHARACTER") && !kw("CHARSET") && !kw("CHAR") && !kw("COLLATE"))
+      name(d);
+    const std::string cs = database_options();
+    return !d.empty() && !cs.empty() && Access::set_database_charset(h_, d, cs);
+  }
+
+  // [DEFAULT] CHARACTER SET [=] x, [DEFAULT] COLLATE [=] y (x from y's name when only y is
+  // given), other options skipped: the charset, lower case, or "".
+  std::string database_options() {
+    std::string cs, collation;
+    while (!at_end()) {
+      if (charset_option(cs)) continue;
+      const std::size_t save = pos_;
+      accept("DEFAULT");
+      if (accept("COLLATE")) {
+        accept('=');
+        std::string v;
+        if (name(v)) collation = to_lower(v);
+        continue;
+      }
+      pos_ = save;
+      next();
+    }
+    if (cs.empty() && !collation.empty()) cs = collation.substr(0, collation.find('_'));
+    return cs;
   }
 
   // Primary key columns resolved to their declared spelling and made NOT NULL. False when the
@@ -1654,6 +1716,30 @@ std::size_t SchemaHistory::apply_script(std::string_view script, std::string_vie
     ++generation_;  // allocation failure: the history may be half-changed
   }
   return changed;
+}
+
+std::string_view SchemaHistory::database_charset(std::string_view db) const {
+  const auto it = db_charsets_.find(to_lower(db));
+  return it == db_charsets_.end() ? std::string_view() : std::string_view(it->second);
+}
+
+std::vector<SchemaHistory::Change> SchemaHistory::take_changes() {
+  std::vector<Change> out;
+  std::vector<std::string> keys;
+  keys.swap(touched_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), keys[i]) !=
+        keys.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;  // noted already (statements touch a handful of tables)
+    const std::string& key = keys[i];
+    const std::size_t nul = key.find('\0');
+    Change c;
+    c.db = key.substr(0, nul);
+    c.name = nul == std::string::npos ? std::string() : key.substr(nul + 1);
+    if (auto it = tables_.find(key); it != tables_.end()) c.table = &it->second;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 const SchemaTable* SchemaHistory::find(std::string_view db, std::string_view table) const {
