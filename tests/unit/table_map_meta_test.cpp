@@ -260,3 +260,39 @@ TEST_SUITE("table_map_meta") {
     CHECK(after_of(r.out) == R"({"id":3,"g":null,"t":"hi","b":"/w=="})");
   }
 }
+
+TEST_CASE("table_definition_from_map: a CREATE TABLE from the map alone that fits the map") {
+  // a INT UNSIGNED, v VARCHAR(20) utf8mb4, e ENUM('x','y'), d DECIMAL(10,2), p POINT, t TEXT latin1
+  const Buf types = {3, 15, 254, 246, 255, 252};
+  const Buf meta = {80, 0, 247, 1, 10, 2, 4, 2};
+  Buf opt;
+  tlv(opt, 1, {0x80});                      // SIGNEDNESS: a unsigned, d signed
+  tlv(opt, 3, {45, 8});                     // COLUMN_CHARSET: v utf8mb4_general_ci, t latin1_swedish_ci
+  tlv(opt, 4, names({"a", "v", "e", "d", "p", "t"}));
+  tlv(opt, 6, {2, 1, 'x', 1, 'y'});         // ENUM_STR_VALUE
+  tlv(opt, 7, {1});                         // GEOMETRY_TYPE: POINT
+  tlv(opt, 8, {0});                         // SIMPLE_PRIMARY_KEY: a
+  tlv(opt, 11, {45});                       // ENUM_AND_SET_COLUMN_CHARSET
+  auto tm = parse(types, meta, opt, Flavor::mysql, kMysql8036);
+  const SchemaTable def = table_definition_from_map(*tm);
+  CHECK(create_table_sql(def) ==
+        "CREATE TABLE `shop`.`t` (\n"
+        "  `a` int unsigned NOT NULL,\n"
+        "  `v` varchar(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NULL,\n"
+        "  `e` enum('x','y') CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NULL,\n"
+        "  `d` decimal(10,2) NULL,\n"
+        "  `p` point NULL,\n"
+        "  `t` text CHARACTER SET latin1 COLLATE latin1_swedish_ci NULL,\n"
+        "  PRIMARY KEY (`a`)\n"
+        ");");
+  // Read back as --schema would, the definition fits a map without metadata of the same table.
+  SchemaHistory h;
+  REQUIRE(h.apply_script(create_table_sql(def)) == 1);
+  auto bare = parse(types, meta, {}, Flavor::mysql, kMysql8036);
+  CHECK(apply_table_schema(*bare, *h.find("shop", "t")) == "");
+  CHECK(bare->columns[0].is_unsigned);
+  CHECK(bare->columns[5].charset == 8);
+  CHECK(bare->columns[2].values == std::vector<std::string>{"x", "y"});
+  // Canal's mysqlType keeps its own spelling: display widths, GEOMETRY without subtype.
+  CHECK(column_type_text(column_definition_from_map(tm->columns[0], Flavor::mysql, true)) == "int(10) unsigned");
+}

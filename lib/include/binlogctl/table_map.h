@@ -163,6 +163,17 @@ Status parse_optional_metadata(Bytes block, std::uint64_t offset, TableMap& tm);
 // applied, else why not (for a warning). Calls tm.finalize().
 std::string apply_table_schema(TableMap& tm, const SchemaTable& def);
 
+// A column's definition as far as its TABLE_MAP entry tells it: the type from the type code and
+// metadata (CHAR/VARCHAR lengths in characters of the column's charset, DECIMAL(M,D), BIT(M),
+// fsp, ENUM/SET members, BLOB vs TEXT by charset, GEOMETRY's subtype when GEOMETRY_TYPE names
+// one), UNSIGNED, nullability, visibility, and the charset and collation names of the collation
+// id. `display_widths`: integer types with the display width of MySQL 5.7 (int(11), year(4)),
+// as Canal's mysqlType spells them. The name is the map's (possibly "@N").
+SchemaColumn column_definition_from_map(const ColumnDef& c, Flavor flavor, bool display_widths = false);
+// The table as far as its TABLE_MAP tells it (column_definition_from_map for each column, and the
+// primary key from the optional metadata). A definition only when the map names its columns.
+SchemaTable table_definition_from_map(const TableMap& tm);
+
 // Table maps by table id. Bounded: table ids are reused by the server, and a long binlog can
 // map many tables; past `capacity` entries the oldest mapping is dropped (a rows event for it
 // then reports a missing table map). Cleared on FORMAT_DESCRIPTION and ROTATE, as servers

@@ -886,99 +886,14 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, B
 
 // ---- mysqlType text ----------------------------------------------------------------------------
 
-static unsigned charset_maxlen(std::uint16_t collation) {
-  const std::string_view cs = collation_charset_name(collation);
-  if (cs == "utf8mb4" || cs == "utf16" || cs == "utf16le" || cs == "utf32" || cs == "gb18030") return 4;
-  if (cs == "utf8mb3" || cs == "utf8" || cs == "ujis" || cs == "eucjpms") return 3;
-  if (cs == "gbk" || cs == "gb2312" || cs == "big5" || cs == "sjis" || cs == "cp932" || cs == "euckr" || cs == "ucs2")
-    return 2;
-  return 1;
-}
-
 std::string mysql_type_text(const ColumnDef& c, bool display_widths) {
   const ColumnType t = c.real_type == ColumnType::null ? c.type : c.real_type;
-  std::string s;
-  auto intw = [&](const char* name, int w_signed, int w_unsigned) {
-    s = name;
-    if (display_widths) s += "(" + std::to_string(c.is_unsigned ? w_unsigned : w_signed) + ")";
-    if (c.is_unsigned) s += " unsigned";
-  };
-  auto list = [&](const char* name) {
-    s = name;
-    if (c.values.empty()) return;
-    s += '(';
-    for (std::size_t i = 0; i < c.values.size(); ++i) {
-      if (i > 0) s += ',';
-      s += '\'';
-      for (char ch : c.values[i]) {
-        if (ch == '\'') s += '\'';
-        s += ch;
-      }
-      s += '\'';
-    }
-    s += ')';
-  };
-  auto fsp = [&](const char* name) {
-    s = name;
-    if (c.meta > 0 && c.meta <= 6) s += "(" + std::to_string(c.meta) + ")";
-  };
-  const bool bin = c.charset == 63;
-  switch (t) {
-    case ColumnType::tiny: intw("tinyint", 4, 3); break;
-    case ColumnType::short_: intw("smallint", 6, 5); break;
-    case ColumnType::int24: intw("mediumint", 9, 8); break;
-    case ColumnType::long_: intw("int", 11, 10); break;
-    case ColumnType::longlong: intw("bigint", 20, 20); break;
-    case ColumnType::newdecimal:
-      s = "decimal(" + std::to_string(c.meta >> 8) + "," + std::to_string(c.meta & 0xff) + ")";
-      if (c.is_unsigned) s += " unsigned";
-      break;
-    case ColumnType::decimal: s = "decimal"; break;
-    case ColumnType::float_: s = c.is_unsigned ? "float unsigned" : "float"; break;
-    case ColumnType::double_: s = c.is_unsigned ? "double unsigned" : "double"; break;
-    case ColumnType::bit: s = "bit(" + std::to_string((c.meta >> 8) * 8 + (c.meta & 0xff)) + ")"; break;
-    case ColumnType::timestamp:  // meta = fsp of a MariaDB pre-10.0 column (schema history)
-      s = c.meta >= 1 && c.meta <= 6 ? "timestamp(" + std::to_string(c.meta) + ")" : "timestamp";
-      break;
-    case ColumnType::timestamp2: fsp("timestamp"); break;
-    case ColumnType::datetime:  // meta = fsp of a MariaDB pre-10.0 column (schema history)
-      s = c.meta >= 1 && c.meta <= 6 ? "datetime(" + std::to_string(c.meta) + ")" : "datetime";
-      break;
-    case ColumnType::datetime2: fsp("datetime"); break;
-    case ColumnType::time:  // meta = fsp of a MariaDB pre-10.0 column (schema history)
-      s = c.meta >= 1 && c.meta <= 6 ? "time(" + std::to_string(c.meta) + ")" : "time";
-      break;
-    case ColumnType::time2: fsp("time"); break;
-    case ColumnType::date:
-    case ColumnType::newdate: s = "date"; break;
-    case ColumnType::year: s = display_widths ? "year(4)" : "year"; break;
-    case ColumnType::enum_: list("enum"); break;
-    case ColumnType::set: list("set"); break;
-    case ColumnType::string: {
-      const unsigned len = unpack_string_meta(c.meta).length;
-      s = (bin ? "binary(" : "char(") + std::to_string(bin ? len : len / charset_maxlen(c.charset)) + ")";
-      break;
-    }
-    case ColumnType::varchar:
-    case ColumnType::var_string:
-      s = (bin ? "varbinary(" : "varchar(") + std::to_string(bin ? c.meta : c.meta / charset_maxlen(c.charset)) + ")";
-      break;
-    case ColumnType::tiny_blob:
-    case ColumnType::medium_blob:
-    case ColumnType::long_blob:
-    case ColumnType::blob: {
-      static const char* const blobs[] = {"blob", "tinyblob", "blob", "mediumblob", "longblob"};
-      static const char* const texts[] = {"text", "tinytext", "text", "mediumtext", "longtext"};
-      const std::size_t i = c.meta <= 4 ? c.meta : 0;
-      s = c.charset != 0 && c.charset != 63 ? texts[i] : blobs[i];
-      break;
-    }
-    case ColumnType::json: s = "json"; break;
-    case ColumnType::geometry: s = "geometry"; break;
-    case ColumnType::vector: s = "vector(" + std::to_string(c.meta / 4) + ")"; break;
-    default: s = column_type_name(t); break;
-  }
-  return s;
+  // Canal's spelling where it differs from the definition's: GEOMETRY without its subtype, ENUM /
+  // SET without members when the map has none (rather than an empty list).
+  if (t == ColumnType::geometry) return "geometry";
+  if ((t == ColumnType::enum_ || t == ColumnType::set) && c.values.empty())
+    return t == ColumnType::enum_ ? "enum" : "set";
+  return column_type_text(column_definition_from_map(c, Flavor::mysql, display_widths));
 }
 
 }  // namespace binlogctl::canal_detail

@@ -4,6 +4,7 @@
 // stale (a --schema file older than the binlog, DDL the history did not understand, a binlog read
 // from the middle), and a definition that does not fit would put names on the wrong values or,
 // for MariaDB's legacy temporals, split the row at the wrong bytes.
+#include <binlogctl/info.h>
 #include <binlogctl/table_map.h>
 
 #include <fmt/format.h>
@@ -71,7 +72,132 @@ bool utf8_like(std::uint16_t collation) {
   return collation == 0 || cs == "utf8mb4" || cs == "utf8mb3" || cs == "ascii";
 }
 
+// Bytes per character of a collation's charset, for CHAR/VARCHAR lengths (the map gives bytes).
+unsigned charset_maxlen(std::uint16_t collation) {
+  const std::string_view cs = collation_charset_name(collation);
+  if (cs == "utf8mb4" || cs == "utf16" || cs == "utf16le" || cs == "utf32" || cs == "gb18030") return 4;
+  if (cs == "utf8mb3" || cs == "utf8" || cs == "ujis" || cs == "eucjpms") return 3;
+  if (cs == "gbk" || cs == "gb2312" || cs == "big5" || cs == "sjis" || cs == "cp932" || cs == "euckr" || cs == "ucs2")
+    return 2;
+  return 1;
+}
+
 }  // namespace
+
+SchemaColumn column_definition_from_map(const ColumnDef& c, Flavor flavor, bool display_widths) {
+  const ColumnType t = c.real_type == ColumnType::null ? c.type : c.real_type;
+  SchemaColumn s;
+  s.name = c.name;
+  s.nullable = c.nullable;
+  s.invisible = !c.visible;
+  const bool bin = c.charset == 63;
+  const auto integer = [&](const char* name, int w_signed, int w_unsigned) {
+    s.type = name;
+    if (display_widths) s.length = c.is_unsigned ? w_unsigned : w_signed;
+    s.is_unsigned = c.is_unsigned;
+  };
+  const auto fsp = [&](const char* name) {
+    s.type = name;
+    if (c.meta >= 1 && c.meta <= 6) s.decimals = c.meta;
+  };
+  switch (t) {
+    case ColumnType::tiny: integer("tinyint", 4, 3); break;
+    case ColumnType::short_: integer("smallint", 6, 5); break;
+    case ColumnType::int24: integer("mediumint", 9, 8); break;
+    case ColumnType::long_: integer("int", 11, 10); break;
+    case ColumnType::longlong: integer("bigint", 20, 20); break;
+    case ColumnType::newdecimal:
+      s.type = "decimal";
+      s.length = c.meta >> 8;
+      s.decimals = c.meta & 0xff;
+      s.is_unsigned = c.is_unsigned;
+      break;
+    case ColumnType::decimal: s.type = "decimal"; break;
+    case ColumnType::float_:
+    case ColumnType::double_:
+      s.type = t == ColumnType::float_ ? "float" : "double";
+      s.is_unsigned = c.is_unsigned;
+      break;
+    case ColumnType::bit:
+      s.type = "bit";
+      s.length = (c.meta >> 8) * 8 + (c.meta & 0xff);
+      break;
+    // The plain TIMESTAMP/DATETIME/TIME codes carry no fsp; meta holds one only for a MariaDB
+    // pre-10.0 column that schema history completed.
+    case ColumnType::timestamp:
+    case ColumnType::timestamp2: fsp("timestamp"); break;
+    case ColumnType::datetime:
+    case ColumnType::datetime2: fsp("datetime"); break;
+    case ColumnType::time:
+    case ColumnType::time2: fsp("time"); break;
+    case ColumnType::date:
+    case ColumnType::newdate: s.type = "date"; break;
+    case ColumnType::year:
+      s.type = "year";
+      if (display_widths) s.length = 4;
+      break;
+    case ColumnType::enum_:
+    case ColumnType::set:
+      s.type = t == ColumnType::enum_ ? "enum" : "set";
+      s.elements = c.values;
+      break;
+    case ColumnType::string: {
+      const unsigned len = unpack_string_meta(c.meta).length;
+      s.type = bin ? "binary" : "char";
+      s.length = static_cast<int>(bin ? len : len / charset_maxlen(c.charset));
+      break;
+    }
+    case ColumnType::varchar:
+    case ColumnType::var_string:
+      s.type = bin ? "varbinary" : "varchar";
+      s.length = static_cast<int>(bin ? c.meta : c.meta / charset_maxlen(c.charset));
+      break;
+    case ColumnType::tiny_blob:
+    case ColumnType::medium_blob:
+    case ColumnType::long_blob:
+    case ColumnType::blob: {
+      static const char* const blobs[] = {"blob", "tinyblob", "blob", "mediumblob", "longblob"};
+      static const char* const texts[] = {"text", "tinytext", "text", "mediumtext", "longtext"};
+      const std::size_t i = c.meta <= 4 ? c.meta : 0;
+      s.type = c.charset != 0 && c.charset != 63 ? texts[i] : blobs[i];
+      break;
+    }
+    case ColumnType::json: s.type = "json"; break;
+    case ColumnType::geometry: {
+      static const char* const kinds[] = {"geometry",   "point",           "linestring",   "polygon",
+                                          "multipoint", "multilinestring", "multipolygon", "geometrycollection"};
+      s.type = c.has_geometry_type && c.geometry_type < 8 ? kinds[c.geometry_type] : "geometry";
+      break;
+    }
+    case ColumnType::vector:
+      s.type = "vector";
+      s.length = c.meta / 4;
+      break;
+    default: s.type = column_type_name(t); break;
+  }
+  // Character columns (and ENUM/SET) with a known, non-binary collation.
+  const bool textual = s.type == "char" || s.type == "varchar" || s.type.ends_with("text") || s.type == "enum" ||
+                       s.type == "set";
+  // Only a collation id known by name: the charset of an unknown id would be a guess.
+  if (textual && c.charset != 0 && c.charset != 63) {
+    if (const char* name = collation_name(c.charset, flavor)) {
+      s.charset = collation_charset_name(c.charset);
+      s.collation = name;
+    }
+  }
+  return s;
+}
+
+SchemaTable table_definition_from_map(const TableMap& tm) {
+  SchemaTable t;
+  t.db = tm.db;
+  t.name = tm.table;
+  t.columns.reserve(tm.columns.size());
+  for (const ColumnDef& c : tm.columns) t.columns.push_back(column_definition_from_map(c, tm.flavor));
+  for (std::uint32_t k : tm.primary_key)
+    if (k < t.columns.size()) t.primary_key.push_back(t.columns[k].name);
+  return t;
+}
 
 std::string apply_table_schema(TableMap& tm, const SchemaTable& def) {
   if (def.columns.size() != tm.columns.size())
