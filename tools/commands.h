@@ -26,6 +26,7 @@ void setup_verify(CLI::App& app, int& exit_code);
 void setup_replay(CLI::App& app, int& exit_code);
 void setup_stats(CLI::App& app, int& exit_code);
 void setup_fetch(CLI::App& app, int& exit_code);
+void setup_schema(CLI::App& app, int& exit_code);
 
 // Shared option helpers (common_options.cpp).
 void add_progress_option(CLI::App& sub, std::string& mode);

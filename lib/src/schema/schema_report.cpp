@@ -1,0 +1,614 @@
+// binlogctl schema (schema_report.h): schema history, seeded by --schema and following the DDL of
+// the chain, printed as the tables stand at the end of the selection or version by version.
+#include <binlogctl/schema_report.h>
+
+#include <binlogctl/chain.h>
+#include <binlogctl/datetime.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/events.h>
+#include <binlogctl/info.h>
+#include <binlogctl/json_out.h>
+#include <binlogctl/table_map.h>
+#include <binlogctl/txn_front.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace binlogctl {
+
+namespace {
+
+std::string table_key(std::string_view db, std::string_view name) {
+  std::string k(db);
+  k.push_back('\0');
+  k.append(name);
+  return k;
+}
+
+// The key of a name compared case-insensitively (servers with lower_case_table_names log names
+// as typed, schema.h).
+std::string folded_key(std::string_view db, std::string_view name) {
+  std::string k = table_key(db, name);
+  for (char& c : k)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return k;
+}
+
+// Where a definition (or a removal) comes from.
+struct Origin {
+  enum class Source : std::uint8_t { schema_file, ddl, table_map };
+  Source source = Source::schema_file;
+  std::string log_name;
+  std::uint64_t pos = 0;
+  std::int64_t time = 0;
+  std::string gtid;
+  std::string statement;  // the DDL (source ddl)
+  std::uint64_t seq = 0;  // order of the change among the chain's DDL and TABLE_MAPs; 0 = seed
+};
+
+const char* source_name(Origin::Source s) {
+  switch (s) {
+    case Origin::Source::schema_file: return "schema_file";
+    case Origin::Source::ddl: return "ddl";
+    case Origin::Source::table_map: return "table_map";
+  }
+  return "";
+}
+
+// The last TABLE_MAP of a table, parsed.
+struct MapSeen {
+  std::unique_ptr<TableMap> tm;
+  Origin at;
+  std::optional<SchemaTable> emitted;  // --history: the last definition printed from a map
+};
+
+// A table whose definition went away without a DROP or RENAME: schema history could not follow a
+// statement on it (schema.h), and no later statement defined it again.
+struct Lost {
+  std::string db, name;
+  Origin at;
+};
+
+// A statement on one line, for a comment: blanks folded, long ones cut.
+std::string one_line(std::string_view sql) {
+  std::string s;
+  bool blank = false;
+  for (char c : sql) {
+    const bool is_blank = c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f';
+    if (is_blank) {
+      blank = !s.empty();
+      continue;
+    }
+    if (blank) s.push_back(' ');
+    blank = false;
+    s.push_back(c);
+    if (s.size() >= 300) {
+      s.append(" ...");
+      break;
+    }
+  }
+  return s;
+}
+
+// Why the statement made a table go away: the same words in text and JSON.
+std::string removal_reason(std::string_view sql, bool defined_another) {
+  std::size_t i = 0;
+  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '\r')) ++i;
+  const auto starts = [&](std::string_view w) {
+    if (sql.size() - i < w.size()) return false;
+    for (std::size_t k = 0; k < w.size(); ++k)
+      if ((sql[i + k] | 0x20) != (w[k] | 0x20)) return false;
+    return true;
+  };
+  if (starts("drop")) return "dropped";
+  if (defined_another && (starts("rename") || starts("alter"))) return "renamed";
+  return "definition lost: the statement could not be followed";
+}
+
+class SchemaReporter final : public TransactionFront::Hooks {
+ public:
+  SchemaReporter(const SchemaReportOptions& o, DiagnosticSink& diag, LineOutput& out, std::FILE* err)
+      : opts_(o), diag_(diag), out_(out), err_(err), front_(nullptr, nullptr), tz_(o.timezone) {
+    if (o.schema) history_ = *o.schema;
+    history_.track_changes(true);
+  }
+
+  // --history: the seed's tables are the first versions (once the first file opens).
+  void start() {
+    if (!opts_.history) return;
+    history_.for_each([&](const SchemaTable& t) {
+      if (opts_.filter.matches(t.db, t.name)) print_defined(t, Origin{}, "version", nullptr);
+    });
+  }
+
+  std::uint64_t files() const noexcept { return files_; }
+
+  void begin_file(const InputFile& f) {
+    if (files_++ == 0) start();
+    front_.reset();
+    log_name_ = f.log_name;
+  }
+
+  void event(const Event& ev) {
+    const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (!ev.is_inner()) {
+      end_log_ = log_name_;
+      end_pos_ = ev.pos + ev.header.event_size;
+    }
+    if (!step.damaged) {  // the damage policy: a damaged event defines nothing
+      if (step.statement_ok && step.kind == StatementKind::ddl) ddl(ev, step.query);
+      else if (ev.type() == EventType::table_map) table_map(ev);
+    }
+    front_.end();
+  }
+
+  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
+    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+                            fmt::format("{} event does not decode at offset {}: {}", layer, e.offset, e.what)});
+  }
+  void gtid_undecodable(const Event& ev) override {
+    diag_.report(TransactionFront::gtid_undecodable_finding(ev, log_name_));
+  }
+
+  // The state at the end (without --history), then what no definition covers.
+  void finish() {
+    struct Entry {
+      const SchemaTable* def = nullptr;  // printed definition
+      Origin origin;
+      std::string warning;
+      std::optional<SchemaTable> derived;  // a definition from the TABLE_MAP
+      const MapSeen* undefined = nullptr;  // no definition: this map
+      const Lost* lost = nullptr;
+    };
+    std::map<std::string, Entry> entries;
+    history_.for_each([&](const SchemaTable& t) {
+      Entry e;
+      e.def = &t;
+      if (auto it = origins_.find(table_key(t.db, t.name)); it != origins_.end()) e.origin = it->second;
+      entries.emplace(table_key(t.db, t.name), std::move(e));
+    });
+    for (auto& [key, seen] : maps_) {
+      const SchemaTable* def = history_.find(seen.tm->db, seen.tm->table);
+      if (def != nullptr) {
+        Entry& e = entries[table_key(def->db, def->name)];
+        if (seen.at.seq <= e.origin.seq) continue;  // the map is older than the definition
+        // The definition must fit the TABLE_MAP written after it, or the history missed a change.
+        const std::string why = apply_table_schema(*seen.tm, *def);
+        if (why.empty()) continue;
+        e.warning = fmt::format("the definition does not fit its TABLE_MAP at {}:{} ({})", seen.at.log_name,
+                                seen.at.pos, why);
+        if ((seen.tm->optional_fields & kOptColumnName) != 0) {
+          e.derived = table_definition_from_map(*seen.tm);
+          e.def = &*e.derived;
+          e.origin = seen.at;
+          e.warning += "; the TABLE_MAP's definition is printed";
+        }
+        fmt::print(err_, "binlogctl: {}:{}: warning: table {}.{}: {}\n", seen.at.log_name, seen.at.pos, def->db,
+                   def->name, e.warning);
+        continue;
+      }
+      // Maps of a table that was dropped or renamed since are of a table that is gone.
+      if (auto rm = removed_.find(folded_key(seen.tm->db, seen.tm->table));
+          rm != removed_.end() && rm->second > seen.at.seq)
+        continue;
+      Entry& e = entries[key];
+      e.origin = seen.at;
+      if ((seen.tm->optional_fields & kOptColumnName) != 0) {
+        e.derived = table_definition_from_map(*seen.tm);
+        e.def = &*e.derived;  // in place: the entry does not move again
+      } else {
+        e.undefined = &seen;
+      }
+    }
+    for (const auto& [key, lost] : lost_) {
+      if (entries.count(key) != 0) continue;  // used or defined again since
+      Entry e;
+      e.lost = &lost;
+      e.origin = lost.at;
+      entries.emplace(key, std::move(e));
+    }
+
+    if (!opts_.history && opts_.format == OutputFormat::text) {
+      line("-- binlogctl schema: the tables as they stand" +
+           (end_log_.empty() ? std::string(" (nothing read)") : fmt::format(" after {}:{}", end_log_, end_pos_)));
+      line("-- (usable as --schema; defaults, secondary keys and generated columns' expressions are not kept)");
+    }
+    std::string db_done;
+    bool first_db = true;
+    for (auto& [key, e] : entries) {
+      const std::string_view db(key.data(), key.find('\0'));
+      const std::string_view name = std::string_view(key).substr(db.size() + 1);
+      if (!opts_.filter.matches(db, name)) continue;
+      if (e.undefined != nullptr) {
+        print_undefined(*e.undefined);
+      } else if (e.lost != nullptr) {
+        print_lost(*e.lost);
+      } else if (!opts_.history) {
+        if (opts_.format == OutputFormat::text && (first_db || db != db_done)) {
+          line("");
+          create_database(db);
+          db_done.assign(db);
+          first_db = false;
+        }
+        print_defined(*e.def, e.origin, "table", e.warning.empty() ? nullptr : &e.warning);
+      }
+    }
+  }
+
+ private:
+  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+
+  Origin origin_of(const Event& ev, Origin::Source s) {
+    Origin o;
+    o.source = s;
+    o.log_name = log_name_;
+    o.pos = top_pos(ev);
+    o.time = ev.header.timestamp;
+    o.gtid = front_.state().gtid_text;
+    o.seq = ++seq_;
+    return o;
+  }
+
+  void ddl(const Event& ev, const QueryEvent& q) {
+    history_.apply(q.db, q.sql);
+    std::vector<SchemaHistory::Change> changes = history_.take_changes();
+    if (changes.empty()) return;
+    Origin o = origin_of(ev, Origin::Source::ddl);
+    o.statement.assign(q.sql);
+    const bool defined_another =
+        std::any_of(changes.begin(), changes.end(), [](const SchemaHistory::Change& c) { return c.table != nullptr; });
+    for (const SchemaHistory::Change& c : changes) {
+      const std::string key = table_key(c.db, c.name);
+      if (c.table != nullptr) {
+        origins_[key] = o;
+        lost_.erase(key);
+        if (opts_.history && opts_.filter.matches(c.db, c.name)) print_defined(*c.table, o, "version", nullptr);
+        continue;
+      }
+      origins_.erase(key);
+      removed_[folded_key(c.db, c.name)] = o.seq;
+      const std::string reason = removal_reason(q.sql, defined_another);
+      if (reason.starts_with("definition lost")) lost_[key] = Lost{c.db, c.name, o};
+      else lost_.erase(key);
+      if (opts_.history && opts_.filter.matches(c.db, c.name)) print_removed(c.db, c.name, o, reason);
+    }
+  }
+
+  void table_map(const Event& ev) {
+    auto r = decode_table_map(ev.body_reader(), *ev.fde);
+    if (!r) {
+      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+                              fmt::format("TABLE_MAP event does not decode at offset {}: {}", r.error().offset,
+                                          r.error().what)});
+      return;
+    }
+    key_.assign(r->db);
+    key_.push_back('\0');
+    key_.append(r->table);
+    auto it = maps_.find(key_);
+    if (it == maps_.end()) it = maps_.emplace(key_, MapSeen{}).first;
+    MapSeen& seen = it->second;
+    const bool changed = !seen.tm || !seen.tm->same_as(*r);
+    if (changed) {
+      const std::uint64_t base = ev.body_offset();
+      const auto off = [&](Bytes b) {
+        return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
+      };
+      auto tm = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
+      if (!tm) {
+        diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+                                fmt::format("TABLE_MAP event does not decode at offset {}: {}", tm.error().offset,
+                                            tm.error().what)});
+        if (!seen.tm) maps_.erase(it);
+        return;
+      }
+      seen.tm = std::move(*tm);
+    }
+    seen.at = origin_of(ev, Origin::Source::table_map);
+    // --history: a table no DDL defined gets a version from its map whenever the map says
+    // something new about it.
+    if (opts_.history && changed && (seen.tm->optional_fields & kOptColumnName) != 0 &&
+        history_.find(seen.tm->db, seen.tm->table) == nullptr && opts_.filter.matches(seen.tm->db, seen.tm->table)) {
+      SchemaTable t = table_definition_from_map(*seen.tm);
+      if (!seen.emitted || create_table_sql(*seen.emitted) != create_table_sql(t)) {
+        print_defined(t, seen.at, "version", nullptr);
+        seen.emitted = std::move(t);
+      }
+    }
+  }
+
+  // ---- printing -------------------------------------------------------------------------------
+
+  void line(std::string_view s) {
+    out_.buf().append(s);
+    out_.end_line();
+  }
+
+  std::string where(const Origin& o) const {
+    std::string s = fmt::format("{}:{} (", o.log_name, o.pos);
+    tz_.append_local(s, o.time);
+    s += opts_.timezone == "UTC" ? " UTC" : " " + opts_.timezone;
+    if (!o.gtid.empty()) s += ", GTID " + o.gtid;
+    s.push_back(')');
+    return s;
+  }
+
+  static void json_origin(std::string& b, const Origin& o) {
+    if (o.source == Origin::Source::schema_file) {
+      b.append(",\"log_name\":null,\"pos\":null,\"timestamp\":null,\"gtid\":null,\"statement\":null");
+      return;
+    }
+    b.append(",\"log_name\":");
+    append_json_quoted(b, o.log_name);
+    b.append(",\"pos\":");
+    b.append(std::to_string(o.pos));
+    b.append(",\"timestamp\":\"");
+    TimeZone().append_local(b, o.time);
+    b.append("\",\"gtid\":");
+    if (o.gtid.empty()) b.append("null");
+    else append_json_quoted(b, o.gtid);
+    b.append(",\"statement\":");
+    if (o.statement.empty()) b.append("null");
+    else append_json_quoted(b, o.statement);
+  }
+
+  static void json_name(std::string& b, const char* kind, std::string_view db, std::string_view name) {
+    b.append("{\"kind\":\"");
+    b.append(kind);
+    b.append("\",\"database\":");
+    append_json_quoted(b, db);
+    b.append(",\"table\":");
+    append_json_quoted(b, name);
+  }
+
+  static void json_string_or_null(std::string& b, std::string_view s) {
+    if (s.empty()) b.append("null");
+    else append_json_quoted(b, s);
+  }
+
+  // A definition: `kind` "table" (the state at the end) or "version" (--history).
+  void print_defined(const SchemaTable& t, const Origin& o, const char* kind, const std::string* warning) {
+    const bool version = std::string_view(kind) == "version";
+    const std::string sql = create_table_sql(t);
+    if (opts_.format == OutputFormat::text) {
+      line("");
+      std::string& b = out_.buf();
+      b.append("-- ");
+      append_quoted_identifier(b, t.db);
+      b.push_back('.');
+      append_quoted_identifier(b, t.name);
+      switch (o.source) {
+        case Origin::Source::schema_file: b.append(": from --schema"); break;
+        case Origin::Source::ddl: b.append(version ? ": defined by the DDL at " : ": last changed by the DDL at ");
+          b.append(where(o));
+          b.append(": ");
+          b.append(one_line(o.statement));
+          break;
+        case Origin::Source::table_map:
+          b.append(": from its TABLE_MAP at ");
+          b.append(where(o));
+          b.append(" (binlog_row_metadata=FULL: no DDL defined it; lengths, charsets and the primary key as the map "
+                   "gives them)");
+          break;
+      }
+      out_.end_line();
+      if (warning != nullptr) line("-- warning: " + *warning);
+      if (version) {
+        if (!databases_.count(t.db)) {
+          databases_.insert(t.db);
+          create_database(t.db);
+        }
+        drop_statement(t.db, t.name);
+      }
+      line(sql);
+      return;
+    }
+    std::string& b = out_.buf();
+    json_name(b, kind, t.db, t.name);
+    if (version) b.append(",\"change\":\"defined\"");
+    b.append(",\"defined\":true,\"source\":\"");
+    b.append(source_name(o.source));
+    b.push_back('"');
+    json_origin(b, o);
+    b.append(",\"columns\":[");
+    for (std::size_t i = 0; i < t.columns.size(); ++i) {
+      const SchemaColumn& c = t.columns[i];
+      if (i > 0) b.push_back(',');
+      b.append("{\"name\":");
+      append_json_quoted(b, c.name);
+      b.append(",\"type\":");
+      append_json_quoted(b, column_type_text(c));
+      b.append(",\"charset\":");
+      json_string_or_null(b, c.charset);
+      b.append(",\"collation\":");
+      json_string_or_null(b, c.collation);
+      const bool pk = std::find(t.primary_key.begin(), t.primary_key.end(), c.name) != t.primary_key.end();
+      b.append(fmt::format(",\"nullable\":{},\"primary_key\":{},\"invisible\":{},\"generated\":{}}}", c.nullable, pk,
+                           c.invisible, c.generated));
+    }
+    b.append("],\"primary_key\":[");
+    for (std::size_t i = 0; i < t.primary_key.size(); ++i) {
+      if (i > 0) b.push_back(',');
+      append_json_quoted(b, t.primary_key[i]);
+    }
+    b.append("],\"default_charset\":");
+    json_string_or_null(b, t.default_charset);
+    b.append(",\"create\":");
+    append_json_quoted(b, sql);
+    if (warning != nullptr) {
+      b.append(",\"warning\":");
+      append_json_quoted(b, *warning);
+    }
+    b.push_back('}');
+    out_.end_line();
+  }
+
+  // CREATE DATABASE IF NOT EXISTS, with the default charset the history knows for it.
+  void create_database(std::string_view db) {
+    std::string& b = out_.buf();
+    b.append("CREATE DATABASE IF NOT EXISTS ");
+    append_quoted_identifier(b, db);
+    const std::string_view cs = history_.database_charset(db);
+    if (!cs.empty()) b.append(" DEFAULT CHARACTER SET ").append(cs);
+    b.push_back(';');
+    out_.end_line();
+  }
+
+  void drop_statement(std::string_view db, std::string_view name) {
+    std::string& b = out_.buf();
+    b.append("DROP TABLE IF EXISTS ");
+    append_quoted_identifier(b, db);
+    b.push_back('.');
+    append_quoted_identifier(b, name);
+    b.push_back(';');
+    out_.end_line();
+  }
+
+  void print_removed(std::string_view db, std::string_view name, const Origin& o, const std::string& reason) {
+    if (opts_.format == OutputFormat::text) {
+      line("");
+      std::string& b = out_.buf();
+      b.append("-- ");
+      append_quoted_identifier(b, db);
+      b.push_back('.');
+      append_quoted_identifier(b, name);
+      b.append(": ");
+      b.append(reason);
+      b.append(" by the DDL at ");
+      b.append(where(o));
+      b.append(": ");
+      b.append(one_line(o.statement));
+      out_.end_line();
+      drop_statement(db, name);
+      return;
+    }
+    std::string& b = out_.buf();
+    json_name(b, "version", db, name);
+    b.append(",\"change\":\"removed\",\"defined\":false,\"source\":\"ddl\"");
+    json_origin(b, o);
+    b.append(",\"columns\":null,\"create\":null,\"reason\":");
+    append_json_quoted(b, reason);
+    b.push_back('}');
+    out_.end_line();
+  }
+
+  void print_undefined(const MapSeen& seen) {
+    const TableMap& tm = *seen.tm;
+    const std::string message = fmt::format(
+        "columns never defined: no DDL seen{} and its TABLE_MAP carries no column names (binlog_row_metadata is "
+        "not FULL); give its CREATE TABLE with --schema",
+        opts_.schema ? ", none in --schema" : "");
+    std::string types;
+    for (std::size_t i = 0; i < tm.columns.size(); ++i) {
+      if (i > 0) types.append(opts_.format == OutputFormat::text ? ", " : ",");
+      const ColumnType t = real_column_type(tm.columns[i].type, tm.columns[i].meta);
+      if (opts_.format == OutputFormat::text) types.append(column_type_name(t));
+      else append_json_quoted(types, column_type_name(t));
+    }
+    std::string& b = out_.buf();
+    if (opts_.format == OutputFormat::text) {
+      line("");
+      b.append("-- ");
+      append_quoted_identifier(b, tm.db);
+      b.push_back('.');
+      append_quoted_identifier(b, tm.table);
+      b.append(fmt::format(": {} (TABLE_MAP at {}:{}); {} columns: {}", message, seen.at.log_name, seen.at.pos,
+                           tm.columns.size(), types));
+      out_.end_line();
+      return;
+    }
+    json_name(b, "table", tm.db, tm.table);
+    b.append(",\"defined\":false,\"source\":\"none\",\"log_name\":");
+    append_json_quoted(b, seen.at.log_name);
+    b.append(fmt::format(",\"pos\":{},\"column_count\":{},\"column_types\":[{}],\"message\":", seen.at.pos,
+                         tm.columns.size(), types));
+    append_json_quoted(b, message);
+    b.push_back('}');
+    out_.end_line();
+  }
+
+  void print_lost(const Lost& l) {
+    const std::string message =
+        "its definition was lost: schema history could not follow this statement, and no later DDL or TABLE_MAP "
+        "defined the table again";
+    std::string& b = out_.buf();
+    if (opts_.format == OutputFormat::text) {
+      line("");
+      b.append("-- ");
+      append_quoted_identifier(b, l.db);
+      b.push_back('.');
+      append_quoted_identifier(b, l.name);
+      b.append(": ");
+      b.append(message);
+      b.append(": ");
+      b.append(where(l.at));
+      b.append(": ");
+      b.append(one_line(l.at.statement));
+      out_.end_line();
+      return;
+    }
+    json_name(b, "lost", l.db, l.name);
+    json_origin(b, l.at);
+    b.append(",\"message\":");
+    append_json_quoted(b, message);
+    b.push_back('}');
+    out_.end_line();
+  }
+
+  const SchemaReportOptions& opts_;
+  DiagnosticSink& diag_;
+  LineOutput& out_;
+  std::FILE* err_;
+  TransactionFront front_;
+  TimeZone tz_;
+  SchemaHistory history_;
+  std::string log_name_, end_log_;
+  std::uint64_t end_pos_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t files_ = 0;
+  std::map<std::string, Origin> origins_;  // history key -> the change that made the definition
+  std::map<std::string, MapSeen, std::less<>> maps_;  // db NUL table as the map names it
+  std::map<std::string, Lost> lost_;
+  std::map<std::string, std::uint64_t> removed_;  // folded_key -> seq of the last removal
+  std::set<std::string, std::less<>> databases_;  // --history text: CREATE DATABASE printed
+  std::string key_;
+};
+
+}  // namespace
+
+int run_schema_report(const SchemaReportOptions& opts, std::FILE* outf, std::FILE* errf) {
+  StderrDiagnostics diag(errf);
+  LineOutput out(outf);
+  SchemaReporter r(opts, diag, out, errf);
+  struct Visitor : ChainVisitor {
+    SchemaReporter& r;
+    explicit Visitor(SchemaReporter& rr) : r(rr) {}
+    void begin_file(const InputFile& f) override { r.begin_file(f); }
+    void event(const Event& ev, const InputFile&) override { r.event(ev); }
+  } visitor(r);
+  ChainOptions co;
+  co.inputs = opts.inputs;
+  co.input_set = opts.input_set;
+  co.start_position = opts.start_position;
+  co.stop_position = opts.stop_position;
+  co.start_datetime = opts.start_datetime;
+  co.stop_datetime = opts.stop_datetime;
+  co.server_id = opts.server_id;
+  co.exclude_server_ids = opts.exclude_server_ids;
+  co.verify_checksums = opts.verify_checksums;
+  co.progress = opts.progress;
+  co.threads = opts.threads;
+  const bool readable = read_chain(co, visitor, diag, errf);
+  // No input could be opened: nothing on stdout (the reasons are on stderr, exit 2).
+  if (readable || r.files() > 0) r.finish();
+  out.flush();
+  if (readable) warn_unmatched_filter_rules(opts.filter, errf);
+  if (!readable) return 2;
+  return diag.errors() > 0 ? 1 : 0;
+}
+
+}  // namespace binlogctl
