@@ -44,6 +44,25 @@ struct ChainOptions {
   unsigned threads = 2;
 };
 
+// The reading fields that every subcommand's options struct has under the same names (inputs,
+// input_set, positions, datetimes, server ids, verify_checksums, progress), copied in one place;
+// the caller sets the rest (threads, payload expansion, FDEs before the start).
+template <class Opts>
+ChainOptions chain_options_of(const Opts& o) {
+  ChainOptions co;
+  co.inputs = o.inputs;
+  co.input_set = o.input_set;
+  co.start_position = o.start_position;
+  co.stop_position = o.stop_position;
+  co.start_datetime = o.start_datetime;
+  co.stop_datetime = o.stop_datetime;
+  co.server_id = o.server_id;
+  co.exclude_server_ids = o.exclude_server_ids;
+  co.verify_checksums = o.verify_checksums;
+  co.progress = o.progress;
+  return co;
+}
+
 // What a consumer is told besides the events, in chain order. Every call is made from the
 // thread that calls ChainReader::next().
 class ChainHooks {

@@ -555,18 +555,8 @@ class Converter final : public TransactionFront::Hooks {
 }  // namespace
 
 ChainOptions chain_options(const ConvertOptions& opts) {
-  ChainOptions co;
-  co.inputs = opts.inputs;
-  co.input_set = opts.input_set;
-  co.start_position = opts.start_position;
-  co.stop_position = opts.stop_position;
-  co.start_datetime = opts.start_datetime;
-  co.stop_datetime = opts.stop_datetime;
-  co.server_id = opts.server_id;
-  co.exclude_server_ids = opts.exclude_server_ids;
-  co.verify_checksums = opts.verify_checksums;
+  ChainOptions co = chain_options_of(opts);
   co.pass_fde_before_start = true;  // row decoding needs the format description in force
-  co.progress = opts.progress;
   co.threads = opts.read_threads;
   return co;
 }

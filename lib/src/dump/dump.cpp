@@ -259,18 +259,8 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     visitor.front = std::make_unique<TransactionFront>(opts.include_gtids ? &*opts.include_gtids : nullptr,
                                                        opts.exclude_gtids ? &*opts.exclude_gtids : nullptr);
   if (!opts.database.empty()) visitor.database = std::make_unique<DatabaseFilter>(opts.database);
-  ChainOptions co;
-  co.inputs = opts.inputs;
-  co.input_set = opts.input_set;
-  co.start_position = opts.start_position;
-  co.stop_position = opts.stop_position;
-  co.start_datetime = opts.start_datetime;
-  co.stop_datetime = opts.stop_datetime;
-  co.server_id = opts.server_id;
-  co.exclude_server_ids = opts.exclude_server_ids;
-  co.verify_checksums = opts.verify_checksums;
+  ChainOptions co = chain_options_of(opts);
   co.expand_payloads = opts.expand_payloads;
-  co.progress = opts.progress;
   co.threads = opts.threads;
   const bool readable = read_chain(co, visitor, diag, errf);
   out.flush();

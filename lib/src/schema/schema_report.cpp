@@ -375,12 +375,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
     const bool version = std::string_view(kind) == "version";
     const std::string sql = create_table_sql(t);
     if (opts_.format == OutputFormat::text) {
-      line("");
-      std::string& b = out_.buf();
-      b.append("-- ");
-      append_quoted_identifier(b, t.db);
-      b.push_back('.');
-      append_quoted_identifier(b, t.name);
+      std::string& b = comment_on(t.db, t.name);
       switch (o.source) {
         case Origin::Source::schema_file: b.append(": from --schema"); break;
         case Origin::Source::ddl: b.append(version ? ": defined by the DDL at " : ": last changed by the DDL at ");
@@ -447,6 +442,17 @@ class SchemaReporter final : public TransactionFront::Hooks {
     out_.end_line();
   }
 
+  // After a blank line, a comment line on a table begun: "-- `db`.`name`"; the caller ends it.
+  std::string& comment_on(std::string_view db, std::string_view name) {
+    line("");
+    std::string& b = out_.buf();
+    b.append("-- ");
+    append_quoted_identifier(b, db);
+    b.push_back('.');
+    append_quoted_identifier(b, name);
+    return b;
+  }
+
   // CREATE DATABASE IF NOT EXISTS, with the default charset the history knows for it.
   void create_database(std::string_view db) {
     std::string& b = out_.buf();
@@ -470,12 +476,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
 
   void print_removed(std::string_view db, std::string_view name, const Origin& o, const std::string& reason) {
     if (opts_.format == OutputFormat::text) {
-      line("");
-      std::string& b = out_.buf();
-      b.append("-- ");
-      append_quoted_identifier(b, db);
-      b.push_back('.');
-      append_quoted_identifier(b, name);
+      std::string& b = comment_on(db, name);
       b.append(": ");
       b.append(reason);
       b.append(" by the DDL at ");
@@ -511,11 +512,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
     }
     std::string& b = out_.buf();
     if (opts_.format == OutputFormat::text) {
-      line("");
-      b.append("-- ");
-      append_quoted_identifier(b, tm.db);
-      b.push_back('.');
-      append_quoted_identifier(b, tm.table);
+      comment_on(tm.db, tm.table);
       b.append(fmt::format(": {} (TABLE_MAP at {}:{}); {} columns: {}", message, seen.at.log_name, seen.at.pos,
                            tm.columns.size(), types));
       out_.end_line();
@@ -537,11 +534,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
         "defined the table again";
     std::string& b = out_.buf();
     if (opts_.format == OutputFormat::text) {
-      line("");
-      b.append("-- ");
-      append_quoted_identifier(b, l.db);
-      b.push_back('.');
-      append_quoted_identifier(b, l.name);
+      comment_on(l.db, l.name);
       b.append(": ");
       b.append(message);
       b.append(": ");
@@ -590,17 +583,7 @@ int run_schema_report(const SchemaReportOptions& opts, std::FILE* outf, std::FIL
     void begin_file(const InputFile& f) override { r.begin_file(f); }
     void event(const Event& ev, const InputFile&) override { r.event(ev); }
   } visitor(r);
-  ChainOptions co;
-  co.inputs = opts.inputs;
-  co.input_set = opts.input_set;
-  co.start_position = opts.start_position;
-  co.stop_position = opts.stop_position;
-  co.start_datetime = opts.start_datetime;
-  co.stop_datetime = opts.stop_datetime;
-  co.server_id = opts.server_id;
-  co.exclude_server_ids = opts.exclude_server_ids;
-  co.verify_checksums = opts.verify_checksums;
-  co.progress = opts.progress;
+  ChainOptions co = chain_options_of(opts);
   co.threads = opts.threads;
   const bool readable = read_chain(co, visitor, diag, errf);
   // No input could be opened: nothing on stdout (the reasons are on stderr, exit 2).

@@ -479,18 +479,8 @@ bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink
     void begin_file(const InputFile& f) override { c.begin_file(f); }
     void event(const Event& ev, const InputFile&) override { c.event(ev); }
   } visitor(c);
-  ChainOptions co;
-  co.inputs = opts.inputs;
-  co.input_set = opts.input_set;
-  co.start_position = opts.start_position;
-  co.stop_position = opts.stop_position;
-  co.start_datetime = opts.start_datetime;
-  co.stop_datetime = opts.stop_datetime;
-  co.server_id = opts.server_id;
-  co.exclude_server_ids = opts.exclude_server_ids;
-  co.verify_checksums = opts.verify_checksums;
+  ChainOptions co = chain_options_of(opts);
   co.pass_fde_before_start = true;  // row walking needs the format description in force
-  co.progress = opts.progress;
   co.threads = opts.threads;
   c.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
   const bool readable = read_chain(co, visitor, diag, err);
