@@ -33,6 +33,11 @@ class RemoteFileStream final : public ByteStream {
     try {
       while (n < cap && !done_) {
         if (pending_.empty() && !refill()) break;
+        if (gap_next_ > 0) {  // the bytes before it go out first; take_gap() then tells of it
+          gap_ready_ = gap_next_;
+          gap_next_ = 0;
+          break;
+        }
         const std::size_t k = std::min(cap - n, pending_.size());
         std::memcpy(dst + n, pending_.data(), k);
         pending_ = pending_.subspan(k);
@@ -49,6 +54,14 @@ class RemoteFileStream final : public ByteStream {
     return n;
   }
   std::uint64_t raw_position() const override { return pos_; }
+  std::uint64_t take_gap() override {
+    const std::uint64_t g = gap_ready_;
+    gap_ready_ = 0;
+    return g;
+  }
+  // The file the stream begins with (known once primed): the one the server chose for a GTID
+  // start.
+  const std::string& first_file() const noexcept { return first_file_; }
 
   // Starts the dump and reads up to the file's first bytes, so that a server that refuses (no
   // REPLICATION SLAVE privilege, a purged file) throws RemoteError here rather than looking like
@@ -61,9 +74,10 @@ class RemoteFileStream final : public ByteStream {
   // The next bytes to hand out; false at the end of the file (or of the followed chain).
   bool refill() {
     if (!client_) client_ = std::make_unique<ReplicationClient>(opts_);
-    if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never);
+    if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never, client_->gtid_dump());
     if (!held_.empty()) {
       pending_ = held_;
+      gap_next_ = held_gap_;
       held_ = {};
       return true;
     }
@@ -78,17 +92,20 @@ class RemoteFileStream final : public ByteStream {
             done_ = true;
             return false;
           }
-          ++files_;
+          if (files_++ == 0) first_file_ = it.file;
           pending_ = Bytes(kMagic, 4);
           return true;
         case BinlogFeed::Kind::event:
           if (files_ == 0) {  // an event before any file was announced: the server skipped the ROTATE
             ++files_;
+            first_file_ = it.file;
             held_ = it.raw;
+            held_gap_ = it.gap;
             pending_ = Bytes(kMagic, 4);
             return true;
           }
           pending_ = it.raw;
+          gap_next_ = it.gap;  // the server left out the transactions before it (GTID dumps)
           return true;
       }
     }
@@ -104,6 +121,10 @@ class RemoteFileStream final : public ByteStream {
   unsigned files_ = 0;
   Bytes pending_;
   Bytes held_;
+  std::uint64_t held_gap_ = 0;
+  std::uint64_t gap_next_ = 0;   // a gap before pending_
+  std::uint64_t gap_ready_ = 0;  // a gap after the bytes read() returned last
+  std::string first_file_;
   std::uint64_t pos_ = 0;
 };
 
@@ -111,8 +132,20 @@ class RemoteInputs final : public InputSet {
  public:
   RemoteInputs(const RemoteOptions& o, const std::vector<std::string>& names) : opts_(o) {
     spare_ = std::make_unique<ReplicationClient>(opts_);
-    const std::string& label = spare_->label();
+    const std::string label = spare_->label();  // a copy: the connection may move on
     const auto logs = spare_->binary_logs();
+    if (!opts_.start_gtid.empty()) {
+      // The server picks the file: the dump starts now, and its first file names the input. It
+      // goes on through the files after it (up to the current end, or forever with
+      // --stop-never), as concatenated files do.
+      if (!names.empty())
+        throw RemoteError(fmt::format("server {}: --start-gtid picks the first file itself: name no binlog", label));
+      gtid_stream_ = std::make_unique<RemoteFileStream>(opts_, std::move(spare_), std::string(), true);
+      gtid_stream_->prime();
+      const std::string first = gtid_stream_->first_file().empty() ? std::string("(none)") : gtid_stream_->first_file();
+      list_.files.push_back(InputFile{first, first, false, label});
+      return;
+    }
     std::vector<std::string> chosen = names;
     if (chosen.empty()) {
       if (!logs)
@@ -143,6 +176,7 @@ class RemoteInputs final : public InputSet {
   const InputList& list() const override { return list_; }
   std::uint64_t total_size() const override { return total_; }
   std::unique_ptr<Source> open(const InputFile& f) override {
+    if (gtid_stream_) return stream_source(std::move(gtid_stream_), 0);
     const bool last = !list_.files.empty() && &f == &list_.files.back();
     auto s = std::make_unique<RemoteFileStream>(opts_, std::move(spare_), f.path, opts_.stop_never && last);
     s->prime();
@@ -152,6 +186,7 @@ class RemoteInputs final : public InputSet {
  private:
   RemoteOptions opts_;
   std::unique_ptr<ReplicationClient> spare_;  // the listing's connection, used by the first file
+  std::unique_ptr<RemoteFileStream> gtid_stream_;  // --start-gtid: the one stream, primed
   InputList list_;
   std::uint64_t total_ = 0;
 };
