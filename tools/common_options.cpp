@@ -276,6 +276,7 @@ std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names
   if (!opts.start_gtid.empty() && !names.empty())
     throw CLI::ValidationError("--start-gtid", "the server picks the first file from the GTID position: name no binlog");
   if (exclude && exclude->is_mysql()) opts.mysql_exclude = exclude->mysql_set();
+  opts.notices = stderr;  // reconnects under --stop-never
   if (opts.stop_never) LineOutput::set_line_buffered_always(true);  // each record as it comes
   return remote_inputs(opts, names);
 #endif

@@ -12,7 +12,8 @@ replication user), runs a short bounded workload (a stretch of it with binlog_ch
     for byte on stdout, same exit status; over TCP and over the socket (password from MYSQL_PWD);
   * verify -R of the whole closed chain equals verify of the files; dump -R with no names reads
     every file SHOW BINARY LOGS lists;
-  * --stop-never follows the live end through a rotation;
+  * --stop-never follows the live end through a rotation, and through a dropped connection
+    (reconnected with fetch's backoff, going on right after the last event read);
   * --start-gtid (MariaDB @slave_connect_state): convert -R equals the local convert with
     --exclude-gtids ..POSITION; dump -R gives the files' own events at their own positions, all but
     the transactions up to the position; verify -R finds nothing in the gaps but does find a byte
@@ -468,24 +469,40 @@ def main():
                 server = server[:len(mine)]
             check(mine == bytes(server) and len(mine) > 4, f"reconnect: {n} differs from the server's file")
 
-        # A connection lost under -R --stop-never: exit 2 and the reason, after what was read.
+        # A connection lost under -R --stop-never: reconnected with fetch's backoff (reported on
+        # stderr), the read goes on right after the last event it had, through a rotation, with
+        # nothing twice and nothing missing.
         proxy = FlipProxy(srv.port, None)
         proxy.start()
-        for cmd in (["dump"], ["convert", "--format", "json"], ["verify"], ["stats"]):
+        for i, cmd in enumerate((["dump", "--format", "json"], ["convert", "--format", "json"])):
+            start = srv.binlogs()[-1]
             f = subprocess.Popen([binary, *cmd, "-R", "--stop-never", "--host", "127.0.0.1", "--port", str(proxy.port),
-                                  "--user", "repl", "--password=secret", closed[-1]],
+                                  "--user", "repl", "--password=secret", start],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             time.sleep(0.4)
             proxy.drop()
-            try:
-                out, err = f.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                f.kill()
-                out, err = f.communicate()
+            srv.sql(f"INSERT INTO shop.items (name) VALUES ('away {i}'); FLUSH BINARY LOGS;"
+                    f"INSERT INTO shop.items (name) VALUES ('back {i}');")
+            out, deadline = b"", time.time() + 15
+            os.set_blocking(f.stdout.fileno(), False)
+            while time.time() < deadline and f"back {i}".encode() not in out:
+                chunk = f.stdout.read()
+                if chunk:
+                    out += chunk
+                time.sleep(0.05)
+            f.send_signal(signal.SIGTERM)
+            rest, err = f.communicate(timeout=20)
+            out += rest or b""
             err = err.decode("utf-8", "replace")
-            check(f.returncode == 2 and f"127.0.0.1:{proxy.port}" in err and "Lost connection" in err,
-                  f"{cmd} -R --stop-never, connection lost: exit {f.returncode}: {err[:300]}")
-            check(cmd[0] != "dump" or b"Format_desc" in out, f"dump -R, connection lost: what was read is printed: {out[:200]!r}")
+            check(f"away {i}".encode() in out and f"back {i}".encode() in out and "reconnecting in 1 s" in err
+                  and f"reconnected, going on from {start} at" in err and "Lost connection" in err,
+                  f"{cmd} -R --stop-never through a dropped connection: {err[:300]} {out[-300:]!r}")
+            if cmd[0] == "dump":
+                seen = [(json.loads(x)["log_name"], json.loads(x)["pos"]) for x in out.splitlines()]
+                ref = run(["dump", "--format", "json", *[os.path.join(srv.data, n) for n in srv.binlogs()[srv.binlogs().index(start):-1]]])
+                want = [(json.loads(x)["log_name"], json.loads(x)["pos"]) for x in ref.stdout.splitlines()]
+                check(seen[:len(want)] == want, f"dump -R --stop-never across the reconnect: {len(seen)} events, "
+                      f"first difference at {next((k for k, (x, y) in enumerate(zip(seen, want)) if x != y), None)}")
         proxy.close()
 
         # Torn tails: a partial file cut at random offsets (inside events, inside transactions) is

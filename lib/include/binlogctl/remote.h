@@ -17,7 +17,9 @@
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -48,6 +50,8 @@ struct RemoteOptions {
   // MySQL: the GTID set COM_BINLOG_DUMP_GTID sends (the server leaves its transactions out).
   // Empty: position dumps (COM_BINLOG_DUMP), except from past 4 GiB.
   GtidSet mysql_exclude;
+  // Where a -R read under stop_never reports its reconnects (the CLI: stderr); nullptr: silent.
+  std::FILE* notices = nullptr;
   unsigned connect_timeout = 10;   // seconds
   unsigned heartbeat_seconds = 15; // server heartbeats while idle (so a dead link is noticed)
 };
@@ -63,6 +67,15 @@ class RemoteError : public std::runtime_error {
  private:
   unsigned server_errno_;
 };
+
+// ER_MASTER_FATAL_ERROR_READING_BINLOG: the server cannot send the file (purged, missing,
+// unreadable); reconnecting does not bring it back.
+inline constexpr unsigned kErrReadingBinlog = 1236;
+
+// The wait between reconnects under --stop-never (fetch and the -R readers): `backoff` seconds
+// in 100 ms steps, cut short when *stop becomes true (stop may be null), then `backoff` doubles,
+// up to 30 s.
+void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop);
 
 // How messages name the server: "host:port" or the socket path.
 inline std::string server_label(const RemoteOptions& o) {

@@ -31,7 +31,6 @@ std::atomic<int> g_socket{-1};
 constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
 constexpr std::size_t kWriteBlock = 1 << 20;
 constexpr char kPartial[] = ".partial";
-constexpr unsigned kErrReadingBinlog = 1236;  // ER_MASTER_FATAL_ERROR_READING_BINLOG: purged, missing
 
 // Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
 // releases is dropped (memory: about one event).
@@ -440,9 +439,8 @@ class Fetcher {
       }
       // --stop-never: reconnect with backoff, and go on from the last event on disk.
       for (;;) {
-        for (unsigned i = 0; i < backoff * 10 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        reconnect_wait(backoff, &g_stop);
         if (g_stop) return 0;
-        backoff = std::min(backoff * 2, 30u);
         try {
           g_socket = -1;
           client_.reset();

@@ -63,6 +63,39 @@ class RemoteFileStream final : public ByteStream {
   // start.
   const std::string& first_file() const noexcept { return first_file_; }
 
+  // Under stop_never a lost connection is made again (with fetch's backoff, reported on
+  // opts_.notices) and the dump goes on by position right after the last event handed out, so
+  // the reader sees one unbroken stream. Not for errors that reconnecting cannot mend (a file
+  // the server cannot send, a refused request) or before anything was read.
+  bool reconnect(const RemoteError& lost) {
+    if (!opts_.stop_never || files_ == 0 || lost.server_errno() == 0 || lost.server_errno() == kErrReadingBinlog)
+      return false;
+    unsigned backoff = 1;
+    note(fmt::format("binlogctl: {}; reconnecting in {} s", lost.what(), backoff));
+    for (;;) {
+      reconnect_wait(backoff, nullptr);
+      try {
+        feed_.reset();
+        client_.reset();
+        RemoteOptions o = opts_;  // by position from here: no GTID start, nothing left out
+        o.start_gtid.clear();
+        o.mysql_exclude = GtidSet{};
+        client_ = std::make_unique<ReplicationClient>(o);
+        feed_ = std::make_unique<BinlogFeed>(*client_, cur_file_, next_pos_, false);
+        note(fmt::format("binlogctl: server {}: reconnected, going on from {} at {}", client_->label(), cur_file_, next_pos_));
+        return true;
+      } catch (const RemoteError& e) {
+        if (e.server_errno() == 0 || e.server_errno() == kErrReadingBinlog) throw;
+        note(fmt::format("binlogctl: {}; reconnecting in {} s", e.what(), backoff));
+      }
+    }
+  }
+  void note(const std::string& line) const {
+    if (opts_.notices == nullptr) return;
+    std::fprintf(opts_.notices, "%s\n", line.c_str());
+    std::fflush(opts_.notices);
+  }
+
   // Starts the dump and reads up to the file's first bytes, so that a server that refuses (no
   // REPLICATION SLAVE privilege, a purged file) throws RemoteError here rather than looking like
   // an empty file later.
@@ -82,12 +115,22 @@ class RemoteFileStream final : public ByteStream {
       return true;
     }
     for (;;) {
-      BinlogFeed::Item& it = feed_->next();
+      BinlogFeed::Item* next = nullptr;
+      try {
+        next = &feed_->next();
+      } catch (const RemoteError& e) {
+        if (!reconnect(e)) throw;
+        continue;
+      }
+      BinlogFeed::Item& it = *next;
       switch (it.kind) {
         case BinlogFeed::Kind::end:
           done_ = true;
           return false;
         case BinlogFeed::Kind::file:
+          if (files_ > 0 && it.file == cur_file_ && it.pos == next_pos_) continue;  // reconnected where it was
+          cur_file_ = it.file;
+          next_pos_ = it.pos;
           if (files_ > 0 && !follow_) {  // the server moved on to the next file: this one is complete
             done_ = true;
             return false;
@@ -96,6 +139,8 @@ class RemoteFileStream final : public ByteStream {
           pending_ = Bytes(kMagic, 4);
           return true;
         case BinlogFeed::Kind::event:
+          cur_file_ = it.file;
+          next_pos_ = it.pos + it.raw.size();
           if (files_ == 0) {  // an event before any file was announced: the server skipped the ROTATE
             ++files_;
             first_file_ = it.file;
@@ -125,6 +170,8 @@ class RemoteFileStream final : public ByteStream {
   std::uint64_t gap_next_ = 0;   // a gap before pending_
   std::uint64_t gap_ready_ = 0;  // a gap after the bytes read() returned last
   std::string first_file_;
+  std::string cur_file_;        // the file of the last item read, and the position after it
+  std::uint64_t next_pos_ = 0;
   std::uint64_t pos_ = 0;
 };
 

@@ -10,8 +10,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 namespace binlogctl {
 
@@ -128,6 +131,12 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
 }
 
 ReplicationClient::~ReplicationClient() = default;
+
+void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop) {
+  for (unsigned i = 0; i < backoff * 10 && (stop == nullptr || !*stop); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  backoff = std::min(backoff * 2, 30u);
+}
 
 const std::string& ReplicationClient::label() const noexcept { return impl_->label; }
 bool ReplicationClient::is_mariadb() const noexcept { return impl_->mariadb; }
