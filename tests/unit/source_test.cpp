@@ -12,6 +12,7 @@
 #include <random>
 
 #include "binlog_builder.h"
+#include "gappy_stream.h"
 
 using namespace binlogctl;
 namespace fs = std::filesystem;
@@ -172,49 +173,11 @@ TEST_SUITE("inputs") {
 
 // Gaps a stream's producer makes on purpose (Source::gap_at): a server's GTID dump leaves out the
 // transactions before its start, so the file's offsets jump.
-namespace {
-
-// Hands out segments of bytes with gaps between them, a few bytes per read.
-class GappyStream final : public binlogctl::ByteStream {
- public:
-  struct Piece {
-    std::vector<std::uint8_t> bytes;
-    std::uint64_t gap_after = 0;
-  };
-  explicit GappyStream(std::vector<Piece> p) : pieces_(std::move(p)) {}
-  std::size_t read(std::uint8_t* dst, std::size_t cap, binlogctl::DecodeError&) override {
-    if (i_ >= pieces_.size()) return 0;
-    const Piece& p = pieces_[i_];
-    const std::size_t n = std::min({cap, p.bytes.size() - at_, std::size_t{3}});
-    std::copy_n(p.bytes.begin() + static_cast<std::ptrdiff_t>(at_), n, dst);
-    at_ += n;
-    if (at_ == p.bytes.size()) {
-      gap_ = p.gap_after;
-      ++i_;
-      at_ = 0;
-    }
-    return n;
-  }
-  std::uint64_t raw_position() const override { return 0; }
-  std::uint64_t take_gap() override {
-    const std::uint64_t g = gap_;
-    gap_ = 0;
-    return g;
-  }
-
- private:
-  std::vector<Piece> pieces_;
-  std::size_t i_ = 0, at_ = 0;
-  std::uint64_t gap_ = 0;
-};
-
-}  // namespace
-
 TEST_SUITE("source") {
   TEST_CASE("a stream with gaps: offsets jump over them, windows never cross one") {
     using binlogctl::Bytes;
-    std::vector<GappyStream::Piece> pieces = {{{1, 2, 3, 4, 5}, 100}, {{6, 7}, 0x100000000ull}, {{8, 9, 10}, 0}};
-    auto src = binlogctl::stream_source(std::make_unique<GappyStream>(pieces));
+    std::vector<binlogctl::testing::GappyStream::Piece> pieces = {{{1, 2, 3, 4, 5}, 100}, {{6, 7}, 0x100000000ull}, {{8, 9, 10}, 0}};
+    auto src = binlogctl::stream_source(std::make_unique<binlogctl::testing::GappyStream>(pieces));
     CHECK_FALSE(src->gap_at(0));
     Bytes w = src->window(0, 50);
     CHECK(w.size() == 5);  // stops at the gap
@@ -242,9 +205,9 @@ TEST_SUITE("source") {
     b.query("db", "BEGIN", 0x8).query("db", "INSERT INTO t VALUES (2)").xid(2);
     const auto& all = b.bytes();
     const std::size_t cut = b.event_offset(1), resume = b.event_offset(4);
-    std::vector<GappyStream::Piece> pieces = {{std::vector<std::uint8_t>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(cut)), resume - cut},
+    std::vector<binlogctl::testing::GappyStream::Piece> pieces = {{std::vector<std::uint8_t>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(cut)), resume - cut},
                                              {std::vector<std::uint8_t>(all.begin() + static_cast<std::ptrdiff_t>(resume), all.end()), 0}};
-    auto src = binlogctl::stream_source(std::make_unique<GappyStream>(pieces));
+    auto src = binlogctl::stream_source(std::make_unique<binlogctl::testing::GappyStream>(pieces));
     struct Sink : binlogctl::DiagnosticSink {
       int n = 0;
       void report(const binlogctl::Diagnostic&) override { ++n; }
