@@ -60,12 +60,16 @@ struct RemoteOptions {
 // privilege, purged file, binlog disabled, connection lost).
 class RemoteError : public std::runtime_error {
  public:
-  RemoteError(const std::string& what, unsigned server_errno = 0)
-      : std::runtime_error(what), server_errno_(server_errno) {}
+  RemoteError(const std::string& what, unsigned server_errno = 0, bool permanent = false)
+      : std::runtime_error(what), server_errno_(server_errno), permanent_(permanent) {}
   unsigned server_errno() const noexcept { return server_errno_; }
+  // A request that cannot work however often it is made (a position the dump command cannot
+  // carry, a GTID start on the wrong server): --stop-never does not reconnect for it.
+  bool permanent() const noexcept { return permanent_; }
 
  private:
   unsigned server_errno_;
+  bool permanent_;
 };
 
 // ER_MASTER_FATAL_ERROR_READING_BINLOG: the server cannot send the file (purged, missing,

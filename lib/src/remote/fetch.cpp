@@ -433,7 +433,7 @@ class Fetcher {
       } catch (const RemoteError& e) {
         if (g_stop) return 0;
         // A file the server no longer has (purged) does not come back by reconnecting.
-        if (!o_.remote.stop_never || e.server_errno() == kErrReadingBinlog) throw;
+        if (!o_.remote.stop_never || e.server_errno() == kErrReadingBinlog || e.permanent()) throw;
         fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
         std::fflush(err_);
       }
@@ -455,6 +455,7 @@ class Fetcher {
           std::fflush(err_);
           break;
         } catch (const RemoteError& e) {
+          if (e.permanent()) throw;
           fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
           std::fflush(err_);
         }

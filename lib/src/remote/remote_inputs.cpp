@@ -68,7 +68,8 @@ class RemoteFileStream final : public ByteStream {
   // the reader sees one unbroken stream. Not for errors that reconnecting cannot mend (a file
   // the server cannot send, a refused request) or before anything was read.
   bool reconnect(const RemoteError& lost) {
-    if (!opts_.stop_never || files_ == 0 || lost.server_errno() == 0 || lost.server_errno() == kErrReadingBinlog)
+    if (!opts_.stop_never || files_ == 0 || lost.permanent() || lost.server_errno() == 0 ||
+        lost.server_errno() == kErrReadingBinlog)
       return false;
     unsigned backoff = 1;
     note(fmt::format("binlogctl: {}; reconnecting in {} s", lost.what(), backoff));
@@ -85,7 +86,7 @@ class RemoteFileStream final : public ByteStream {
         note(fmt::format("binlogctl: server {}: reconnected, going on from {} at {}", client_->label(), cur_file_, next_pos_));
         return true;
       } catch (const RemoteError& e) {
-        if (e.server_errno() == 0 || e.server_errno() == kErrReadingBinlog) throw;
+        if (e.permanent() || e.server_errno() == 0 || e.server_errno() == kErrReadingBinlog) throw;
         note(fmt::format("binlogctl: {}; reconnecting in {} s", e.what(), backoff));
       }
     }

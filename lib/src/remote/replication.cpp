@@ -118,13 +118,15 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
     if (!s.mariadb)
       throw RemoteError(fmt::format("server {}: --start-gtid takes a MariaDB GTID position, and this is a MySQL server "
                                     "(use --exclude-gtids with the executed GTID set)",
-                                    s.label));
+                                    s.label),
+                        0, true);
     // Only digits, '-' and ',' reach the statement: the list is parsed and printed again.
     auto l = MariaGtidList::parse(o.start_gtid);
     if (!l || l->empty())
       throw RemoteError(fmt::format("server {}: --start-gtid '{}' is not a MariaDB GTID position (domain-server-seq, "
                                     "comma-separated, one per domain)",
-                                    s.label, o.start_gtid));
+                                    s.label, o.start_gtid),
+                        0, true);
     s.start_gtid = l->to_string();
   }
   if (!s.mariadb) s.mysql_exclude = o.mysql_exclude;
@@ -181,7 +183,8 @@ void ReplicationClient::start_dump(const std::string& file, std::uint64_t pos, b
     if (pos > kMaxDumpPosition)
       throw RemoteError(fmt::format("server {}: {}: position {} is past 4 GiB, and MariaDB's COM_BINLOG_DUMP carries 4 "
                                     "bytes of position: start at 4 (or at a position below 4 GiB) instead",
-                                    s.label, file, pos));
+                                    s.label, file, pos),
+                        0, true);
     flags |= kDumpAnnotateRows;  // on MySQL this bit would ask for HEARTBEAT_V2
     if (!s.start_gtid.empty()) {
       // As MariaDB's own replica does (sql/slave.cc, get_master_version_and_clock and
