@@ -121,5 +121,32 @@ TEST_CASE("dump request: COM_BINLOG_DUMP_GTID with an 8-byte position past 4 GiB
   CHECK(got == want);
 }
 
+TEST_CASE("dump request: the command by flavor and position, at the 4 GiB boundary") {
+  const GtidSet none;
+  const std::uint64_t last4 = 0xffffffffull, past = 0x100000000ull;
+  // MariaDB: COM_BINLOG_DUMP up to 4 GiB - 1 (with ANNOTATE_ROWS), refused past it.
+  DumpRequest r = make_dump_request(true, "mariadb-bin.000001", last4, true, 7, false, none);
+  CHECK(r.command == kComBinlogDump);
+  CHECK(r.body == encode_binlog_dump("mariadb-bin.000001", last4, kDumpNonBlock | kDumpAnnotateRows, 7));
+  CHECK_THROWS_AS(make_dump_request(true, "mariadb-bin.000001", past, true, 7, false, none), std::invalid_argument);
+  // MariaDB GTID start: no file name, position 4 (the server ignores both).
+  r = make_dump_request(true, "ignored", 4, false, 7, true, none);
+  CHECK(r.body == encode_binlog_dump("", 4, kDumpAnnotateRows, 7));
+  // MySQL: COM_BINLOG_DUMP (no flag 2: it would ask for HEARTBEAT_V2) up to 4 GiB - 1 ...
+  r = make_dump_request(false, "binlog.000001", last4, true, 7, false, none);
+  CHECK(r.command == kComBinlogDump);
+  CHECK(r.body == encode_binlog_dump("binlog.000001", last4, kDumpNonBlock, 7));
+  // ... past it COM_BINLOG_DUMP_GTID with the 8-byte position and the empty set.
+  r = make_dump_request(false, "binlog.000001", past, true, 7, false, none);
+  CHECK(r.command == kComBinlogDumpGtid);
+  REQUIRE(r.body.size() == 2 + 4 + 4 + 13 + 8 + 4 + 8);
+  CHECK(Buf(r.body.begin() + 23, r.body.begin() + 31) == Buf{0, 0, 0, 0, 1, 0, 0, 0});
+  CHECK(Buf(r.body.begin() + 31, r.body.end()) == Buf{8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  // An exclude set: COM_BINLOG_DUMP_GTID at any position.
+  r = make_dump_request(false, "binlog.000001", 4, false, 7, false, set_of("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3"));
+  CHECK(r.command == kComBinlogDumpGtid);
+  CHECK(r.body == encode_binlog_dump_gtid("binlog.000001", 4, 0, 7, set_of("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3")));
+}
+
 }  // namespace
 }  // namespace binlogctl

@@ -118,6 +118,18 @@ std::vector<std::uint8_t> encode_binlog_dump_gtid(const std::string& file, std::
 // Entries in the order of Tsid_map::get_sorted_sidno: uuid bytes, then tag.
 std::vector<std::uint8_t> encode_gtid_set(const GtidSet& set);
 
+// The dump command for a server flavor. MariaDB: COM_BINLOG_DUMP (flag 2 added: send
+// ANNOTATE_ROWS); with `gtid_start` (@slave_connect_state set beforehand) an empty file name
+// and position 4; a position past 4 GiB throws std::invalid_argument (MariaDB has no other dump
+// command). MySQL: COM_BINLOG_DUMP_GTID when `exclude` is not empty or the position is past
+// 4 GiB, else COM_BINLOG_DUMP.
+struct DumpRequest {
+  std::uint8_t command = kComBinlogDump;
+  std::vector<std::uint8_t> body;
+};
+DumpRequest make_dump_request(bool mariadb, const std::string& file, std::uint64_t pos, bool non_blocking,
+                              std::uint32_t server_id, bool gtid_start, const GtidSet& exclude);
+
 struct BinlogFileInfo {
   std::string name;
   std::uint64_t size = 0;

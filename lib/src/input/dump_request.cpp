@@ -68,4 +68,25 @@ std::vector<std::uint8_t> encode_binlog_dump_gtid(const std::string& file, std::
   return b;
 }
 
+DumpRequest make_dump_request(bool mariadb, const std::string& file, std::uint64_t pos, bool non_blocking,
+                              std::uint32_t server_id, bool gtid_start, const GtidSet& exclude) {
+  std::uint16_t flags = non_blocking ? kDumpNonBlock : 0;
+  DumpRequest r;
+  if (mariadb) {
+    if (pos > kMaxDumpPosition)
+      throw std::invalid_argument(fmt::format("position {} is past 4 GiB, and MariaDB's COM_BINLOG_DUMP carries 4 bytes of "
+                                              "position: start at 4 (or at a position below 4 GiB) instead",
+                                              pos));
+    flags |= kDumpAnnotateRows;  // on MySQL this bit would ask for HEARTBEAT_V2
+    r.body = gtid_start ? encode_binlog_dump("", 4, flags, server_id) : encode_binlog_dump(file, pos, flags, server_id);
+  } else if (!exclude.empty() || pos > kMaxDumpPosition) {
+    // The set to leave out, and an 8-byte position (the only way MySQL takes one past 4 GiB).
+    r.command = kComBinlogDumpGtid;
+    r.body = encode_binlog_dump_gtid(file, pos, flags, server_id, exclude);
+  } else {
+    r.body = encode_binlog_dump(file, pos, flags, server_id);
+  }
+  return r;
+}
+
 }  // namespace binlogctl

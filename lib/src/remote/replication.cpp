@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace binlogctl {
@@ -176,36 +177,23 @@ bool ReplicationClient::gtid_dump() const noexcept { return !impl_->start_gtid.e
 void ReplicationClient::start_dump(const std::string& file, std::uint64_t pos, bool non_blocking) {
   Impl& s = *impl_;
   s.dumping = file.empty() ? "the binlog holding GTID " + s.start_gtid : file;
-  std::uint16_t flags = non_blocking ? kDumpNonBlock : 0;
-  std::vector<std::uint8_t> b;
-  std::uint8_t command = kComBinlogDump;
-  if (s.mariadb) {
-    if (pos > kMaxDumpPosition)
-      throw RemoteError(fmt::format("server {}: {}: position {} is past 4 GiB, and MariaDB's COM_BINLOG_DUMP carries 4 "
-                                    "bytes of position: start at 4 (or at a position below 4 GiB) instead",
-                                    s.label, file, pos),
-                        0, true);
-    flags |= kDumpAnnotateRows;  // on MySQL this bit would ask for HEARTBEAT_V2
-    if (!s.start_gtid.empty()) {
-      // As MariaDB's own replica does (sql/slave.cc, get_master_version_and_clock and
-      // request_dump): the position in @slave_connect_state, strict mode so that a GTID the
-      // binlogs do not hold is an error rather than a silent start elsewhere, and the dump with
-      // an empty file name (sql/sql_repl.cc ignores name and position when the state is set).
-      s.query(fmt::format("SET @slave_connect_state='{}'", s.start_gtid));
-      s.query("SET @slave_gtid_strict_mode=1");
-      s.query("SET @slave_gtid_ignore_duplicates=0");
-      b = encode_binlog_dump("", 4, flags, s.server_id);
-    } else {
-      b = encode_binlog_dump(file, pos, flags, s.server_id);
-    }
-  } else if (!s.mysql_exclude.empty() || pos > kMaxDumpPosition) {
-    // COM_BINLOG_DUMP_GTID: the set to leave out, and an 8-byte position (the only way MySQL
-    // takes one past 4 GiB; the server wants GTID_MODE = ON for it).
-    command = kComBinlogDumpGtid;
-    b = encode_binlog_dump_gtid(file, pos, flags, s.server_id, s.mysql_exclude);
-  } else {
-    b = encode_binlog_dump(file, pos, flags, s.server_id);
+  if (s.mariadb && !s.start_gtid.empty()) {
+    // As MariaDB's own replica does (sql/slave.cc, get_master_version_and_clock and
+    // request_dump): the position in @slave_connect_state, strict mode so that a GTID the
+    // binlogs do not hold is an error rather than a silent start elsewhere, and the dump with
+    // an empty file name (sql/sql_repl.cc ignores name and position when the state is set).
+    s.query(fmt::format("SET @slave_connect_state='{}'", s.start_gtid));
+    s.query("SET @slave_gtid_strict_mode=1");
+    s.query("SET @slave_gtid_ignore_duplicates=0");
   }
+  DumpRequest req;
+  try {
+    req = make_dump_request(s.mariadb, file, pos, non_blocking, s.server_id, !s.start_gtid.empty(), s.mysql_exclude);
+  } catch (const std::invalid_argument& e) {
+    throw RemoteError(fmt::format("server {}: {}: {}", s.label, file, e.what()), 0, true);
+  }
+  const std::uint8_t command = req.command;
+  const std::vector<std::uint8_t>& b = req.body;
   // The handle's own command call (as mariadb-binlog does): skip_check = 1, the answer is the
   // stream that next_packet() reads.
   if (s.m->methods->db_command(s.m, static_cast<enum_server_command>(command), reinterpret_cast<const char*>(b.data()),
