@@ -382,6 +382,23 @@ def main():
               f"--start-gtid past the binlogs: exit {p.returncode} {p.stderr[:300]!r}")
         p = run(["dump", *gtid_tcp, sfile])
         check(p.returncode == 2 and b"--start-gtid" in p.stderr, f"--start-gtid with a file name: {p.returncode} {p.stderr[:200]!r}")
+        # With --stop-never: from the position on, through a rotation, into what is written next.
+        follow = subprocess.Popen([binary, "dump", "--format", "json", *gtid_tcp, "--stop-never"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.3)
+        srv.sql("INSERT INTO shop.items (name) VALUES ('gtid live 1'); FLUSH BINARY LOGS;"
+                "INSERT INTO shop.items (name) VALUES ('gtid live 2');")
+        seen, deadline = b"", time.time() + 10
+        os.set_blocking(follow.stdout.fileno(), False)
+        while time.time() < deadline and b"gtid live 2" not in seen:
+            chunk = follow.stdout.read()
+            if chunk:
+                seen += chunk
+            time.sleep(0.05)
+        follow.send_signal(signal.SIGTERM)
+        follow.wait(10)
+        check(b"gtid live 1" in seen and b"gtid live 2" in seen and seen.startswith(gdump.stdout.split(b"\n")[0]),
+              f"dump -R --start-gtid --stop-never: {seen[-300:]!r}")
         p = run(["fetch", "--result-dir", os.path.join(tmp, "nogtid"), *gtid_tcp[1:]])
         check(p.returncode == 2 and b"byte for byte" in p.stderr and not os.path.exists(os.path.join(tmp, "nogtid")),
               f"fetch --start-gtid is refused: {p.returncode} {p.stderr[:200]!r}")
