@@ -58,7 +58,7 @@ int run(ConvertArgs& a) {
   if (a.batch_size == 0) throw CLI::ValidationError("--batch-size", "must be at least 1");
   if ((a.output.empty() || a.output == "-") && a.format == "canal-proto" && isatty(fileno(stdout)) != 0)
     throw CLI::ValidationError("--format", "canal-proto is binary: redirect stdout or use -o FILE");
-  const auto remote = a.remote.open(o.inputs);
+  const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   std::FILE* out = output.get();

@@ -24,7 +24,7 @@ int run(DumpArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
   a.selection.apply_gtids(o);
-  const auto remote = a.remote.open(o.inputs);
+  const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_dump(o, output.get(), stderr);

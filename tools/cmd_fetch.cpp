@@ -34,6 +34,10 @@ int run(FetchArgs& a) {
   if (a.fsync_interval < 0) throw CLI::ValidationError("--fsync-interval", "must be 0 (every transaction) or more seconds");
   if (a.start_file.find('/') != std::string::npos)
     throw CLI::ValidationError("BINLOG", a.start_file + ": a binlog name on the server, not a path");
+  if (!a.remote.opts.start_gtid.empty())
+    throw CLI::ValidationError("--start-gtid",
+                               "fetch copies whole files byte for byte, and a GTID start leaves out the transactions "
+                               "before the position: name the first file instead (the BINLOG argument)");
   a.remote.resolve();
   FetchOptions o;
   o.remote = a.remote.opts;

@@ -70,13 +70,13 @@ int run(ReplayArgs& a) {
 
   if (a.remote.opts.stop_never)
     throw CLI::ValidationError("--stop-never", "replay reads the whole chain before it simulates: it needs an end");
-  const auto remote = a.remote.open(a.inputs);
-  const std::vector<std::string> local_inputs = remote ? std::vector<std::string>{} : a.inputs;
   BinlogSourceOptions so;
+  a.selection.apply_gtids(so);
+  const auto remote = a.remote.open(a.inputs, so.exclude_gtids);
+  const std::vector<std::string> local_inputs = remote ? std::vector<std::string>{} : a.inputs;
   so.chain.inputs = a.inputs;
   so.chain.input_set = remote.get();
   a.read.apply(so.chain);
-  a.selection.apply_gtids(so);
   so.filter = table_filter_option(a.selection.filter);
   // Every file it writes refuses an input and appears whole or not at all (OutputFile).
   for (const std::string* p : {&a.timeline, &a.plot}) {

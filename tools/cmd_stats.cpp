@@ -30,7 +30,7 @@ int run(StatsArgs& a) {
   if (a.interval_option->count() == 0) o.interval_seconds = 0;  // from the span (StatsOptions)
   else if (o.interval_seconds == 0)
     throw CLI::ValidationError("--interval", "must be at least 1 second");
-  const auto remote = a.remote.open(o.inputs);
+  const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_stats(o, output.get(), stderr);

@@ -142,8 +142,10 @@ struct RemoteArgs {
   std::string password;
   const CLI::Option* password_option = nullptr;
   // Without -R: nullptr, and `names` (the positional arguments) must not be empty. With -R: the
-  // server's files as an input set (RemoteError when the server cannot be read).
-  std::unique_ptr<InputSet> open(const std::vector<std::string>& names);
+  // server's files as an input set (RemoteError when the server cannot be read). A MySQL
+  // --exclude-gtids set (`exclude`) is also sent to a MySQL server (COM_BINLOG_DUMP_GTID), which
+  // then leaves those transactions out; they are selected out here either way.
+  std::unique_ptr<InputSet> open(const std::vector<std::string>& names, const std::optional<GtidSelection>& exclude = {});
   // Fills opts.password: --password=PW, asked on the terminal for --password alone, or MYSQL_PWD.
   void resolve();
 };

@@ -249,24 +249,34 @@ void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
   sub.add_option("--connection-server-id", r.opts.server_id,
                  "The replica server id to read under (default: one made from the process id)")
       ->group(group);
+  sub.add_option("--start-gtid", r.opts.start_gtid,
+                 "MariaDB: start after this GTID position (domain-server-seq, one per domain, comma-separated), "
+                 "as a replica with that @@gtid_slave_pos would; the server picks the first file")
+      ->group(group);
   sub.add_flag("--stop-never", r.opts.stop_never,
                "Keep reading: wait for new events and follow rotations (default: stop at the server's current end)")
       ->group(group);
 }
 
-std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names) {
+std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names,
+                                           const std::optional<GtidSelection>& exclude) {
   if (!enabled) {
     if (names.empty()) throw CLI::RequiredError("files");
     return nullptr;
   }
 #ifndef BINLOGCTL_HAVE_REMOTE
   (void)names;
+  (void)exclude;
   throw CLI::ValidationError("-R", "this binlogctl was built without libmariadb (MariaDB Connector/C): it cannot read from a server");
 #else
   resolve();
   for (const std::string& n : names)
     if (n == "-" || n.find('/') != std::string::npos)
       throw CLI::ValidationError("-R", n + ": with -R the arguments are binlog names on the server, not paths");
+  if (!opts.start_gtid.empty() && !names.empty())
+    throw CLI::ValidationError("--start-gtid", "the server picks the first file from the GTID position: name no binlog");
+  if (exclude && exclude->is_mysql()) opts.mysql_exclude = exclude->mysql_set();
+  opts.notices = stderr;  // reconnects under --stop-never
   if (opts.stop_never) LineOutput::set_line_buffered_always(true);  // each record as it comes
   return remote_inputs(opts, names);
 #endif

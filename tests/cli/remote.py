@@ -12,7 +12,13 @@ replication user), runs a short bounded workload (a stretch of it with binlog_ch
     for byte on stdout, same exit status; over TCP and over the socket (password from MYSQL_PWD);
   * verify -R of the whole closed chain equals verify of the files; dump -R with no names reads
     every file SHOW BINARY LOGS lists;
-  * --stop-never follows the live end through a rotation;
+  * --stop-never follows the live end through a rotation, and through a dropped connection
+    (reconnected with fetch's backoff, going on right after the last event read);
+  * --start-gtid (MariaDB @slave_connect_state): convert -R equals the local convert with
+    --exclude-gtids ..POSITION; dump -R gives the files' own events at their own positions, all but
+    the transactions up to the position; verify -R finds nothing in the gaps but does find a byte
+    flipped by a proxy after the start; a position past the binlogs, a file name with it and fetch
+    with it are refused;
   * fetch: after FLUSH BINARY LOGS every closed file in the backup equals the server's; partial files
     cut at random offsets are truncated and completed; 10 SIGKILLs during a workload and a SIGTERM,
     then a resume, still give the server's files; a byte flipped by a TCP proxy is reported as
@@ -25,6 +31,7 @@ replication user), runs a short bounded workload (a stretch of it with binlog_ch
 
 Exits 77 (skip) when mariadbd is not installed or binlogctl was built without libmariadb.
 """
+import json
 import os
 import pty
 import re
@@ -304,6 +311,98 @@ def main():
         check(newest.encode() in seen and seen.count(b"Xid") >= 2,
               f"--stop-never did not show the new file {newest} and both inserts: {seen[-400:]!r}")
 
+        # 2b. MariaDB --start-gtid: the server picks the file and leaves out the transactions up to
+        # the position. The gaps that makes are not damage; what is sent is the local files' own
+        # events at their own positions, and the output is the local one with those transactions
+        # left out (--exclude-gtids ..POSITION). Damage after the start is still reported.
+        srv.sql("INSERT INTO shop.items (name) VALUES ('GTIDFLIP-marker'); FLUSH BINARY LOGS;")
+        files = srv.binlogs()
+        gtids, alter = [], None  # (file, pos, seq) of every GTID event of the closed files
+        for f in files[:-1]:
+            for r in srv.sql(f"SHOW BINLOG EVENTS IN '{f}'"):
+                if r[2] == "Gtid":
+                    gtids.append((f, int(r[1]), int(re.search(r"GTID 0-1-(\d+)", r[5]).group(1))))
+                elif r[2] == "Query" and "ALTER TABLE shop.items" in r[5] and alter is None:
+                    alter = len(gtids) - 1
+        # Start after shop.items' last DDL (convert -R gets its definition from --schema; the
+        # tables made later have their DDL in what is sent). Transactions before it in its file
+        # are left out too.
+        state = f"0-1-{gtids[alter][2]}"
+        schema = os.path.join(tmp, "items.sql")
+        with open(schema, "w") as fh:
+            fh.write(srv.sql("SHOW CREATE TABLE shop.items")[0][1].replace("\\n", "\n")
+                     .replace("CREATE TABLE `items`", "CREATE TABLE `shop`.`items`") + ";\n")
+        gtid_tcp = [*tcp, "--start-gtid", state]
+        got = gdump = run(["dump", "--format", "json", *gtid_tcp])
+        check(got.returncode == 0 and got.stdout, f"dump -R --start-gtid: exit {got.returncode} {got.stderr[:300]!r}")
+        sfile = json.loads(got.stdout.splitlines()[0])["log_name"]
+        loc = [os.path.join(srv.data, f) for f in files[files.index(sfile):]]
+        ref = run(["dump", "--format", "json", *loc])
+        at = lambda line: (json.loads(line)["log_name"], json.loads(line)["pos"])
+        local = {at(line): line for line in ref.stdout.splitlines()}
+        sent = [at(line) for line in got.stdout.splitlines()]
+        # The open file's format description has the in-use flag, cleared in what the server sends.
+        check(sent and all(local.get(at(line)) == line for line in got.stdout.splitlines() if at(line)[0] != files[-1]),
+              "dump -R --start-gtid: every event is the file's own, at its own position")
+        # Left out: the transactions of the start file before the position; the Binlog_checkpoint
+        # events between them are not in a transaction and are sent.
+        first_in_file = min((g[1] for g in gtids if g[0] == sfile), default=0)
+        expect_out = sorted(k for k, line in local.items() if k[0] == sfile and first_in_file <= k[1] < gtids[alter + 1][1]
+                            and json.loads(line)["event_type"] != "Binlog_checkpoint")
+        left_out = sorted(k for k in local if k not in set(sent) and k[0] != files[-1])  # the open file may grow
+        check(left_out == expect_out and (sfile, gtids[alter + 1][1]) in sent and len(left_out) > 5,
+              f"dump -R --start-gtid {state} from {sfile}: left out {sorted(set(left_out) ^ set(expect_out))} "
+              f"unexpectedly, {len(left_out)} in all")
+        # convert: the same records as the local run of the whole chain with --exclude-gtids ..POSITION
+        # (transaction numbers aside: -R counts from the first transaction it reads). The left-out
+        # DDL of shop.items is given with --schema.
+        ref = run(["convert", "--format", "json", "--exclude-gtids", ".." + state, *[os.path.join(srv.data, f) for f in files]])
+        got = run(["convert", "--format", "json", "--schema", schema, *gtid_tcp])
+        no_txn = lambda out: [re.sub(rb'"txn_id":\d+,', b"", line) for line in out.splitlines()]
+        check(ref.returncode == 0 and got.returncode == 0 and no_txn(got.stdout) == no_txn(ref.stdout)
+              and len(no_txn(got.stdout)) > 5 and b'"txn_id":1,' in got.stdout,
+              f"convert -R --start-gtid {state}: exit {got.returncode} (local {ref.returncode}), same output "
+              f"{no_txn(got.stdout) == no_txn(ref.stdout)}: {got.stderr[:300]!r}")
+        first_gtid = next((json.loads(line) for line in gdump.stdout.splitlines()
+                           if json.loads(line)["event_type"] == "Gtid"), None)
+        check(first_gtid is not None and f"GTID 0-1-{gtids[alter + 1][2]}" in first_gtid["info"],
+              f"dump -R --start-gtid {state}: the first GTID is {first_gtid}, expected 0-1-{gtids[alter + 1][2]}")
+        p = run(["verify", *gtid_tcp])
+        check(p.returncode == 0 and b"0 errors, 0 warnings" in p.stdout,
+              f"verify -R --start-gtid: the server's gaps are not findings: exit {p.returncode} {p.stdout[-400:]!r}")
+        proxy = FlipProxy(srv.port, b"GTIDFLIP-mark")
+        proxy.start()
+        p = run(["verify", "-R", "--host", "127.0.0.1", "--port", str(proxy.port), "--user", "repl", "--password=secret",
+                 "--start-gtid", state])
+        proxy.close()
+        check(proxy.flipped and p.returncode == 1 and b"checksum_mismatch" in p.stdout,
+              f"verify -R --start-gtid through a flipped byte: exit {p.returncode} {p.stdout[-300:]!r}")
+        p = run(["dump", *tcp, "--start-gtid", "0-1-99999999"])
+        check(p.returncode == 2 and f"127.0.0.1:{srv.port}".encode() in p.stderr and not p.stdout,
+              f"--start-gtid past the binlogs: exit {p.returncode} {p.stderr[:300]!r}")
+        p = run(["dump", *gtid_tcp, sfile])
+        check(p.returncode == 2 and b"--start-gtid" in p.stderr, f"--start-gtid with a file name: {p.returncode} {p.stderr[:200]!r}")
+        # With --stop-never: from the position on, through a rotation, into what is written next.
+        follow = subprocess.Popen([binary, "dump", "--format", "json", *gtid_tcp, "--stop-never"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.3)
+        srv.sql("INSERT INTO shop.items (name) VALUES ('gtid live 1'); FLUSH BINARY LOGS;"
+                "INSERT INTO shop.items (name) VALUES ('gtid live 2');")
+        seen, deadline = b"", time.time() + 10
+        os.set_blocking(follow.stdout.fileno(), False)
+        while time.time() < deadline and b"gtid live 2" not in seen:
+            chunk = follow.stdout.read()
+            if chunk:
+                seen += chunk
+            time.sleep(0.05)
+        follow.send_signal(signal.SIGTERM)
+        follow.wait(10)
+        check(b"gtid live 1" in seen and b"gtid live 2" in seen and seen.startswith(gdump.stdout.split(b"\n")[0]),
+              f"dump -R --start-gtid --stop-never: {seen[-300:]!r}")
+        p = run(["fetch", "--result-dir", os.path.join(tmp, "nogtid"), *gtid_tcp[1:]])
+        check(p.returncode == 2 and b"byte for byte" in p.stderr and not os.path.exists(os.path.join(tmp, "nogtid")),
+              f"fetch --start-gtid is refused: {p.returncode} {p.stderr[:200]!r}")
+
         # 3. fetch: a byte-identical backup; resumed after kills; a clean stop on SIGTERM.
         def same_as_server(d, what, partial_too=False):
             names = srv.binlogs()
@@ -387,24 +486,40 @@ def main():
                 server = server[:len(mine)]
             check(mine == bytes(server) and len(mine) > 4, f"reconnect: {n} differs from the server's file")
 
-        # A connection lost under -R --stop-never: exit 2 and the reason, after what was read.
+        # A connection lost under -R --stop-never: reconnected with fetch's backoff (reported on
+        # stderr), the read goes on right after the last event it had, through a rotation, with
+        # nothing twice and nothing missing.
         proxy = FlipProxy(srv.port, None)
         proxy.start()
-        for cmd in (["dump"], ["convert", "--format", "json"], ["verify"], ["stats"]):
+        for i, cmd in enumerate((["dump", "--format", "json"], ["convert", "--format", "json"])):
+            start = srv.binlogs()[-1]
             f = subprocess.Popen([binary, *cmd, "-R", "--stop-never", "--host", "127.0.0.1", "--port", str(proxy.port),
-                                  "--user", "repl", "--password=secret", closed[-1]],
+                                  "--user", "repl", "--password=secret", start],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             time.sleep(0.4)
             proxy.drop()
-            try:
-                out, err = f.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                f.kill()
-                out, err = f.communicate()
+            srv.sql(f"INSERT INTO shop.items (name) VALUES ('away {i}'); FLUSH BINARY LOGS;"
+                    f"INSERT INTO shop.items (name) VALUES ('back {i}');")
+            out, deadline = b"", time.time() + 15
+            os.set_blocking(f.stdout.fileno(), False)
+            while time.time() < deadline and f"back {i}".encode() not in out:
+                chunk = f.stdout.read()
+                if chunk:
+                    out += chunk
+                time.sleep(0.05)
+            f.send_signal(signal.SIGTERM)
+            rest, err = f.communicate(timeout=20)
+            out += rest or b""
             err = err.decode("utf-8", "replace")
-            check(f.returncode == 2 and f"127.0.0.1:{proxy.port}" in err and "Lost connection" in err,
-                  f"{cmd} -R --stop-never, connection lost: exit {f.returncode}: {err[:300]}")
-            check(cmd[0] != "dump" or b"Format_desc" in out, f"dump -R, connection lost: what was read is printed: {out[:200]!r}")
+            check(f"away {i}".encode() in out and f"back {i}".encode() in out and "reconnecting in 1 s" in err
+                  and f"reconnected, going on from {start} at" in err and "Lost connection" in err,
+                  f"{cmd} -R --stop-never through a dropped connection: {err[:300]} {out[-300:]!r}")
+            if cmd[0] == "dump":
+                seen = [(json.loads(x)["log_name"], json.loads(x)["pos"]) for x in out.splitlines()]
+                ref = run(["dump", "--format", "json", *[os.path.join(srv.data, n) for n in srv.binlogs()[srv.binlogs().index(start):-1]]])
+                want = [(json.loads(x)["log_name"], json.loads(x)["pos"]) for x in ref.stdout.splitlines()]
+                check(seen[:len(want)] == want, f"dump -R --stop-never across the reconnect: {len(seen)} events, "
+                      f"first difference at {next((k for k, (x, y) in enumerate(zip(seen, want)) if x != y), None)}")
         proxy.close()
 
         # Torn tails: a partial file cut at random offsets (inside events, inside transactions) is

@@ -73,13 +73,14 @@ struct Seen {
   std::string file;
   std::uint64_t pos;
   std::size_t size;
+  std::uint64_t gap = 0;
 };
 
 std::vector<Seen> drain(BinlogFeed& f) {
   std::vector<Seen> out;
   for (;;) {
     auto& it = f.next();
-    out.push_back(Seen{it.kind, it.file, it.pos, it.raw.size()});
+    out.push_back(Seen{it.kind, it.file, it.pos, it.raw.size(), it.gap});
     if (it.kind == BinlogFeed::Kind::end) return out;
   }
 }
@@ -125,6 +126,88 @@ TEST_CASE("binlog feed: started past 4, the copy of the FDE the server sends is 
   REQUIRE(seen.size() == 3);
   CHECK((seen[0].kind == BinlogFeed::Kind::file && seen[0].pos == start));
   CHECK((seen[1].kind == BinlogFeed::Kind::event && seen[1].pos == start && seen[1].size == ev[2].size()));
+}
+
+// A MariaDB GTID event body (seq, domain, flags2; padded as the server pads it).
+Buf maria_gtid_body(std::uint64_t seq) {
+  Buf b;
+  BinlogBuilder::le(b, seq, 8);
+  BinlogBuilder::le(b, 0, 4);
+  b.resize(19, 0);
+  return b;
+}
+
+// A file of three transactions (GTID, INSERT, XID each) after FDE and Gtid_list, as MariaDB
+// writes it; events: 0 FDE, 1 Gtid_list, then 2 + 3k .. 4 + 3k for transaction k.
+BinlogBuilder three_transactions() {
+  BinlogBuilder f;
+  f.fde("10.11.19-MariaDB-log").raw(163, Buf(4, 0));
+  for (std::uint64_t k = 0; k < 3; ++k)
+    f.raw(162, maria_gtid_body(100 + k)).query("db", "INSERT INTO t VALUES (1)").xid(k);
+  return f;
+}
+
+TEST_CASE("binlog feed: a GTID dump's left-out transactions are a gap before the next GTID event") {
+  const BinlogBuilder f = three_transactions();
+  auto ev = events_of(f, 11);
+  for (const bool gtid_dump : {true, false}) {
+    CAPTURE(gtid_dump);
+    ListSource src;
+    src.packets.push_back(fake_rotate("bin.000001", 4, true));
+    src.packets.push_back(ev[0]);
+    src.packets.push_back(ev[1]);
+    for (std::size_t i = 5; i < 11; ++i) src.packets.push_back(ev[i]);  // transaction 0 left out
+    BinlogFeed feed(src, "", 4, true, gtid_dump);
+    const auto seen = drain(feed);
+    REQUIRE(seen.size() == 10);
+    CHECK(seen[3].pos == (gtid_dump ? f.event_offset(5) : f.event_offset(2)));
+    CHECK(seen[3].gap == (gtid_dump ? f.event_offset(5) - f.event_offset(2) : 0));
+    CHECK(seen[4].gap == 0);
+    CHECK(seen[8].pos == (gtid_dump ? f.event_offset(10) : f.event_offset(7)));  // transaction 2's XID
+  }
+}
+
+TEST_CASE("binlog feed: in a GTID dump a jump before an event that cannot begin a transaction is not a gap") {
+  // Transaction 1's INSERT is missing: the XID after it lands where the INSERT was, so the
+  // readers' end_log_pos check reports it, as for a position dump.
+  const BinlogBuilder f = three_transactions();
+  auto ev = events_of(f, 11);
+  ListSource src;
+  src.packets.push_back(fake_rotate("bin.000001", 4, true));
+  for (std::size_t i = 0; i < 11; ++i)
+    if (i != 6) src.packets.push_back(ev[i]);
+  BinlogFeed feed(src, "", 4, true, true);
+  const auto seen = drain(feed);
+  REQUIRE(seen.size() == 12);
+  CHECK((seen[7].pos == f.event_offset(6) && seen[7].gap == 0));  // the XID, contiguous
+  // The next GTID event is placed by its end_log_pos again: a gap of the missing INSERT's size.
+  CHECK((seen[8].pos == f.event_offset(8) && seen[8].gap == f.event_offset(7) - f.event_offset(6)));
+}
+
+TEST_CASE("binlog feed: a GTID dump starting inside a file past 4 GiB (8-byte ROTATE position)") {
+  const BinlogBuilder f = three_transactions();
+  auto ev = events_of(f, 11);
+  const std::uint64_t start = 0x100000000ull + 100;
+  // The GTID event as it would be at `start`: its end_log_pos holds the low 32 bits.
+  Buf gtid = ev[2];
+  const std::uint64_t end = start + gtid.size();
+  for (int i = 0; i < 4; ++i) gtid[13 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(end >> (8 * i));
+  Buf again = ev[5];  // the next transaction's GTID, one transaction (of gtid's size + 2 events) further
+  const std::uint64_t skip = f.event_offset(5) - f.event_offset(3);
+  const std::uint64_t end2 = end + skip + again.size();
+  for (int i = 0; i < 4; ++i) again[13 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(end2 >> (8 * i));
+  ListSource src;
+  src.packets.push_back(fake_rotate("bin.000009", start, true));
+  src.packets.push_back(ev[0]);  // the FDE copy: the only one this read gets, kept at 4
+  src.packets.push_back(gtid);   // no CRC check here: the feed does not verify
+  src.packets.push_back(again);
+  BinlogFeed feed(src, "", 4, true, true);
+  const auto seen = drain(feed);
+  REQUIRE(seen.size() == 5);
+  CHECK((seen[0].kind == BinlogFeed::Kind::file && seen[0].file == "bin.000009" && seen[0].pos == 4));
+  CHECK((seen[1].pos == 4 && seen[1].gap == 0));
+  CHECK((seen[2].pos == start && seen[2].gap == start - 4 - ev[0].size()));
+  CHECK((seen[3].pos == end + skip && seen[3].gap == skip));
 }
 
 TEST_CASE("binlog feed: an artificial ROTATE without a CRC (after a file without checksums) keeps its whole name") {

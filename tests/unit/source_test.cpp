@@ -12,6 +12,7 @@
 #include <random>
 
 #include "binlog_builder.h"
+#include "gappy_stream.h"
 
 using namespace binlogctl;
 namespace fs = std::filesystem;
@@ -167,5 +168,59 @@ TEST_SUITE("inputs") {
     CHECK(numeric_suffix("mysql-bin.000042") == 42u);
     CHECK_FALSE(numeric_suffix("mysql-bin.index").has_value());
     CHECK(base_name_of("mysql-bin.000042") == "mysql-bin");
+  }
+}
+
+// Gaps a stream's producer makes on purpose (Source::gap_at): a server's GTID dump leaves out the
+// transactions before its start, so the file's offsets jump.
+TEST_SUITE("source") {
+  TEST_CASE("a stream with gaps: offsets jump over them, windows never cross one") {
+    using binlogctl::Bytes;
+    std::vector<binlogctl::testing::GappyStream::Piece> pieces = {{{1, 2, 3, 4, 5}, 100}, {{6, 7}, 0x100000000ull}, {{8, 9, 10}, 0}};
+    auto src = binlogctl::stream_source(std::make_unique<binlogctl::testing::GappyStream>(pieces));
+    CHECK_FALSE(src->gap_at(0));
+    Bytes w = src->window(0, 50);
+    CHECK(w.size() == 5);  // stops at the gap
+    CHECK(*src->gap_at(5) == 105);
+    CHECK(src->window(5, 1).empty());   // inside the gap
+    CHECK(src->window(104, 1).empty());
+    CHECK_FALSE(src->gap_at(104));
+    w = src->window(105, 10);
+    REQUIRE(w.size() == 2);
+    CHECK((w[0] == 6 && w[1] == 7));
+    src->release(105);
+    CHECK(*src->gap_at(107) == 107 + 0x100000000ull);
+    const std::uint64_t last = 107 + 0x100000000ull;
+    src->release(last);
+    w = src->window(last + 1, 10);
+    REQUIRE(w.size() == 2);
+    CHECK((w[0] == 9 && w[1] == 10));
+    CHECK(src->window(last + 3, 1).empty());  // the end
+    CHECK_FALSE(src->gap_at(last + 3));
+  }
+
+  TEST_CASE("an event stream over a gap: the events keep their positions, nothing is reported") {
+    binlogctl::testing::BinlogBuilder b;
+    b.fde("10.11.19-MariaDB-log").query("db", "BEGIN", 0x8).query("db", "INSERT INTO t VALUES (1)").xid(1);
+    b.query("db", "BEGIN", 0x8).query("db", "INSERT INTO t VALUES (2)").xid(2);
+    const auto& all = b.bytes();
+    const std::size_t cut = b.event_offset(1), resume = b.event_offset(4);
+    std::vector<binlogctl::testing::GappyStream::Piece> pieces = {{std::vector<std::uint8_t>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(cut)), resume - cut},
+                                             {std::vector<std::uint8_t>(all.begin() + static_cast<std::ptrdiff_t>(resume), all.end()), 0}};
+    auto src = binlogctl::stream_source(std::make_unique<binlogctl::testing::GappyStream>(pieces));
+    struct Sink : binlogctl::DiagnosticSink {
+      int n = 0;
+      void report(const binlogctl::Diagnostic&) override { ++n; }
+    } diag;
+    binlogctl::EventStream s(*src, "bin.000001", diag);
+    binlogctl::Event ev;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // pos, omitted_before
+    while (s.next(ev)) seen.emplace_back(ev.pos, ev.omitted_before);
+    CHECK(diag.n == 0);
+    REQUIRE(seen.size() == 4);
+    CHECK(seen[0] == std::pair<std::uint64_t, std::uint64_t>{4, 0});
+    CHECK(seen[1] == std::pair<std::uint64_t, std::uint64_t>{resume, resume - cut});
+    CHECK(seen[2].first == b.event_offset(5));
+    CHECK(seen[2].second == 0);
   }
 }

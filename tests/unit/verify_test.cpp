@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "binlog_builder.h"
+#include "gappy_stream.h"
 
 using namespace binlogctl;
 namespace fs = std::filesystem;
@@ -751,3 +752,56 @@ TEST_CASE("usage problems: an input that does not exist is exit status 2") {
 }
 
 }  // TEST_SUITE
+
+// A server's GTID dump leaves out whole transactions (Event::omitted_before): not damage, and no
+// GTID gap either (the left-out GTIDs were executed, just not sent). Damage still shows: a gap
+// that cuts a transaction leaves it open.
+TEST_CASE("gaps a GTID dump makes: not findings; a transaction cut by one still is") {
+  using binlogctl::testing::BinlogBuilder;
+  using binlogctl::testing::GappyStream;
+  auto maria_gtid = [](std::uint64_t seq) {
+    Buf b;
+    BinlogBuilder::le(b, seq, 8);
+    BinlogBuilder::le(b, 0, 4);
+    b.resize(19, 0);
+    return b;
+  };
+  Buf list;  // Gtid_list [0-1-10]
+  BinlogBuilder::le(list, 1, 4);
+  BinlogBuilder::le(list, 0, 4);
+  BinlogBuilder::le(list, 1, 4);
+  BinlogBuilder::le(list, 10, 8);
+  BinlogBuilder f;
+  f.fde("10.11.19-MariaDB-log").raw(163, list);  // events 0, 1
+  for (std::uint64_t seq = 11; seq <= 13; ++seq)   // events 2 + 4k: GTID, BEGIN, INSERT, XID
+    f.raw(162, maria_gtid(seq)).query("db", "BEGIN", 0x8).query("db", "INSERT INTO t VALUES (1)").xid(seq);
+  f.rotate("bin.000002");
+  const Buf& all = f.bytes();
+  auto run = [&](std::size_t cut, std::size_t resume) {
+    std::vector<GappyStream::Piece> pieces = {binlogctl::testing::piece(all, 0, cut, resume - cut),
+                                             binlogctl::testing::piece(all, resume, all.size(), 0)};
+    auto src = stream_source(std::make_unique<GappyStream>(pieces));
+    DiagnosticCollector out;
+    ChainVerifier v(out);
+    const InputFile file{"bin.000001", "bin.000001", false, ""};
+    REQUIRE(v.begin_file(file));
+    EventStream s(*src, "bin.000001", v);
+    Event ev;
+    while (s.next(ev)) v.event(ev);
+    v.end_file(s.offset(), s.skipped_bytes(), s.aborted());
+    v.finish();
+    return out.items;
+  };
+  SUBCASE("transactions 11 and 12 left out: nothing to report") {
+    const auto found = run(f.event_offset(2), f.event_offset(10));
+    std::string messages;
+    for (const auto& d : found) messages += d.message + "\n";
+    INFO(messages);
+    CHECK(found.empty());
+  }
+  SUBCASE("the gap starts inside transaction 11: it is still open when 13 begins") {
+    const auto found = run(f.event_offset(4), f.event_offset(10));
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].check == Check::transaction_structure);
+  }
+}

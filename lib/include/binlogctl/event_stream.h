@@ -62,6 +62,11 @@ struct Event {
   std::optional<Check> damage;
   std::uint64_t skipped_before = 0;
   Check skip_check = Check::bad_event_size;
+  // Not damage: the input's producer left out this many bytes right before this event on
+  // purpose (Source::gap_at; a server's GTID dump skips the transactions before its start).
+  // What they held is unknown, so continuity checks (GTID sequences, the next file's GTID
+  // header) cannot span them.
+  std::uint64_t omitted_before = 0;
 
   std::uint8_t type_code() const noexcept { return header.type_code; }
   EventType type() const noexcept { return static_cast<EventType>(header.type_code); }
@@ -133,6 +138,7 @@ class EventStream {
   std::uint64_t events_ = 0;
   std::uint64_t resync_crc_budget_ = 0;
   std::uint64_t pending_skip_ = 0;  // skipped since the last event handed out
+  std::uint64_t pending_omit_ = 0;  // left out by the producer since the last event handed out
   Check pending_check_ = Check::bad_event_size;
   std::vector<std::uint8_t> damaged_copy_;
   std::optional<std::uint64_t> next_file_at_;  // the bytes of the damaged event last handed out

@@ -67,6 +67,7 @@ class GtidSelection {
   // Whether the transaction's GTID is in the selection; transactions without a GTID never are.
   bool contains(const TransactionState& t) const;
   bool is_mysql() const noexcept { return mysql_; }
+  const GtidSet& mysql_set() const noexcept { return mysql_set_; }  // empty unless is_mysql()
   // No GTID at all (a text of blanks only): selects nothing.
   bool empty() const noexcept { return mysql_ ? mysql_set_.empty() : mariadb_set_.empty(); }
 

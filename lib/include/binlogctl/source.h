@@ -32,6 +32,14 @@ class Source {
   virtual std::uint64_t raw_size() const = 0;  // 0 when unknown
   // An error met while reading (I/O, corrupt archive): the input is cut short there.
   const DecodeError& read_error() const { return read_error_; }
+  // A gap its producer made on purpose starts at `off` (a server's GTID dump leaves out the
+  // transactions before its start, so a file's bytes come with holes): the offset where the
+  // bytes go on. nullopt when no gap starts there (always, for files and memory). window()
+  // never hands out bytes across a gap and nothing inside one.
+  virtual std::optional<std::uint64_t> gap_at(std::uint64_t off) {
+    (void)off;
+    return std::nullopt;
+  }
 
  protected:
   DecodeError read_error_{};
@@ -44,6 +52,11 @@ class ByteStream {
   // Reads up to cap bytes; 0 at end of input. Sets err and returns 0 on failure.
   virtual std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError& err) = 0;
   virtual std::uint64_t raw_position() const = 0;
+  // After a read(): the size of a gap right after the bytes that read() returned (offsets the
+  // producer left out on purpose, see Source::gap_at), 0 for none; asking clears it. A stream
+  // with gaps stops each read() at one, and a read() that returns 0 with a gap pending is not
+  // the end of the input.
+  virtual std::uint64_t take_gap() { return 0; }
 };
 
 enum class Compression { none, gzip, zstd };

@@ -88,6 +88,11 @@ class OffsetSource final : public Source {
   OffsetSource(Source& s, std::uint64_t base) : s_(s), base_(base) {}
   Bytes window(std::uint64_t off, std::size_t n) override { return s_.window(base_ + off, n); }
   void release(std::uint64_t off) override { s_.release(base_ + off); }
+  std::optional<std::uint64_t> gap_at(std::uint64_t off) override {
+    auto to = s_.gap_at(base_ + off);
+    if (!to) return std::nullopt;
+    return *to - base_;
+  }
   std::optional<std::uint64_t> size() const override {
     auto n = s_.size();
     if (!n) return std::nullopt;

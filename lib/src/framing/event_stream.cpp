@@ -194,6 +194,11 @@ bool EventStream::next(Event& ev) {
       off_ = boundary_at_or_after(opts_.start_position);
     }
     if (opts_.release_behind) src_.release(off_);
+    if (auto to = src_.gap_at(off_)) {  // left out on purpose: go on where the bytes do
+      pending_omit_ += *to - off_;
+      off_ = *to;
+      continue;
+    }
     Bytes w = src_.window(off_, kCommonHeaderLen);
     if (w.size() < kCommonHeaderLen) {
       if (src_.read_error().code != Errc::ok) {
@@ -265,6 +270,7 @@ bool EventStream::next(Event& ev) {
     ev.damage.reset();
     ev.skipped_before = pending_skip_;
     ev.skip_check = pending_check_;
+    ev.omitted_before = pending_omit_;
 
     if (is_fde) {
       auto f = decode_fde(raw, pos);
@@ -308,6 +314,7 @@ bool EventStream::next(Event& ev) {
     off_ = pos + h.event_size;
     ++events_;
     pending_skip_ = 0;
+    pending_omit_ = 0;
 
     if (ev.has_checksum && opts_.verify_checksums) {
       ev.stored_crc = load_le32(raw.data() + raw.size() - kChecksumLen);

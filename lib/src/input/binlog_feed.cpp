@@ -13,12 +13,31 @@ namespace binlogctl {
 namespace {
 constexpr std::uint16_t kArtificialFlag = 0x20;  // LOG_EVENT_ARTIFICIAL_F
 constexpr std::size_t kHeader = 19;
-}  // namespace
 
 // ---- BinlogFeed ----
 
-BinlogFeed::BinlogFeed(PacketSource& client, const std::string& file, std::uint64_t pos, bool non_blocking)
-    : c_(client) {
+// In a GTID dump, an event the server may send right after transactions it left out: the next
+// transaction's first event, or the file-level events between transactions.
+bool may_follow_gap(EventType t) {
+  switch (t) {
+    case EventType::mariadb_gtid:
+    case EventType::gtid:
+    case EventType::anonymous_gtid:
+    case EventType::gtid_tagged_log:
+    case EventType::rotate:
+    case EventType::stop:
+    case EventType::mariadb_binlog_checkpoint:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+BinlogFeed::BinlogFeed(PacketSource& client, const std::string& file, std::uint64_t pos, bool non_blocking,
+                       bool gtid_dump)
+    : c_(client), gtid_dump_(gtid_dump) {
   c_.start_dump(file, pos, non_blocking);
   item_.file = file;
 }
@@ -74,6 +93,14 @@ BinlogFeed::Item& BinlogFeed::next() {
       pending_file_ = std::move(name);
       pending_pos_ = pos;
       skip_fde_ = pos > 4;
+      if (gtid_dump_ && pos > 4) {
+        // A GTID dump that starts inside the file (a server with a GTID index): the FDE copy is
+        // the only format description the reader gets, so it stands at 4, and the gap up to the
+        // position the ROTATE names (8 bytes: past 4 GiB too) comes before the next event.
+        skip_fde_ = false;
+        pending_pos_ = 4;
+        resume_at_ = pos;
+      }
       continue;
     }
     if ((flags & kArtificialFlag) != 0) continue;  // other artificial events (a GTID_LIST in GTID mode)
@@ -99,6 +126,25 @@ BinlogFeed::Item& BinlogFeed::next() {
     }
     item_.kind = Kind::event;
     item_.file = cur_file_;
+    item_.gap = 0;
+    const std::uint32_t log_pos = load_le32(raw.data() + 13);
+    if (resume_at_ != 0 && t != EventType::format_description) {
+      if (resume_at_ > next_pos_) {
+        item_.gap = resume_at_ - next_pos_;
+        next_pos_ = resume_at_;
+      }
+      resume_at_ = 0;
+    } else if (gtid_dump_ && log_pos != 0 && may_follow_gap(t)) {
+      // end_log_pos holds the low 32 bits of the event's end: the nearest end at or after
+      // next_pos_ + size with those bits.
+      const std::uint64_t min_end = next_pos_ + size;
+      std::uint64_t end = (min_end & ~0xffffffffull) | log_pos;
+      if (end < min_end) end += 1ull << 32;
+      if (end > min_end) {
+        item_.gap = end - min_end;
+        next_pos_ = end - size;
+      }
+    }
     item_.pos = next_pos_;
     item_.raw = raw;
     next_pos_ += size;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <system_error>
 
 namespace binlogctl {
@@ -229,33 +230,99 @@ class ZstdStream final : public ByteStream {
 };
 
 // ---- buffered stream source ----------------------------------------------------------------------
+// Offsets handed out are the input's offsets: the stream's bytes, plus the gaps it reports
+// (take_gap). Internally the buffer holds the stream's bytes only ("data offsets"); `gaps_`
+// says where the gaps sit between them. Gaps are rare and short-lived (released with the bytes
+// before them), so the list stays a few entries long.
 class StreamSource final : public Source {
  public:
   StreamSource(std::unique_ptr<ByteStream> in, std::uint64_t raw_size) : in_(std::move(in)), raw_size_(raw_size) {}
   Bytes window(std::uint64_t off, std::size_t n) override {
-    if (off < start_) return {};  // released: a caller bug, answer "nothing"
-    // Grow the buffered range until it covers [off, off + n) or the input ends.
-    while (!eof_ && start_ + buf_len() < off + n) fill();
+    if (off < released_) return {};  // released: a caller bug, answer "nothing"
+    auto d = to_data(off);
+    if (!d) return {};  // inside a gap: no bytes there
+    // Grow the buffered range until it covers [d, d + n), a gap cuts it, or the input ends.
+    while (!eof_ && start_ + buf_len() < *d + n && !gap_within(*d, *d + n)) fill();
     std::uint64_t end = start_ + buf_len();
-    if (off >= end) return {};
-    std::size_t rel = static_cast<std::size_t>(off - start_);
-    std::size_t avail = buf_len() - rel;
+    for (const Gap& g : gaps_)
+      if (g.data_at > *d) {
+        end = std::min(end, g.data_at);
+        break;
+      }
+    if (*d >= end || *d < start_) return {};
+    std::size_t rel = static_cast<std::size_t>(*d - start_);
+    std::size_t avail = static_cast<std::size_t>(end - *d);
     return {buf_.data() + head_ + rel, std::min(n, avail)};
   }
   void release(std::uint64_t off) override {
-    if (off <= start_) return;
-    std::uint64_t drop = std::min<std::uint64_t>(off - start_, buf_len());
+    if (off <= released_) return;
+    released_ = off;
+    // Gaps wholly behind `off` are folded into the base shift.
+    while (!gaps_.empty() && gaps_.front().data_at + shift_ + gaps_.front().len <= off) {
+      shift_ += gaps_.front().len;
+      gaps_.pop_front();
+    }
+    const std::uint64_t data_off = data_floor(off);
+    if (data_off <= start_) return;
+    std::uint64_t drop = std::min<std::uint64_t>(data_off - start_, buf_len());
     head_ += static_cast<std::size_t>(drop);
     start_ += drop;
+  }
+  std::optional<std::uint64_t> gap_at(std::uint64_t off) override {
+    if (off < released_) return std::nullopt;
+    for (;;) {
+      std::uint64_t shift = shift_;
+      for (const Gap& g : gaps_) {
+        const std::uint64_t gap_start = g.data_at + shift;
+        if (off == gap_start) return off + g.len;
+        if (off < gap_start + g.len) return std::nullopt;  // before it, or inside it
+        shift += g.len;
+      }
+      // Past every known gap: read until the bytes at `off` are there or a gap shows up.
+      if (eof_ || start_ + buf_len() > off - shift) return std::nullopt;
+      fill();
+    }
   }
   std::optional<std::uint64_t> size() const override { return std::nullopt; }
   std::uint64_t raw_position() const override { return in_->raw_position(); }
   std::uint64_t raw_size() const override { return raw_size_; }
 
  private:
+  struct Gap {
+    std::uint64_t data_at;  // the gap sits right before this data offset
+    std::uint64_t len;
+  };
   std::size_t buf_len() const { return tail_ - head_; }
-  // Reads at least one more chunk. Capacity grows with the data actually read (at most twice
-  // it), so a huge length field alone cannot make us allocate.
+  // The data offset of input offset `off`; nullopt inside a gap (its first offset included).
+  std::optional<std::uint64_t> to_data(std::uint64_t off) const {
+    std::uint64_t shift = shift_;
+    for (const Gap& g : gaps_) {
+      const std::uint64_t gap_start = g.data_at + shift;
+      if (off < gap_start) break;
+      if (off < gap_start + g.len) return std::nullopt;
+      shift += g.len;
+    }
+    return off - shift;
+  }
+  // The data offset of the first byte at or after input offset `off`.
+  std::uint64_t data_floor(std::uint64_t off) const {
+    std::uint64_t shift = shift_;
+    for (const Gap& g : gaps_) {
+      const std::uint64_t gap_start = g.data_at + shift;
+      if (off < gap_start) break;
+      if (off < gap_start + g.len) return g.data_at;
+      shift += g.len;
+    }
+    return off - shift;
+  }
+  // A gap sits inside the data range (lo, hi): a window from lo ends there.
+  bool gap_within(std::uint64_t lo, std::uint64_t hi) const {
+    for (const Gap& g : gaps_)
+      if (g.data_at > lo && g.data_at < hi) return true;
+    return false;
+  }
+  // Reads at least one more chunk (or learns of a gap). Capacity grows with the data actually
+  // read (at most twice it), so a huge length field alone cannot make us allocate.
   void fill() {
     if (head_ > 0) {
       std::memmove(buf_.data(), buf_.data() + head_, buf_len());
@@ -264,14 +331,23 @@ class StreamSource final : public Source {
     }
     if (buf_.size() < tail_ + kReadChunk) buf_.resize(std::max(tail_ + kReadChunk, 2 * tail_));
     std::size_t n = in_->read(buf_.data() + tail_, buf_.size() - tail_, read_error_);
-    if (n == 0) eof_ = true;
     tail_ += n;
+    if (const std::uint64_t g = in_->take_gap(); g > 0) {
+      const std::uint64_t at = start_ + buf_len();
+      if (!gaps_.empty() && gaps_.back().data_at == at) gaps_.back().len += g;
+      else gaps_.push_back(Gap{at, g});
+    } else if (n == 0) {
+      eof_ = true;
+    }
   }
 
   std::unique_ptr<ByteStream> in_;
   std::vector<std::uint8_t> buf_;
   std::size_t head_ = 0, tail_ = 0;
-  std::uint64_t start_ = 0;  // absolute offset of buf_[head_]
+  std::uint64_t start_ = 0;     // data offset of buf_[head_]
+  std::uint64_t released_ = 0;  // input offset released up to
+  std::uint64_t shift_ = 0;     // the gaps folded away, all before start_
+  std::deque<Gap> gaps_;
   bool eof_ = false;
   std::uint64_t raw_size_;
 };

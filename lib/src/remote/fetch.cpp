@@ -31,7 +31,6 @@ std::atomic<int> g_socket{-1};
 constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
 constexpr std::size_t kWriteBlock = 1 << 20;
 constexpr char kPartial[] = ".partial";
-constexpr unsigned kErrReadingBinlog = 1236;  // ER_MASTER_FATAL_ERROR_READING_BINLOG: purged, missing
 
 // Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
 // releases is dropped (memory: about one event).
@@ -434,15 +433,14 @@ class Fetcher {
       } catch (const RemoteError& e) {
         if (g_stop) return 0;
         // A file the server no longer has (purged) does not come back by reconnecting.
-        if (!o_.remote.stop_never || e.server_errno() == kErrReadingBinlog) throw;
+        if (!o_.remote.stop_never || e.server_errno() == kErrReadingBinlog || e.permanent()) throw;
         fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
         std::fflush(err_);
       }
       // --stop-never: reconnect with backoff, and go on from the last event on disk.
       for (;;) {
-        for (unsigned i = 0; i < backoff * 10 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        reconnect_wait(backoff, &g_stop);
         if (g_stop) return 0;
-        backoff = std::min(backoff * 2, 30u);
         try {
           g_socket = -1;
           client_.reset();
@@ -457,6 +455,7 @@ class Fetcher {
           std::fflush(err_);
           break;
         } catch (const RemoteError& e) {
+          if (e.permanent()) throw;
           fmt::print(err_, "binlogctl: {}; reconnecting in {} s\n", e.what(), backoff);
           std::fflush(err_);
         }

@@ -33,6 +33,11 @@ class RemoteFileStream final : public ByteStream {
     try {
       while (n < cap && !done_) {
         if (pending_.empty() && !refill()) break;
+        if (gap_next_ > 0) {  // the bytes before it go out first; take_gap() then tells of it
+          gap_ready_ = gap_next_;
+          gap_next_ = 0;
+          break;
+        }
         const std::size_t k = std::min(cap - n, pending_.size());
         std::memcpy(dst + n, pending_.data(), k);
         pending_ = pending_.subspan(k);
@@ -49,6 +54,48 @@ class RemoteFileStream final : public ByteStream {
     return n;
   }
   std::uint64_t raw_position() const override { return pos_; }
+  std::uint64_t take_gap() override {
+    const std::uint64_t g = gap_ready_;
+    gap_ready_ = 0;
+    return g;
+  }
+  // The file the stream begins with (known once primed): the one the server chose for a GTID
+  // start.
+  const std::string& first_file() const noexcept { return first_file_; }
+
+  // Under stop_never a lost connection is made again (with fetch's backoff, reported on
+  // opts_.notices) and the dump goes on by position right after the last event handed out, so
+  // the reader sees one unbroken stream. Not for errors that reconnecting cannot mend (a file
+  // the server cannot send, a refused request) or before anything was read.
+  bool reconnect(const RemoteError& lost) {
+    if (!opts_.stop_never || files_ == 0 || lost.permanent() || lost.server_errno() == 0 ||
+        lost.server_errno() == kErrReadingBinlog)
+      return false;
+    unsigned backoff = 1;
+    note(fmt::format("binlogctl: {}; reconnecting in {} s", lost.what(), backoff));
+    for (;;) {
+      reconnect_wait(backoff, nullptr);
+      try {
+        feed_.reset();
+        client_.reset();
+        RemoteOptions o = opts_;  // by position from here: no GTID start, nothing left out
+        o.start_gtid.clear();
+        o.mysql_exclude = GtidSet{};
+        client_ = std::make_unique<ReplicationClient>(o);
+        feed_ = std::make_unique<BinlogFeed>(*client_, cur_file_, next_pos_, false);
+        note(fmt::format("binlogctl: server {}: reconnected, going on from {} at {}", client_->label(), cur_file_, next_pos_));
+        return true;
+      } catch (const RemoteError& e) {
+        if (e.permanent() || e.server_errno() == 0 || e.server_errno() == kErrReadingBinlog) throw;
+        note(fmt::format("binlogctl: {}; reconnecting in {} s", e.what(), backoff));
+      }
+    }
+  }
+  void note(const std::string& line) const {
+    if (opts_.notices == nullptr) return;
+    std::fprintf(opts_.notices, "%s\n", line.c_str());
+    std::fflush(opts_.notices);
+  }
 
   // Starts the dump and reads up to the file's first bytes, so that a server that refuses (no
   // REPLICATION SLAVE privilege, a purged file) throws RemoteError here rather than looking like
@@ -61,34 +108,50 @@ class RemoteFileStream final : public ByteStream {
   // The next bytes to hand out; false at the end of the file (or of the followed chain).
   bool refill() {
     if (!client_) client_ = std::make_unique<ReplicationClient>(opts_);
-    if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never);
+    if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never, client_->gtid_dump());
     if (!held_.empty()) {
       pending_ = held_;
+      gap_next_ = held_gap_;
       held_ = {};
       return true;
     }
     for (;;) {
-      BinlogFeed::Item& it = feed_->next();
+      BinlogFeed::Item* next = nullptr;
+      try {
+        next = &feed_->next();
+      } catch (const RemoteError& e) {
+        if (!reconnect(e)) throw;
+        continue;
+      }
+      BinlogFeed::Item& it = *next;
       switch (it.kind) {
         case BinlogFeed::Kind::end:
           done_ = true;
           return false;
         case BinlogFeed::Kind::file:
+          if (files_ > 0 && it.file == cur_file_ && it.pos == next_pos_) continue;  // reconnected where it was
+          cur_file_ = it.file;
+          next_pos_ = it.pos;
           if (files_ > 0 && !follow_) {  // the server moved on to the next file: this one is complete
             done_ = true;
             return false;
           }
-          ++files_;
+          if (files_++ == 0) first_file_ = it.file;
           pending_ = Bytes(kMagic, 4);
           return true;
         case BinlogFeed::Kind::event:
+          cur_file_ = it.file;
+          next_pos_ = it.pos + it.raw.size();
           if (files_ == 0) {  // an event before any file was announced: the server skipped the ROTATE
             ++files_;
+            first_file_ = it.file;
             held_ = it.raw;
+            held_gap_ = it.gap;
             pending_ = Bytes(kMagic, 4);
             return true;
           }
           pending_ = it.raw;
+          gap_next_ = it.gap;  // the server left out the transactions before it (GTID dumps)
           return true;
       }
     }
@@ -104,6 +167,12 @@ class RemoteFileStream final : public ByteStream {
   unsigned files_ = 0;
   Bytes pending_;
   Bytes held_;
+  std::uint64_t held_gap_ = 0;
+  std::uint64_t gap_next_ = 0;   // a gap before pending_
+  std::uint64_t gap_ready_ = 0;  // a gap after the bytes read() returned last
+  std::string first_file_;
+  std::string cur_file_;        // the file of the last item read, and the position after it
+  std::uint64_t next_pos_ = 0;
   std::uint64_t pos_ = 0;
 };
 
@@ -111,8 +180,20 @@ class RemoteInputs final : public InputSet {
  public:
   RemoteInputs(const RemoteOptions& o, const std::vector<std::string>& names) : opts_(o) {
     spare_ = std::make_unique<ReplicationClient>(opts_);
-    const std::string& label = spare_->label();
+    const std::string label = spare_->label();  // a copy: the connection may move on
     const auto logs = spare_->binary_logs();
+    if (!opts_.start_gtid.empty()) {
+      // The server picks the file: the dump starts now, and its first file names the input. It
+      // goes on through the files after it (up to the current end, or forever with
+      // --stop-never), as concatenated files do.
+      if (!names.empty())
+        throw RemoteError(fmt::format("server {}: --start-gtid picks the first file itself: name no binlog", label));
+      gtid_stream_ = std::make_unique<RemoteFileStream>(opts_, std::move(spare_), std::string(), true);
+      gtid_stream_->prime();
+      const std::string first = gtid_stream_->first_file().empty() ? std::string("(none)") : gtid_stream_->first_file();
+      list_.files.push_back(InputFile{first, first, false, label});
+      return;
+    }
     std::vector<std::string> chosen = names;
     if (chosen.empty()) {
       if (!logs)
@@ -143,6 +224,7 @@ class RemoteInputs final : public InputSet {
   const InputList& list() const override { return list_; }
   std::uint64_t total_size() const override { return total_; }
   std::unique_ptr<Source> open(const InputFile& f) override {
+    if (gtid_stream_) return stream_source(std::move(gtid_stream_), 0);
     const bool last = !list_.files.empty() && &f == &list_.files.back();
     auto s = std::make_unique<RemoteFileStream>(opts_, std::move(spare_), f.path, opts_.stop_never && last);
     s->prime();
@@ -152,6 +234,7 @@ class RemoteInputs final : public InputSet {
  private:
   RemoteOptions opts_;
   std::unique_ptr<ReplicationClient> spare_;  // the listing's connection, used by the first file
+  std::unique_ptr<RemoteFileStream> gtid_stream_;  // --start-gtid: the one stream, primed
   InputList list_;
   std::uint64_t total_ = 0;
 };

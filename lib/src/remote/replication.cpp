@@ -10,22 +10,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
+#include <thread>
 
 namespace binlogctl {
 
 namespace {
 
-constexpr std::uint8_t kComBinlogDump = 0x12;
-constexpr std::uint16_t kDumpNonBlock = 1;       // BINLOG_DUMP_NON_BLOCK: EOF at the current end
-constexpr std::uint16_t kDumpAnnotateRows = 2;   // MariaDB: send ANNOTATE_ROWS (MySQL: HEARTBEAT_V2)
-
 std::once_flag library_once;
-
-void put_le32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
 
 }  // namespace
 
@@ -35,6 +31,8 @@ struct ReplicationClient::Impl {
   bool mariadb = false;
   bool crc = false;
   std::uint32_t server_id = 0;
+  std::string start_gtid;  // MariaDB @slave_connect_state, validated
+  GtidSet mysql_exclude;
   std::uint64_t received = 0;
   std::string dumping;  // the file the dump was asked for
 
@@ -117,9 +115,31 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
   if (s.mariadb) s.query("SET @mariadb_slave_capability = 4");
   s.query(fmt::format("SET @master_heartbeat_period = {}", std::uint64_t{o.heartbeat_seconds} * 1000000000ull));
   s.server_id = o.server_id != 0 ? o.server_id : 0x40000000u | (static_cast<std::uint32_t>(::getpid()) & 0x3fffffffu);
+  if (!o.start_gtid.empty()) {
+    if (!s.mariadb)
+      throw RemoteError(fmt::format("server {}: --start-gtid takes a MariaDB GTID position, and this is a MySQL server "
+                                    "(use --exclude-gtids with the executed GTID set)",
+                                    s.label),
+                        0, true);
+    // Only digits, '-' and ',' reach the statement: the list is parsed and printed again.
+    auto l = MariaGtidList::parse(o.start_gtid);
+    if (!l || l->empty())
+      throw RemoteError(fmt::format("server {}: --start-gtid '{}' is not a MariaDB GTID position (domain-server-seq, "
+                                    "comma-separated, one per domain)",
+                                    s.label, o.start_gtid),
+                        0, true);
+    s.start_gtid = l->to_string();
+  }
+  if (!s.mariadb) s.mysql_exclude = o.mysql_exclude;
 }
 
 ReplicationClient::~ReplicationClient() = default;
+
+void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop) {
+  for (unsigned i = 0; i < backoff * 10 && (stop == nullptr || !*stop); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  backoff = std::min(backoff * 2, 30u);
+}
 
 const std::string& ReplicationClient::label() const noexcept { return impl_->label; }
 bool ReplicationClient::is_mariadb() const noexcept { return impl_->mariadb; }
@@ -152,24 +172,33 @@ std::optional<std::vector<BinlogFileInfo>> ReplicationClient::binary_logs() {
   return out;
 }
 
+bool ReplicationClient::gtid_dump() const noexcept { return !impl_->start_gtid.empty() || !impl_->mysql_exclude.empty(); }
+
 void ReplicationClient::start_dump(const std::string& file, std::uint64_t pos, bool non_blocking) {
   Impl& s = *impl_;
-  if (pos > 0xffffffffu)
-    throw RemoteError(fmt::format("server {}: {}: position {} is past what COM_BINLOG_DUMP can ask for (4 GiB)", s.label, file, pos));
-  s.dumping = file;
-  std::vector<std::uint8_t> b(10 + file.size());
-  put_le32(b.data(), static_cast<std::uint32_t>(pos));
-  std::uint16_t flags = non_blocking ? kDumpNonBlock : 0;
-  if (s.mariadb) flags |= kDumpAnnotateRows;
-  b[4] = static_cast<std::uint8_t>(flags);
-  b[5] = static_cast<std::uint8_t>(flags >> 8);
-  put_le32(b.data() + 6, s.server_id);
-  if (!file.empty()) std::memcpy(b.data() + 10, file.data(), file.size());
+  s.dumping = file.empty() ? "the binlog holding GTID " + s.start_gtid : file;
+  if (s.mariadb && !s.start_gtid.empty()) {
+    // As MariaDB's own replica does (sql/slave.cc, get_master_version_and_clock and
+    // request_dump): the position in @slave_connect_state, strict mode so that a GTID the
+    // binlogs do not hold is an error rather than a silent start elsewhere, and the dump with
+    // an empty file name (sql/sql_repl.cc ignores name and position when the state is set).
+    s.query(fmt::format("SET @slave_connect_state='{}'", s.start_gtid));
+    s.query("SET @slave_gtid_strict_mode=1");
+    s.query("SET @slave_gtid_ignore_duplicates=0");
+  }
+  DumpRequest req;
+  try {
+    req = make_dump_request(s.mariadb, file, pos, non_blocking, s.server_id, !s.start_gtid.empty(), s.mysql_exclude);
+  } catch (const std::invalid_argument& e) {
+    throw RemoteError(fmt::format("server {}: {}: {}", s.label, file, e.what()), 0, true);
+  }
+  const std::uint8_t command = req.command;
+  const std::vector<std::uint8_t>& b = req.body;
   // The handle's own command call (as mariadb-binlog does): skip_check = 1, the answer is the
   // stream that next_packet() reads.
-  if (s.m->methods->db_command(s.m, static_cast<enum_server_command>(kComBinlogDump),
-                               reinterpret_cast<const char*>(b.data()), b.size(), 1, nullptr) != 0)
-    s.fail("COM_BINLOG_DUMP " + file);
+  if (s.m->methods->db_command(s.m, static_cast<enum_server_command>(command), reinterpret_cast<const char*>(b.data()),
+                               b.size(), 1, nullptr) != 0)
+    s.fail(fmt::format("{} {}", command == kComBinlogDump ? "COM_BINLOG_DUMP" : "COM_BINLOG_DUMP_GTID", s.dumping));
 }
 
 std::optional<Bytes> ReplicationClient::next_packet() {
