@@ -6,7 +6,7 @@ Usage: sql_output.py BINLOGCTL FIXTURES_DIR [SHARED_DIR]
 - every fixture set: one SQL statement per row change of convert --format json (an UPDATE whose
   images are equal gives a "# (no column changed)" comment instead), one BEGIN per COMMIT/ROLLBACK;
 - --sql-set all: the same statements, each UPDATE setting every column;
-- --flashback over a range with DDL refuses (exit 1, nothing written); --flashback-skip-unsafe
+- --flashback over a range with DDL on the tables it changes refuses (exit 1, nothing written); --flashback-skip-unsafe
   writes as many undo statements as there were row changes, INSERT <-> DELETE swapped, in
   reverse order;
 - a damaged event: exit 1, a "# DAMAGE" comment, nothing of it as SQL;
@@ -194,7 +194,7 @@ for name in sorted(os.listdir(FIX)):
               all(l.count("=") >= 2 for l in all_sql.splitlines() if l.startswith("UPDATE")),
               "metadata: --sql-set all sets every column")
         rc, fb, err = run("--flashback", logs)
-        check(rc == 1 and fb == "" and "cannot be undone" in err, "metadata: --flashback refuses a range with DDL")
+        check(rc == 1 and fb == "" and "cannot be undone" in err, "metadata: --flashback refuses a range with DDL on the tables it changes")
         rc, fb, err = run("--flashback", "--flashback-skip-unsafe", logs)
         undo = {"INSERT": "DELETE", "DELETE": "INSERT", "UPDATE": "UPDATE"}
         check(rc == 0 and row_kinds(fb) == [undo[k] for k in reversed(got)] and "# SKIPPED" in fb,
