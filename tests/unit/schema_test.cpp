@@ -865,6 +865,8 @@ CREATE TABLE in_other (a INT);
         h.apply("d", valid[0]);
         h.apply("d", std::string_view(s).substr(0, n));
         h.apply_script(std::string_view(s).substr(0, n), "d");
+        const DdlTargets t = ddl_targets("d", std::string_view(s).substr(0, n));
+        CHECK((t.scope == DdlTargets::Scope::tables) == !t.tables.empty());
       }
     }
     // Random bytes, biased towards SQL punctuation.
@@ -880,6 +882,7 @@ CREATE TABLE in_other (a INT);
       h.apply("d", valid[0]);
       h.apply("d", s);
       h.apply_script(s);
+      (void)ddl_targets("d", s);
     }
     // Token soup on one long-lived history, so ALTERs meet existing tables.
     const std::vector<std::string> words = {
@@ -898,6 +901,8 @@ CREATE TABLE in_other (a INT);
       for (std::size_t i = 0; i < n; ++i) s += words[rng() % words.size()] + " ";
       soup.apply("d", s);
       soup.apply_script(s, "d");
+      const DdlTargets t = ddl_targets("d", s);
+      CHECK((t.scope == DdlTargets::Scope::tables) == !t.tables.empty());
     }
     for (const char* name : {"t", "u"}) {
       if (const SchemaTable* t = soup.find("d", name)) {
@@ -918,6 +923,8 @@ CREATE TABLE in_other (a INT);
     h.apply("d", "CREATE TABLE t3 (a INT) " + std::string(n, ')'));
     h.apply_script(std::string(n, '(') + "/*!" + std::string(n, '`'));
     h.apply_script(std::string(n, ';') + std::string(n, '\''));
+    (void)ddl_targets("d", "ALTER TABLE t ADD a INT DEFAULT " + std::string(n, '(') + "1");
+    (void)ddl_targets("d", "CREATE TRIGGER g BEFORE INSERT " + std::string(n, '('));
 
     // More columns than a server allows: not recorded.
     std::string wide = "CREATE TABLE wide (c0 INT";
