@@ -17,20 +17,31 @@ binlog_row_metadata=FULL, and on it:
 2. forward: drops the databases, recreates the starting schema, pipes `convert --format sql` of
    the binlogs into the `mariadb` client (sql_log_bin=0): every table equals the final state;
 3. flashback: pipes `convert --flashback --start-position P` (P = the captured position; range
-   without DDL) into the client with a 64 KiB --flashback-memory, so that phase 2's large
+   whose DDL acts only on tables whose rows it does not change, or on no table) into the client with a 64 KiB --flashback-memory, so that phase 2's large
    transaction spills to --tmpdir: every table equals the state captured at P, and no spill
    file is left behind;
 4. refusal: --flashback over the whole range (DDL on changed tables, a statement-logged
    transaction) exits 1 and writes nothing; with --flashback-skip-unsafe it exits 0, warns and
-   marks the skipped parts with "# SKIPPED";
+   marks the skipped parts with "# SKIPPED"; restricted with --filter to one table, an ALTER
+   after its rows and a CREATE TABLE before them are each refused by name and position;
 5. the corpora MARIADB_CORPUS_DIR/types and /txn (../shared/corpus/mariadb), when present: their
    binlogs (DDL, statement-logged transactions, XA, savepoints included) converted to SQL are
-   accepted by the client, and every table then equals the corpus's expected/ file.
+   accepted by the client, and every table then equals the corpus's expected/ file;
+6. parse check of the MySQL 8/9 files of the public corpus (MARIADB_CORPUS_DIR/../public, the
+   files its MANIFEST.md gives a server version 8.x or 9.x): their --format sql and --flashback
+   --flashback-skip-unsafe output goes to the same server through the client (--force) as a user
+   without any privilege, so that no statement runs: a statement that parses fails with an access
+   error (1044, 1142, 1227, ...), one that does not with ER_PARSE_ERROR 1064. Every statement
+   binlogctl writes must parse, with one stated substitution: MariaDB has no CAST(... AS JSON)
+   (MySQL's documented syntax for a JSON value), which is fed as CAST(... AS CHAR). Statements
+   passed through as MySQL logged them (its DDL, e.g. generated columns with ->>) may use
+   MySQL-only syntax: their 1064s are listed, not counted.
 
 Exit 77 (skip) when mariadbd or the mariadb client is absent.
 """
 import json
 import os
+import re
 import struct
 import shutil
 import signal
@@ -243,6 +254,15 @@ DELETE FROM t_types WHERE id = 0;
 INSERT INTO t_types (id, utf, tm, dt) VALUES (100, 'phase 2 ''row''', '-00:00:00.000001', '0000-01-00');
 COMMIT;
 UPDATE t_nopk SET b = 'one dup' WHERE b = 'dup' LIMIT 1;
+-- DDL inside the flashback range, between row changes: on tables whose rows the range does not
+-- change and on no table (the flashback passes over it), and gone again by the end
+CREATE DATABASE sqltest_side;
+CREATE TABLE sqltest_side.s (id INT PRIMARY KEY);
+ALTER TABLE sqltest_side.s ADD COLUMN v INT;
+CREATE TABLE sqltest2.side (a INT);
+RENAME TABLE sqltest2.side TO sqltest2.side2;
+DROP TABLE sqltest2.side2;
+DROP DATABASE sqltest_side;
 DELETE FROM t_nopk WHERE a IS NULL;
 INSERT INTO t_nopk VALUES (5, 'five', 5e-5, '2021-01-01');
 UPDATE `we``ird tä` SET `ü` = 'ö' WHERE `c``1` = 2;
@@ -402,6 +422,63 @@ def convert(args):
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
 
+PARSE_USER = "binlogctl_parse"
+# What binlogctl writes for a MySQL JSON value (sql.h): a string literal cast to JSON
+JSON_CAST = re.compile(rb"CAST\((_utf8mb4(?:'(?:[^']|'')*'| X'[0-9A-F]*')) AS JSON\)")
+
+
+def mysql8_files(public):
+    """The MySQL 8.x/9.x files of the public corpus, from the version column of its MANIFEST.md."""
+    out = []
+    for line in open(os.path.join(public, "MANIFEST.md"), encoding="utf-8"):
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 6 and cells[1].startswith("`") and re.match(r"(8|9)\.", cells[5]):
+            path = os.path.join(public, cells[1].strip("`"))
+            if os.path.exists(path):
+                out.append(path)
+    return out
+
+
+def parse_check(server, path, args):
+    """Feeds convert's output for `path` to the server as PARSE_USER. Returns (statements fed,
+    1064s in binlogctl's own statements, 1064s in passed-through statements, CASTs rewritten)."""
+    rc, out, err = convert([*args, path])
+    rc_json, js, _ = convert([path])
+    passed = set()  # the lines of the statements convert passes through as the server logged them
+    for line in js.splitlines():
+        rec = json.loads(line)
+        if rec.get("type") in ("QUERY", "DDL"):
+            passed.update(rec["sql"].encode("utf-8", "surrogateescape").splitlines())
+    fed, casts = JSON_CAST.subn(rb"CAST(\1 AS CHAR)", out)
+    r = server.sql(fed, extra=("--force", "--binary-mode", "-u" + PARSE_USER, "-D" + PARSE_USER),
+                   check_rc=False)
+    lines = fed.splitlines()
+    own, theirs = [], []
+    for code, at in re.findall(r"ERROR (\d+) \(\w+\) at line (\d+)", r.stderr.decode(errors="replace")):
+        if code != "1064":
+            continue
+        text = lines[int(at) - 1] if 0 < int(at) <= len(lines) else b""
+        for end in (b"/*!*/;", b";"):  # the terminator convert adds
+            if text.endswith(end) and text[:-len(end)] in passed:
+                text = text[:-len(end)]
+                break
+        (theirs if text in passed else own).append("line %s: %s" % (at, text[:200].decode(errors="replace")))
+    statements = len(re.findall(rb";\n", fed))
+    return statements, own, theirs, casts
+
+
+def ddl_position(forward_sql, stmt):
+    """'log:pos' of the statement starting with `stmt` in convert --format sql output (the
+    position comment before it), or None."""
+    i = forward_sql.find(b"\n" + stmt)
+    if i < 0:
+        return None
+    for line in reversed(forward_sql[:i].split(b"\n")):
+        if line.startswith(b"# binlog."):
+            return line[2:].split(b" ")[0].decode()
+    return None
+
+
 def reset_schema(server):
     server.sql("SET sql_log_bin=0; DROP DATABASE IF EXISTS sqltest; DROP DATABASE IF EXISTS sqltest2;" + SCHEMA)
 
@@ -428,6 +505,7 @@ def main():
         # 1. forward
         rc, out, err = convert(["--format", "sql", *logs])
         check(rc == 0, "convert --format sql exits 0 (%d: %s)" % (rc, err.strip()[:300]))
+        forward = out
         reset_schema(server)
         r = server.apply(out)
         check(r.returncode == 0, "the client accepts the forward SQL (%s)" % r.stderr.decode(errors="replace")[:500])
@@ -446,6 +524,11 @@ def main():
         check(r.returncode == 0, "the client accepts the flashback SQL (%s)" % r.stderr.decode(errors="replace")[:500])
         got = snapshot(server)
         check(got == mid, "flashback: every table equals its state at the chosen point\n" + diff(mid, got))
+        text = out.decode("utf-8", "replace")
+        check("CREATE DATABASE (DDL that acts on no table; not undone)" in text and
+              "ALTER TABLE on sqltest_side.s (DDL on tables whose rows the range does not change; not undone)" in text
+              and "DROP DATABASE on every table of database sqltest_side (DDL on tables" in text,
+              "--flashback passes over DDL on other tables with a comment")
 
         # 3. what cannot be undone is refused, or skipped on request
         rc, out, err = convert(["--flashback", *logs])
@@ -454,6 +537,21 @@ def main():
         rc, out, err = convert(["--flashback", "--flashback-skip-unsafe", *logs])
         check(rc == 0 and b"# SKIPPED" in out and "skipped" in err,
               "--flashback-skip-unsafe skips them with a warning (rc %d)" % rc)
+        # DDL on a table whose rows the range changes, after the rows (ALTER) and before them
+        # (CREATE): refused, the statement named by its position and table
+        for table, stmt, verb in (("t_cpk", b"ALTER TABLE t_cpk ADD COLUMN", "ALTER TABLE"),
+                                  ("t_new", b"CREATE TABLE t_new", "CREATE TABLE")):
+            at = ddl_position(forward, stmt)
+            rc, out, err = convert(["--flashback", "--filter", "sqltest\\." + table, *logs])
+            named = [ln for ln in err.splitlines() if at and (at + ": error: ") in ln and
+                     ("--flashback: %s on sqltest.%s, whose rows the range changes" % (verb, table)) in ln and
+                     ln.endswith("cannot be undone")]
+            check(rc == 1 and out == b"" and len(named) == 1,
+                  "--flashback refuses %s on %s, a table the range changes (rc %d, %s)" % (verb, table, rc, err.strip()[:400]))
+            rc, out, err = convert(["--flashback", "--flashback-skip-unsafe", "--filter", "sqltest\\." + table, *logs])
+            check(rc == 0 and ("# SKIPPED %s: %s on sqltest.%s, whose rows" % (at, verb, table)).encode() in out and
+                  "warning" in err, "--flashback-skip-unsafe: %s on %s skipped with a warning and a comment (rc %d)" %
+                  (verb, table, rc))
 
         # 4. the MariaDB corpora: their binlogs (DDL included) converted, applied to the same
         # server and compared with their expected/ tables
@@ -483,6 +581,37 @@ def main():
                     detail = "\n  expected-only %s\n  got-only %s" % ([x[:300] for x in w if x not in g][:2],
                                                                       [x[:300] for x in g if x not in w][:2])
                 check(same, "%s corpus: %s.%s equals expected/ (%d rows)%s" % (corpus, db, table, len(want_rows), detail))
+
+        # 6. the MySQL 8/9 files of the public corpus: what binlogctl writes parses
+        public = os.path.join(os.path.dirname(os.path.abspath(CORPUS)), "public") if CORPUS else ""
+        if public and os.path.exists(os.path.join(public, "MANIFEST.md")):
+            # a default database the user may enter (LOCK TABLES, nothing else): the parser needs
+            # one for unqualified table names, and USE of the logged databases is denied
+            server.sql("SET sql_log_bin=0; CREATE USER %s@localhost; CREATE DATABASE %s; GRANT LOCK TABLES ON %s.* TO "
+                       "%s@localhost;" % (PARSE_USER, PARSE_USER, PARSE_USER, PARSE_USER))
+            # the check itself, once: a statement that does not parse is found
+            n, own, theirs, _ = 0, [], [], 0
+            r = server.sql(b"SELECT 1;\nINSERT INTO `d`.`t` (`a`) VALUES (1,;\nDELETE FROM `d`.`t` WHERE `a`=1;\n"
+                           b"CREATE TABLE t (a INT);\n",
+                           extra=("--force", "-u" + PARSE_USER, "-D" + PARSE_USER), check_rc=False)
+            errs = re.findall(r"ERROR (\d+) \(\w+\) at line (\d+)", r.stderr.decode(errors="replace"))
+            check(errs == [("1064", "2"), ("1142", "3"), ("1142", "4")], "parse check: the server as %s tells a parse error (1064) "
+                  "from a statement that parses (%s)" % (PARSE_USER, errs))
+            total, total_casts = 0, 0
+            for path in mysql8_files(public):
+                for args in (["--format", "sql"], ["--flashback", "--flashback-skip-unsafe"]):
+                    n, own, theirs, casts = parse_check(server, path, args)
+                    total += n
+                    total_casts += casts
+                    name = os.path.relpath(path, public)
+                    check(not own, "parse check %s %s: %d statements, none of binlogctl's is a parse error %s" %
+                          (name, args[0], n, own[:3]))
+                    for t in theirs:
+                        print("note %s %s: passed-through MySQL statement MariaDB does not parse: %s" % (name, args[0], t))
+            check(total > 100 and total_casts > 0, "parse check: %d statements fed, %d CAST(... AS JSON) among them" %
+                  (total, total_casts))
+        else:
+            print("skip the MySQL parse check (public corpus not present)")
     except Exception:  # say what the server said, for a failure seen only in CI
         import traceback
         traceback.print_exc()

@@ -24,6 +24,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace binlogctl {
@@ -107,6 +108,29 @@ class SchemaHistory {
   std::vector<std::string> touched_;  // keys, in touch order, repeats possible
   friend struct SchemaHistoryAccess;  // the parser (schema.cpp)
 };
+
+// What a DDL statement (classify_statement() == ddl) acts on, read with the history's parser:
+// for consumers that must know whether a statement changes a given table (--flashback refuses
+// DDL on a table whose rows the range changes, and lets DDL on other tables pass).
+struct DdlTargets {
+  enum class Scope : std::uint8_t {
+    none,      // no table: CREATE/ALTER DATABASE, GRANT, REVOKE, views, routines, events,
+               // users, roles, servers, tablespaces
+    tables,    // the tables in `tables`: CREATE/ALTER/DROP/RENAME/TRUNCATE TABLE (every name,
+               // RENAME and ALTER ... RENAME TO targets and EXCHANGE PARTITION ... WITH TABLE
+               // included), CREATE/DROP INDEX ... ON, CREATE TRIGGER ... ON, sequences
+    database,  // DROP DATABASE / SCHEMA: every table of `database`
+    unknown,   // not understood, or the statement does not name its table (DROP TRIGGER):
+               // any table may be affected
+  };
+  Scope scope = Scope::unknown;
+  std::vector<std::pair<std::string, std::string>> tables;  // (db, table); db defaults to the
+                                                            // statement's default database
+  std::string database;                                     // Scope::database
+  std::string verb;  // the leading keywords, upper case: "ALTER TABLE", "DROP DATABASE", ...
+};
+// Never throws except std::bad_alloc; any input is accepted (unknown when not understood).
+DdlTargets ddl_targets(std::string_view db, std::string_view sql);
 
 // The column's type as declared, the way SHOW CREATE TABLE spells a definition: lower-case type,
 // its arguments, " unsigned", " zerofill": "int(11) unsigned", "decimal(10,2)", "datetime(3)",

@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <system_error>
 #include <unordered_set>
@@ -47,7 +48,9 @@ constexpr std::uint16_t kRowsRelaxedUniqueChecks = 0x4;
 // The statements that undo a range, reversed with bounded memory: records are appended in
 // stream order into a buffer that is written to an unlinked temporary file in chunks once it
 // passes the spill size, and read back chunk by chunk, last first. A record is its text followed
-// by its length (4 bytes), so a chunk is read backwards without an index.
+// by its length (4 bytes), so a chunk is read backwards without an index. A record that starts
+// with a NUL byte is a note whose text is only known at the end (a DDL statement's comment,
+// which depends on rows that may come after it): replay() hands it to an expander.
 constexpr std::size_t kOutBlock = 256 * 1024;
 
 class ReverseStore {
@@ -71,27 +74,31 @@ class ReverseStore {
   }
   std::uint64_t spilled_bytes() const { return file_size_; }
 
+  using Expander = std::function<void(std::string_view, std::string&)>;
+
   // Every record, last first.
-  void replay(LineOutput& out) {
-    emit_chunk(buf_, out);
+  void replay(LineOutput& out, const Expander& expand) {
+    emit_chunk(buf_, out, expand);
     std::string chunk;
     for (std::size_t i = chunks_.size(); i-- > 0;) {
       chunk.resize(chunks_[i].second);
       if (std::fseek(file_, static_cast<long>(chunks_[i].first), SEEK_SET) != 0 ||
           std::fread(chunk.data(), 1, chunk.size(), file_) != chunk.size())
         throw std::system_error(errno ? errno : EIO, std::generic_category(), "reading the flashback spill file");
-      emit_chunk(chunk, out);
+      emit_chunk(chunk, out, expand);
     }
   }
 
  private:
-  static void emit_chunk(const std::string& c, LineOutput& out) {
+  static void emit_chunk(const std::string& c, LineOutput& out, const Expander& expand) {
     std::size_t end = c.size();
     while (end >= 4) {
       std::uint32_t n = 0;
       std::memcpy(&n, c.data() + end - 4, 4);
       if (n > end - 4) break;  // cannot happen: the store wrote it
-      out.buf().append(c.data() + end - 4 - n, n);
+      const std::string_view rec(c.data() + end - 4 - n, n);
+      if (!rec.empty() && rec[0] == '\0') expand(rec.substr(1), out.buf());
+      else out.buf().append(rec);
       if (out.buf().size() >= kOutBlock) out.flush();
       end -= 4 + n;
     }
@@ -284,6 +291,10 @@ class SqlConverter final : public TransactionFront::Hooks {
       case EventType::xa_prepare:
         if (open_) {
           finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
+        } else if (sql_.flashback && front_.selected() && !ts.xid.empty()) {
+          // Prepared in the range with nothing to undo (its rows are not selected): its XA COMMIT
+          // is then no commit of a transaction prepared before the range.
+          prepared_.try_emplace(ts.xid, Prepared{ts.txn_id, 0, {}});
         }
         break;
       default:
@@ -305,7 +316,9 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (log_name_ != nullptr) cut_off(false);
     if (sql_.flashback) {
       for (const auto& [xid, p] : prepared_)
-        note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
+        if (!p.records.empty())
+          note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
+      ddl_conflicts();
       if (refused_) {
         fmt::print(err_, "binlogctl: --flashback: the range cannot be undone from its row changes (see the errors "
                          "above; --flashback-skip-unsafe skips those parts with a warning): nothing written\n");
@@ -314,7 +327,7 @@ class SqlConverter final : public TransactionFront::Hooks {
       // The records are read back reversed: the session they need is set once, first.
       put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
                  "@@session.character_set_client=45, @@session.collation_connection=45;\n");
-      store_.replay(out_);
+      store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
     }
     out_.flush();
     return 0;
@@ -379,6 +392,142 @@ class SqlConverter final : public TransactionFront::Hooks {
     report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
                       fmt::format("--flashback: {}: cannot be undone", why)});
     return true;
+  }
+
+  // ---- flashback and DDL ---------------------------------------------------------------------
+  // Undoing DDL is out of scope: a DDL statement in the range is never undone. It is an
+  // obstacle only when it acts on a table whose rows the range changes (the undo of those rows
+  // would meet another table definition), before or after the rows: known at the end. DDL on
+  // other tables, or on no table, is passed over with a "# SKIPPED" comment at its place.
+  // Memory: one entry per table (or dropped database) that DDL names, not per statement.
+
+  static std::string fold(std::string_view s) {
+    std::string r(s);
+    for (char& c : r)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+    return r;
+  }
+
+  struct DdlSeen {  // the first DDL statement of the range on a table or database
+    std::string log;
+    std::uint64_t pos = 0;
+    std::string verb, shown;
+    std::uint64_t count = 0;
+    std::uint64_t seq = 0;  // the order of the statements, for the messages
+  };
+
+  void note_first(std::map<std::string, DdlSeen>& m, std::string key, const std::string& log, std::uint64_t pos,
+                  const std::string& verb, std::string shown) {
+    DdlSeen& d = m[std::move(key)];
+    if (d.count++ == 0) {
+      d.seq = ddl_seq_++;
+      d.log = log;
+      d.pos = pos;
+      d.verb = verb;
+      d.shown = std::move(shown);
+    }
+  }
+
+  void add_record(std::string rec) {
+    if (open_) {
+      txn_bytes_ += rec.size();
+      txn_records_.push_back(std::move(rec));
+    } else {
+      store_.add(rec);
+    }
+  }
+
+  void flashback_ddl(const Event& ev, const QueryEvent& q) {
+    const DdlTargets t = ddl_targets(q.db, q.sql);
+    const std::string verb = t.verb.empty() ? std::string("DDL") : t.verb;
+    const std::string at = fmt::format("{}:{}", clean(*log_name_), top_pos(ev));
+    switch (t.scope) {
+      case DdlTargets::Scope::none:
+        add_record(fmt::format("# SKIPPED {}: {} (DDL that acts on no table; not undone)\n", at, verb));
+        return;
+      case DdlTargets::Scope::unknown:
+        note_unsafe(ev, fmt::format("{} (DDL whose tables binlogctl cannot tell: it may act on a table whose rows the "
+                                    "range changes)", verb), false);
+        return;
+      case DdlTargets::Scope::database:
+      case DdlTargets::Scope::tables:
+        break;
+    }
+    // The note, completed at the end: "\0" at "\0" verb "\0", then per target "d" db "\0" or
+    // "t" db "\0" table "\0" (names hold no NUL: the parser refuses them).
+    std::string rec(1, '\0');
+    rec.append(at).push_back('\0');
+    rec.append(verb).push_back('\0');
+    if (t.scope == DdlTargets::Scope::database) {
+      rec.push_back('d');
+      rec.append(t.database).push_back('\0');
+      note_first(ddl_dbs_, fold(t.database), *log_name_, top_pos(ev), verb,
+                 "every table of database " + clean(t.database));
+    } else {
+      for (const auto& [db, table] : t.tables) {
+        rec.push_back('t');
+        rec.append(db).push_back('\0');
+        rec.append(table).push_back('\0');
+        note_first(ddl_tables_, fold(db + '\n' + table), *log_name_, top_pos(ev), verb,
+                   clean(db) + '.' + clean(table));
+      }
+    }
+    add_record(std::move(rec));
+  }
+
+  // The DDL notes' targets against the tables whose rows the range changes: an error each (or a
+  // warning with --flashback-skip-unsafe), at the first DDL statement on that table.
+  void ddl_conflicts() {
+    auto conflict = [&](const DdlSeen& d) {
+      const std::string more =
+          d.count > 1 ? fmt::format(" (the first of {} DDL statements on it in the range)", d.count) : std::string();
+      const std::string why = fmt::format("{} on {}, whose rows the range changes{}", d.verb, d.shown, more);
+      if (sql_.skip_unsafe) {
+        report(Diagnostic{Check::undecodable_event, Severity::warning, d.log, d.pos,
+                          fmt::format("--flashback: {}: the DDL is skipped, the undo of the rows may not apply", why)});
+        return;
+      }
+      refused_ = true;
+      report(Diagnostic{Check::undecodable_event, Severity::error, d.log, d.pos,
+                        fmt::format("--flashback: {}: cannot be undone", why)});
+    };
+    std::vector<const DdlSeen*> found;
+    for (const auto& [key, d] : ddl_tables_)
+      if (changed_folded_.count(key) != 0) found.push_back(&d);
+    for (const auto& [db, d] : ddl_dbs_)
+      if (changed_dbs_.count(db) != 0) found.push_back(&d);
+    std::sort(found.begin(), found.end(), [](const DdlSeen* a, const DdlSeen* b) { return a->seq < b->seq; });
+    for (const DdlSeen* d : found) conflict(*d);
+  }
+
+  // The comment of a DDL note (see flashback_ddl), now that every changed table is known.
+  void expand_ddl_note(std::string_view note, std::string& dst) const {
+    auto field = [&note]() {
+      const std::size_t e = note.find('\0');
+      std::string_view f = note.substr(0, e);
+      note = e == std::string_view::npos ? std::string_view() : note.substr(e + 1);
+      return f;
+    };
+    const std::string_view at = field(), verb = field();
+    std::string shown;
+    bool changed = false;
+    while (!note.empty()) {
+      const char kind = note[0];
+      note.remove_prefix(1);
+      const std::string_view db = field();
+      if (!shown.empty()) shown.append(", ");
+      if (kind == 'd') {
+        shown.append("every table of database ").append(clean(db));
+        changed = changed || changed_dbs_.count(fold(db)) != 0;
+        continue;
+      }
+      const std::string_view table = field();
+      shown.append(clean(db)).append(".").append(clean(table));
+      changed = changed || changed_folded_.count(fold(std::string(db) + '\n' + std::string(table))) != 0;
+    }
+    dst.append(fmt::format("# SKIPPED {}: {} on {}", at, verb, shown));
+    dst.append(changed ? ", whose rows the range changes (not undone; --flashback-skip-unsafe)\n"
+                       : " (DDL on tables whose rows the range does not change; not undone)\n");
   }
 
   void comment_line(const std::string& line) {
@@ -532,7 +681,7 @@ class SqlConverter final : public TransactionFront::Hooks {
         flush_txn_records(true);
         return;
       }
-      if (prepare && !txn_records_.empty()) {
+      if (prepare) {
         if (prepared_bytes_ + txn_bytes_ > sql_.spill_bytes) {
           note_unsafe_at_end("XA transactions prepared in the range hold more than --flashback-memory");
         } else {
@@ -640,10 +789,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (sql_.flashback) {
       if (is_ddl) {
-        if (!table.empty() && changed_tables_.count(db + '\n' + table) != 0)
-          note_unsafe(ev, fmt::format("DDL on {}.{}, whose rows the range changes", db, table), false);
-        else
-          note_unsafe(ev, "DDL (a statement, not row changes)", false);
+        flashback_ddl(ev, q);
       } else if (k == StatementKind::xa_finish) {
         const bool rollback = xa_statement_is_rollback(q.sql);
         auto it = prepared_.find(std::string(xa_statement_xid(q.sql)));
@@ -758,7 +904,10 @@ class SqlConverter final : public TransactionFront::Hooks {
                                  clean(tm->db), clean(tm->table)));
       return;
     }
-    changed_tables_.insert(table_key);
+    if (changed_tables_.insert(table_key).second && sql_.flashback) {
+      changed_folded_.insert(fold(table_key));
+      changed_dbs_.insert(fold(tm->db));
+    }
     const bool update = kind.kind == RowsKind::update;
     if (sql_.flashback) {
       const bool full = full_image(h->columns_before, h->width, *tm) &&
@@ -1112,6 +1261,11 @@ class SqlConverter final : public TransactionFront::Hooks {
   bool txn_incomplete_ = false;  // an event of the open transaction is damaged or does not decode
   std::uint64_t open_txn_ = 0;
   std::unordered_set<std::string> refused_tables_, changed_tables_;
+  // flashback: the changed tables (db '\n' table) and their databases, ASCII case folded (names
+  // in DDL are as typed; servers with lower_case_table_names log them so), and the DDL seen
+  std::unordered_set<std::string> changed_folded_, changed_dbs_;
+  std::map<std::string, DdlSeen> ddl_tables_, ddl_dbs_;
+  std::uint64_t ddl_seq_ = 0;
   // flashback
   ReverseStore store_;
   std::vector<std::string> txn_records_;
