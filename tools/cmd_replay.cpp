@@ -78,6 +78,7 @@ int run(ReplayArgs& a) {
   so.chain.input_set = remote.get();
   a.read.apply(so.chain);
   so.filter = table_filter_option(a.selection.filter);
+  so.row_keys = o.path_by == PathBy::hash;  // a path per key bucket: rows hashed by their key
   // Every file it writes refuses an input and appears whole or not at all (OutputFile).
   for (const std::string* p : {&a.timeline, &a.plot}) {
     if (*p == "-") throw CLI::ValidationError(p == &a.timeline ? "--timeline" : "--plot", "needs a file name");

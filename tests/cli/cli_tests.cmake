@@ -100,6 +100,10 @@ binlogctl_cli_test(replay_open_pauses ${EXPECT} --rc 0 --stdout-contains "still 
                    --stdout-contains "lazy resume is due"
                    -- ${BIN} replay --policy doc --quota 16K --sink ".*=latency:5ms,cap:100KB/s"
                       ${FIX}/basic/binlogs)
+# --path-by hash:N hashes each row's key: buckets as computed independently, on the fixtures and
+# (when ../shared is there) on the txn corpus, with its invariants under pressure (#15 point 7).
+binlogctl_cli_test(replay_hash ${Python3_EXECUTABLE} ${CLI}/replay_hash.py ${BIN} ${FIX}
+                   ${SHARED}/corpus/mariadb/txn/binlogs)
 # The shared MariaDB corpus (configured only when ../shared is there).
 if(EXISTS ${SHARED}/corpus/mariadb/txn/binlogs)
   set(TXN ${SHARED}/corpus/mariadb/txn/binlogs)

@@ -45,17 +45,30 @@ namespace binlogctl {
 
 // ---- input ----
 
+// One row of a rows event, for --path-by hash:N: the hash of the row's key (what a dispatcher
+// per key hashes; BinlogSourceOptions::row_keys says which bytes) and its share of the event's
+// size (the bytes of its images).
+struct ReplayRow {
+  std::uint64_t key_hash = 0;
+  std::uint32_t size = 0;
+};
+
 // One decoded event as the engine sees it. path_key is "schema.table" for row events and "" for
 // the rest (they go to the control path "(control)"); it only has to stay valid until the next
 // call of EventSource::next. size is the decoded size in bytes (what TiCDC accounts).
 struct ReplayEvent {
   std::uint32_t file_index = 0;   // index of the binlog file in the chain
   std::uint64_t pos = 0;          // end_log_pos of the event (or of its TRANSACTION_PAYLOAD)
-  std::uint32_t inner_index = 0;  // row index / index inside a payload
+  std::uint32_t inner_index = 0;  // index inside a TRANSACTION_PAYLOAD (0 for top-level events)
   std::string_view path_key;
   std::uint32_t size = 0;
   bool txn_end = false;            // last event of its transaction
   std::uint64_t source_ts_us = 0;  // commit time at the source
+  // The rows of a rows event, in event order, when the source hashes keys (valid until the
+  // next call of next()); their sizes add up to `size`. Only --path-by hash:N looks at them:
+  // the event is split into one sub-event per bucket its rows hash to. Empty: the event is
+  // one unit, hashed by its path_key.
+  std::span<const ReplayRow> rows;
 };
 
 // A pull source. The simulator reads it once, at load time, into a compact ReplayInput, and
@@ -71,12 +84,17 @@ class VectorEventSource : public EventSource {
  public:
   void add(std::string_view path_key, std::uint32_t size, bool txn_end, std::uint64_t source_ts_us,
            std::uint32_t file_index = 0, std::uint64_t pos = 0, std::uint32_t inner_index = 0);
+  // A rows event with its rows (their sizes make the event's size).
+  void add_rows(std::string_view path_key, std::vector<ReplayRow> rows, bool txn_end,
+                std::uint64_t source_ts_us, std::uint32_t file_index = 0, std::uint64_t pos = 0,
+                std::uint32_t inner_index = 0);
   bool next(ReplayEvent& ev) override;
   void rewind() noexcept { next_ = 0; }
   std::size_t size() const noexcept { return events_.size(); }
 
  private:
   std::deque<std::string> keys_;
+  std::deque<std::vector<ReplayRow>> rows_;
   std::vector<ReplayEvent> events_;
   std::size_t next_ = 0;
 };
@@ -126,6 +144,9 @@ struct ReplayPosition {
   std::uint32_t file_index = 0;
   std::uint32_t inner_index = 0;
   std::uint64_t pos = 0;
+  // hash:N, a sub-event of a rows event split by key: the index of its first row in the event
+  // (its sub-events share file, pos and inner index); 0 otherwise.
+  std::uint32_t row = 0;
 };
 struct ReplayInputEvent {
   std::uint32_t path = 0;      // path index
@@ -155,7 +176,12 @@ struct ReplayInput {
 };
 
 // One area per source. path_by / buckets group events into paths (names "schema.table", "schema",
-// or "#k" for hash bucket k; events with an empty key go to "(control)").
+// or "#k" for hash bucket k; events with an empty key go to "(control)"). With hash, an event
+// that carries rows is split: its rows go to bucket key_hash % buckets, and each bucket they
+// reach gets one sub-event (in the order of its first row) with the sum of its rows' sizes, the
+// event's position plus the index of that first row, and the event's transaction (the last
+// sub-event ends it when the event did). An event without rows goes whole to the bucket of a
+// hash of its path_key.
 ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by = PathBy::table,
                               std::uint32_t hash_buckets = 0);
 ReplayInput load_replay_input(EventSource& source, PathBy by = PathBy::table,

@@ -20,6 +20,9 @@ struct BinlogSourceOptions {
   ChainOptions chain;  // inputs, positions, datetimes, server ids, checksums, progress
   std::optional<GtidSelection> include_gtids, exclude_gtids;
   TableFilter filter;  // rows events of other tables are not replayed (their commits are)
+  // --path-by hash:N: decode every row and give it with the hash of its key (ReplayEvent::rows;
+  // what is hashed: BinlogEventSource::Impl::hash_rows, binlogctl-replay(1) --path-by).
+  bool row_keys = false;
 };
 
 // Reads a chain (files, index, directory, as dump does) and yields:
@@ -27,6 +30,9 @@ struct BinlogSourceOptions {
 //     bytes (the rows it carries), inner events of TRANSACTION_PAYLOAD included;
 //   - DDL and other statements (QUERY events other than BEGIN/COMMIT), on the control path;
 //   - the commit of each transaction (XID, COMMIT, XA) on the control path with txn_end set.
+// With row_keys, a rows event also carries its rows (ReplayEvent::rows), each with the hash of
+// its key: the table's name and the raw bytes of its primary key columns in the after image
+// (the before image of a DELETE), or of the whole image when no primary key is known.
 // Positions are (file index in the chain, event pos, inner index); source_ts_us is the event's
 // timestamp. Transactions are told apart by the shared transaction front (txn_front.h), which
 // also applies the GTID selection and the damage policy: a damaged event is never replayed.

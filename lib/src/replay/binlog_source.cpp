@@ -4,8 +4,11 @@
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/replay_binlog.h>
+#include <binlogctl/rows.h>
+#include <binlogctl/schema.h>
 #include <binlogctl/source.h>
 #include <binlogctl/statement_kind.h>
+#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
 #include <binlogctl/txn_front.h>
 
@@ -17,6 +20,59 @@
 
 namespace binlogctl {
 
+namespace {
+
+// The key hash of --path-by hash:N (binlogctl-replay(1) gives the same definition): FNV-1a 64
+// over the bytes below, then splitmix64's finalizer so that every bit of the hash depends on
+// every byte (the bucket is hash % N).
+constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
+
+inline std::uint64_t fnv(std::uint64_t h, const std::uint8_t* p, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= kFnvPrime;
+  }
+  return h;
+}
+inline std::uint64_t fnv(std::uint64_t h, std::string_view s) noexcept {
+  return fnv(h, reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+inline std::uint64_t finish(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// One column of an image: a tag (0 absent from the image, 1 NULL, 2 a value, 3 a partial JSON
+// value), then for 2 and 3 the length of its bytes (4 bytes, little-endian) and the bytes as
+// the row image holds them (for 3: its diffs).
+inline std::uint64_t feed_cell(std::uint64_t h, const ImageCell& c) noexcept {
+  std::uint8_t head[5];
+  Bytes bytes;
+  if (!c.present) {
+    head[0] = 0;
+  } else if (c.is_null) {
+    head[0] = 1;
+  } else {
+    head[0] = c.partial_json ? 3 : 2;
+    bytes = c.partial_json ? c.diffs : c.raw;
+  }
+  if (head[0] < 2) return fnv(h, head, 1);
+  const auto n = static_cast<std::uint32_t>(bytes.size());
+  for (int i = 0; i < 4; ++i) head[1 + i] = static_cast<std::uint8_t>(n >> (8 * i));
+  return fnv(fnv(h, head, 5), bytes.data(), bytes.size());
+}
+
+bool key_present(const std::vector<ImageCell>& img, const std::vector<std::uint32_t>& key) noexcept {
+  for (std::uint32_t c : key) {
+    if (c >= img.size() || !img[c].present) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
   DiagnosticSink& diag;
   BinlogSourceOptions opts;
@@ -27,11 +83,22 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
   std::unordered_map<std::uint64_t, std::string> tables;  // table id -> "schema.table" (selected tables)
   std::unordered_map<std::uint64_t, bool> skipped;        // table id -> not taken by the filter
   std::string key;
+  // row_keys (--path-by hash:N): full table maps (primary key), completed from the schema
+  // history that the binlog's DDL builds, and the rows of the current event with their hashes.
+  TableMapCache maps;
+  SchemaHistory schema;
+  TableMapLoader loader{maps, schema, nullptr};
+  std::string loader_notes;  // its warnings are about column names, which replay does not use
+  std::vector<ImageCell> cells_a, cells_b;
+  std::string inflated;
+  std::vector<ReplayRow> rows;
 
   Impl(const BinlogSourceOptions& o, DiagnosticSink& d)
       : diag(d),
         opts(o),
-        front(opts.include_gtids ? &*opts.include_gtids : nullptr, opts.exclude_gtids ? &*opts.exclude_gtids : nullptr) {}
+        front(opts.include_gtids ? &*opts.include_gtids : nullptr, opts.exclude_gtids ? &*opts.exclude_gtids : nullptr) {
+    loader.defer_warnings(&loader_notes);
+  }
 
   void input_error(const std::string& e) override {
     diag.report(Diagnostic{Check::read_error, Severity::error, e, 0, "cannot read the input list"});
@@ -48,6 +115,7 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
   bool begin_file(const InputFile&) override {
     tables.clear();
     skipped.clear();
+    maps.clear();
     front.reset();
     return true;
   }
@@ -90,6 +158,11 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
         const bool take = opts.filter.matches(t->db, t->table);
         skipped[t->table_id] = !take;
         if (take) tables[t->table_id] = fmt::format("{}.{}", t->db, t->table);
+        if (take && opts.row_keys) {
+          auto l = loader.load(e, reader->log_name(), e.is_inner() ? e.payload_pos : e.pos);
+          loader_notes.clear();
+          if (!l) undecodable(e, "TABLE_MAP", l.error());
+        }
         return false;
       }
       case EventType::xid:
@@ -122,9 +195,80 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
       key = it != tables.end() ? it->second : fmt::format("table_id.{}", h->table_id);
       out.path_key = key;
       out.size = static_cast<std::uint32_t>(h->rows.size());
+      if (opts.row_keys) hash_rows(e, code, *h, out);
       return true;
     }
     return false;
+  }
+
+  // row_keys: each row of the event with the hash of its key and its bytes (out.rows). The key
+  // is that of the image a dispatcher by key looks at (TiCDC's index-value dispatcher: the after
+  // image, the before image of a delete): the table's name, then its primary key columns in key
+  // order (an UPDATE whose after image lacks one of them, binlog_row_image=MINIMAL, uses its
+  // before image), or every column of that image when the table has no primary key known
+  // (neither SIMPLE_PRIMARY_KEY / PRIMARY_KEY_WITH_PREFIX metadata nor a definition in schema
+  // history) or the image lacks a key column. A prefix key column is hashed whole. Without a
+  // table map, or when the rows do not decode (reported), out.rows stays empty: the event goes
+  // whole to the bucket of its table's name.
+  void hash_rows(const Event& e, std::uint8_t code, const RowsEventHeader& h, ReplayEvent& out) {
+    rows.clear();
+    const TableMap* tm = maps.find(h.table_id);
+    const auto kind = classify_rows_event(code);
+    if (tm == nullptr || !kind) return;
+    Bytes data = h.rows;
+    std::uint64_t at = h.rows_offset;
+    if (kind->compressed) {
+      Status st = decompress_mariadb(data, at, inflated);
+      if (!st.ok()) {
+        undecodable(e, "rows", st.error());
+        return;
+      }
+      data = Bytes(reinterpret_cast<const std::uint8_t*>(inflated.data()), inflated.size());
+    }
+    constexpr std::uint8_t kNul = 0;
+    const std::uint64_t table_seed = fnv(fnv(fnv(fnv(kFnvOffset, tm->db), &kNul, 1), tm->table), &kNul, 1);
+    const bool update = kind->kind == RowsKind::update;
+    ByteReader r(data, at);
+    while (r.ok() && !r.empty()) {
+      const std::size_t from = r.position();
+      Status st = decode_image_cells(*tm, h.width, h.columns_before, update ? ImageRole::before : ImageRole::after,
+                                     false, r, cells_a);
+      if (st.ok() && update)
+        st = decode_image_cells(*tm, h.width, h.columns_after, ImageRole::after, kind->partial_json, r, cells_b);
+      if (st.ok() && r.position() == from) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
+      if (!st.ok()) {
+        undecodable(e, "rows", st.error());
+        rows.clear();
+        return;
+      }
+      const std::vector<ImageCell>* img = update ? &cells_b : &cells_a;
+      bool keyed = !tm->primary_key.empty();
+      if (keyed && !key_present(*img, tm->primary_key)) {
+        if (update && key_present(cells_a, tm->primary_key))
+          img = &cells_a;
+        else
+          keyed = false;
+      }
+      std::uint64_t hv = table_seed;
+      if (keyed) {
+        for (std::uint32_t c : tm->primary_key) hv = feed_cell(hv, (*img)[c]);
+      } else {
+        for (const ImageCell& c : *img) hv = feed_cell(hv, c);
+      }
+      rows.push_back(ReplayRow{finish(hv), static_cast<std::uint32_t>(r.position() - from)});
+    }
+    // The rows share the event's size: their bytes, except in a compressed event, whose size is
+    // its compressed bytes (as with the other --path-by modes): shared in proportion.
+    if (kind->compressed && !data.empty()) {
+      std::uint64_t acc = 0, given = 0;
+      for (ReplayRow& row : rows) {
+        acc += row.size;
+        const std::uint64_t upto = acc * out.size / data.size();
+        row.size = static_cast<std::uint32_t>(upto - given);
+        given = upto;
+      }
+    }
+    out.rows = rows;
   }
 };
 
@@ -156,6 +300,10 @@ bool BinlogEventSource::next(ReplayEvent& ev) {
     if (m.ev_.type() == EventType::transaction_payload) continue;  // its inner events follow
     // The damage policy: a damaged event is reported by the reader, never replayed.
     const TransactionFront::Step& step = m.front.begin(m.ev_, m);
+    // Schema history (the primary key of tables whose maps do not carry it), whatever the
+    // selection keeps.
+    if (m.opts.row_keys && !step.damaged && step.statement_ok && step.kind == StatementKind::ddl)
+      m.schema.apply(step.query.db, step.query.sql);
     const bool take = !step.damaged && m.front.selected() && m.convert(m.ev_, step, ev);
     m.front.end();
     if (!take) continue;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
@@ -94,6 +95,18 @@ void VectorEventSource::add(std::string_view path_key, std::uint32_t size, bool 
   events_.push_back(ev);
 }
 
+void VectorEventSource::add_rows(std::string_view path_key, std::vector<ReplayRow> rows,
+                                 bool txn_end, std::uint64_t source_ts_us,
+                                 std::uint32_t file_index, std::uint64_t pos,
+                                 std::uint32_t inner_index) {
+  std::uint64_t size = 0;
+  for (const ReplayRow& r : rows) size += r.size;
+  add(path_key, static_cast<std::uint32_t>(std::min<std::uint64_t>(size, UINT32_MAX)), txn_end,
+      source_ts_us, file_index, pos, inner_index);
+  rows_.push_back(std::move(rows));
+  events_.back().rows = rows_.back();
+}
+
 bool VectorEventSource::next(ReplayEvent& ev) {
   if (next_ >= events_.size()) return false;
   ev = events_[next_++];
@@ -175,16 +188,51 @@ bool SyntheticEventSource::next(ReplayEvent& ev) {
 
 // ---- loading ----
 
+namespace {
+
+// Rows grouped by the bucket of their key: one group per bucket, in the order of the group's
+// first row. The buffers are kept from one event to the next (no allocation once warm).
+struct RowSplitter {
+  struct Group {
+    std::uint32_t bucket = 0, first_row = 0;
+    std::uint64_t size = 0;
+  };
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed;  // (bucket, row)
+  std::vector<Group> groups;
+
+  void split(std::span<const ReplayRow> rows, std::uint32_t buckets) {
+    keyed.clear();
+    groups.clear();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      keyed.emplace_back(static_cast<std::uint32_t>(rows[i].key_hash % buckets),
+                         static_cast<std::uint32_t>(i));
+    }
+    std::sort(keyed.begin(), keyed.end());
+    for (std::size_t i = 0; i < keyed.size(); ++i) {
+      if (i == 0 || keyed[i].first != keyed[i - 1].first) {
+        groups.push_back(Group{keyed[i].first, keyed[i].second, 0});
+      }
+      groups.back().size += rows[keyed[i].second].size;
+    }
+    std::sort(groups.begin(), groups.end(),
+              [](const Group& a, const Group& b) { return a.first_row < b.first_row; });
+  }
+};
+
+}  // namespace
+
 ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
                               std::uint32_t hash_buckets) {
   ReplayInput in;
   if (by == PathBy::hash && hash_buckets == 0) hash_buckets = 16;
   std::vector<std::uint32_t> txn_last;  // per path: last event index in the open transaction
   std::vector<std::uint32_t> touched;
+  RowSplitter splitter;
   for (std::uint32_t a = 0; a < sources.size(); ++a) {
     ReplayInput::Area area;
     area.first_event = static_cast<std::uint32_t>(in.events.size());
     std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> ids;
+    std::unordered_map<std::uint32_t, std::uint32_t> bucket_ids;  // hash: bucket -> path
     std::string last_key = "\x01";
     std::uint32_t last_id = 0;
     std::uint32_t txn = 0;
@@ -192,53 +240,79 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
       for (std::uint32_t p : touched) in.events[txn_last[p]].flags |= kPathTxnEnd;
       touched.clear();
     };
-    ReplayEvent ev;
-    std::string key;
-    while (sources[a]->next(ev)) {
-      std::uint32_t id;
-      if (ev.path_key == last_key) {
-        id = last_id;
-      } else {
-        last_key.assign(ev.path_key);
-        std::string_view name = ev.path_key;
-        if (name.empty()) {
-          name = "(control)";
-        } else if (by == PathBy::schema) {
-          name = name.substr(0, name.find('.'));
-        } else if (by == PathBy::hash) {
-          key = "#" + std::to_string(fnv1a(name) % hash_buckets);
-          name = key;
-        }
-        auto it = ids.find(name);
-        if (it == ids.end()) {
-          id = static_cast<std::uint32_t>(in.path_names.size());
-          in.path_names.emplace_back(name);
-          in.path_area.push_back(a);
-          in.path_events.emplace_back();
-          txn_last.push_back(0);
-          area.paths.push_back(id);
-          ids.emplace(std::string(name), id);
-        } else {
-          id = it->second;
-        }
-        last_id = id;
-      }
+    auto new_path = [&](std::string_view name) {
+      const auto id = static_cast<std::uint32_t>(in.path_names.size());
+      in.path_names.emplace_back(name);
+      in.path_area.push_back(a);
+      in.path_events.emplace_back();
+      txn_last.push_back(0);
+      area.paths.push_back(id);
+      return id;
+    };
+    std::string name_buf;
+    auto bucket_path = [&](std::uint32_t bucket) {
+      auto it = bucket_ids.find(bucket);
+      if (it != bucket_ids.end()) return it->second;
+      name_buf = "#" + std::to_string(bucket);
+      const std::uint32_t id = new_path(name_buf);
+      bucket_ids.emplace(bucket, id);
+      return id;
+    };
+    auto push = [&](const ReplayEvent& ev, std::uint32_t id, std::uint32_t size, bool txn_end,
+                    std::uint32_t row) {
       const auto g = static_cast<std::uint32_t>(in.events.size());
       auto& list = in.path_events[id];
       ReplayInputEvent e;
       e.path = id;
       e.path_seq = static_cast<std::uint32_t>(list.size());
-      e.size = ev.size;
+      e.size = size;
       e.txn = txn;
-      e.flags = ev.txn_end ? kTxnEnd : 0;
+      e.flags = txn_end ? kTxnEnd : 0;
       in.events.push_back(e);
       list.push_back(g);
       in.source_ts_us.push_back(ev.source_ts_us);
-      in.positions.push_back(ReplayPosition{ev.file_index, ev.inner_index, ev.pos});
-      in.max_event_size = std::max(in.max_event_size, ev.size);
-      in.total_bytes += ev.size;
+      in.positions.push_back(ReplayPosition{ev.file_index, ev.inner_index, ev.pos, row});
+      in.max_event_size = std::max(in.max_event_size, size);
+      in.total_bytes += size;
       if (std::find(touched.begin(), touched.end(), id) == touched.end()) touched.push_back(id);
       txn_last[id] = g;
+    };
+    ReplayEvent ev;
+    while (sources[a]->next(ev)) {
+      if (by == PathBy::hash && !ev.path_key.empty() && !ev.rows.empty()) {
+        // A dispatcher per key: each row goes to the bucket of its key.
+        splitter.split(ev.rows, hash_buckets);
+        for (std::size_t k = 0; k < splitter.groups.size(); ++k) {
+          const RowSplitter::Group& gr = splitter.groups[k];
+          const bool last = k + 1 == splitter.groups.size();
+          push(ev, bucket_path(gr.bucket),
+               static_cast<std::uint32_t>(std::min<std::uint64_t>(gr.size, UINT32_MAX)),
+               ev.txn_end && last, gr.first_row);
+        }
+      } else {
+        std::uint32_t id;
+        if (ev.path_key == last_key) {
+          id = last_id;
+        } else {
+          last_key.assign(ev.path_key);
+          std::string_view name = ev.path_key;
+          if (name.empty()) {
+            name = "(control)";
+          } else if (by == PathBy::schema) {
+            name = name.substr(0, name.find('.'));
+          }
+          if (by == PathBy::hash && !ev.path_key.empty()) {
+            id = bucket_path(static_cast<std::uint32_t>(fnv1a(name) % hash_buckets));
+          } else if (auto it = ids.find(name); it == ids.end()) {
+            id = new_path(name);
+            ids.emplace(std::string(name), id);
+          } else {
+            id = it->second;
+          }
+          last_id = id;
+        }
+        push(ev, id, ev.size, ev.txn_end, 0);
+      }
       if (ev.txn_end) {
         close_txn();
         ++txn;

@@ -1335,8 +1335,12 @@ std::string Simulator::where(std::uint32_t p, std::uint32_t seq) const {
   const auto& list = in_.path_events[p];
   if (seq >= list.size()) return fmt::format("{} seq {} (past the end)", in_.path_names[p], seq);
   const ReplayPosition& pos = in_.positions[list[seq]];
-  return fmt::format("{} seq {} at file {} pos {} row {}", in_.path_names[p], seq, pos.file_index,
-                     pos.pos, pos.inner_index);
+  // pos: the event's end_log_pos (of its TRANSACTION_PAYLOAD for an inner event, then its
+  // index inside it); row: a sub-event of a rows event split by key (hash:N), its first row.
+  std::string at = fmt::format("{} seq {} at file {} pos {}", in_.path_names[p], seq, pos.file_index, pos.pos);
+  if (pos.inner_index != 0) at += fmt::format(" inner {}", pos.inner_index);
+  if (pos.row != 0) at += fmt::format(" row {}", pos.row);
+  return at;
 }
 
 void Simulator::violate(std::string check, std::string msg) {
