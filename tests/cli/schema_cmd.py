@@ -87,7 +87,7 @@ def main():
     check(rc == 0, "history: exit 0")
     versions = jsonl(out)
     check(all(v["kind"] == "version" for v in versions), "history: only versions (no undefined table)")
-    ev = [(v["table"], v["change"], v["pos"]) for v in versions if v["table"] in ("evolve", "evolved")]
+    ev = [(v["table"], v.get("change"), v["pos"]) for v in versions if v["table"] in ("evolve", "evolved")]
     ddl = {r["pos"]: r["sql"] for r in full if r["type"] == "DDL"}
     shape = [(t, c) for t, c, _ in ev]
     check(shape == [("evolve", "defined"), ("evolve", "defined"), ("evolve", "defined"), ("evolve", "removed"),
@@ -97,7 +97,7 @@ def main():
     names = [c["name"] for c in versions[-1]["columns"]] if versions else []
     check(versions and versions[-1]["table"] == "evolved" and names == ["u", "id", "name", "c"],
           "history: evolved ends as u, id, name, c: %s" % names)
-    removed = [v for v in versions if v["change"] == "removed"]
+    removed = [v for v in versions if v.get("change") == "removed"]
     check(len(removed) == 1 and removed[0]["reason"] == "renamed" and removed[0]["create"] is None,
           "history: the rename's removal says renamed")
     hist_sql = os.path.join(tmp, "history.sql")
