@@ -44,32 +44,18 @@ import os
 import re
 import struct
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 BIN = sys.argv[1]
 CORPUS = sys.argv[2] if len(sys.argv) > 2 else None  # ../shared/corpus/mariadb
 
 
-def find(prog):
-    p = shutil.which(prog)
-    if p:
-        return p
-    for d in ("/usr/sbin", "/usr/bin", "/usr/local/sbin"):
-        if os.path.exists(os.path.join(d, prog)):
-            return os.path.join(d, prog)
-    return None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mdb  # noqa: E402  (the private server, shared by the server tests)
 
-
-MARIADBD = find("mariadbd")
-CLIENT = find("mariadb")
-INSTALL_DB = find("mariadb-install-db")
-if not (MARIADBD and CLIENT and INSTALL_DB):
-    print("SKIP: mariadbd, mariadb or mariadb-install-db not installed")
-    sys.exit(77)
+mdb.require_or_skip()
 
 FAILS = []
 
@@ -82,70 +68,9 @@ def check(cond, what):
         FAILS.append(what)
 
 
-class Server:
-    def __init__(self, root):
-        self.dir = root
-        self.data = os.path.join(root, "data")
-        self.sock = os.path.join(root, "sock")
-        self.pidfile = os.path.join(root, "mariadbd.pid")
-        self.proc = None
-
-    def start(self):
-        r = subprocess.run([INSTALL_DB, "--no-defaults", "--auth-root-authentication-method=normal", "--user=root",
-                            "--datadir=" + self.data, "--skip-test-db"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
-        if r.returncode != 0:
-            sys.exit("mariadb-install-db failed:\n" + r.stdout.decode(errors="replace"))
-        log = open(os.path.join(self.dir, "mariadbd.out"), "wb")
-        self.proc = subprocess.Popen([MARIADBD, "--no-defaults", "--skip-networking", "--socket=" + self.sock,
-                                      "--pid-file=" + self.pidfile, "--datadir=" + self.data, "--tmpdir=" + self.dir,
-                                      "--log-error=" + os.path.join(self.dir, "error.log"), "--user=root",
-                                      "--server-id=1", "--log-bin=" + os.path.join(self.dir, "binlog"),
-                                      "--binlog-format=ROW", "--binlog-row-image=FULL",
-                                      "--binlog-row-metadata=FULL", "--innodb-buffer-pool-size=32M",
-                                      "--innodb-log-file-size=16M", "--max-allowed-packet=64M"],
-                                     stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                sys.exit("mariadbd exited during start-up:\n" + open(os.path.join(self.dir, "error.log")).read()[-3000:])
-            if os.path.exists(self.sock):
-                r = subprocess.run(self.client_args() + ["-e", "SELECT 1"], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-                if r.returncode == 0:
-                    return
-            time.sleep(0.1)
-        sys.exit("mariadbd did not come up within 60 s")
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def client_args(self, extra=()):
-        return [CLIENT, "--no-defaults", "--socket=" + self.sock, "-uroot", "--default-character-set=utf8mb4",
-                *extra]
-
-    def sql(self, text, extra=(), check_rc=True):
-        r = subprocess.run(self.client_args(extra), input=text.encode() if isinstance(text, str) else text,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        if check_rc and r.returncode != 0:
-            raise RuntimeError("client failed: " + r.stderr.decode(errors="replace")[-2000:])
-        return r
-
-    def apply(self, sql_bytes):
-        """Feeds statements to the client without logging them (the test's own binlog stays as it was)."""
-        return self.sql(sql_bytes, extra=("--binary-mode", "--init-command=SET sql_log_bin=0"), check_rc=False)
-
-    def query(self, text):
-        return self.sql(text, extra=("-N", "-B")).stdout.decode("utf-8", "replace")
+def Server(root):
+    return mdb.Server(root, ["--server-id=1", "--log-bin=" + os.path.join(root, "binlog"), "--binlog-format=ROW",
+                             "--binlog-row-image=FULL", "--binlog-row-metadata=FULL"])
 
 
 DBS = ("sqltest", "sqltest2")
