@@ -116,8 +116,7 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"base64", "hex"}))
       ->default_val("base64");
   add_read_options(*sub, a->read, " and, in the Canal formats, of TIMESTAMP values");
-  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids, "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Skip transactions in this GTID set");
+  add_gtid_options(*sub, a->selection, "transactions");
   sub->add_option("-d,--database", a->opts.database,
                   "Only row changes of this database's tables and statements whose default database it is (as mysqlbinlog -d)");
   sub->add_option("--filter", a->selection.filter, "Canal table filter: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");

@@ -43,10 +43,7 @@ void setup_dump(CLI::App& app, int& exit_code) {
   sub->add_flag("--decode", a->opts.decode, "Add each event's decoded body (JSON: as \"body\"; text: a 'body:' line under the event)");
   sub->add_flag("--hexdump", a->opts.hexdump, "Add the raw bytes of each event");
   add_read_options(*sub, a->read, "");
-  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
-                                                "Only the events of transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids,
-                                                "Leave out the events of transactions in this GTID set");
+  add_gtid_options(*sub, a->selection, "the events of transactions");
   sub->add_option("-d,--database", a->opts.database,
                   "Only the statements, table maps and rows events of this database (as mysqlbinlog -d); transaction keywords and other events always");
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,

@@ -158,10 +158,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
       ->default_val(0.0);
   sub->add_option("-o,--output", a->output, "Write the summary to FILE");
   add_read_options(*sub, a->read, "");
-  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
-                                                "Only the transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids,
-                                                "Leave out the transactions in this GTID set");
+  add_gtid_options(*sub, a->selection, "the transactions");
   sub->add_option("--filter", a->selection.filter,
                   "Canal table filter: only the rows events of these tables (commits are kept), e.g. 'shop\\..*'");
   add_remote_options(*sub, a->remote);

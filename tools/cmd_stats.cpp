@@ -58,9 +58,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
                                        "Timeline bucket in seconds; default from the time span: a minute up to "
                                        "6 hours, an hour up to 14 days, else a day");
   add_read_options(*sub, a->read, " and of the text report's times");
-  a->selection.include_option = sub->add_option("--include-gtids", a->selection.include_gtids,
-                  "Only transactions in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
-  a->selection.exclude_option = sub->add_option("--exclude-gtids", a->selection.exclude_gtids, "Leave out transactions in this GTID set");
+  add_gtid_options(*sub, a->selection, "transactions");
   sub->add_option("--filter", a->selection.filter,
                   "Canal table filter: only these tables' rows, e.g. 'shop\\..*,crm.users'");
   sub->add_option("--schema", a->selection.schema_files,

@@ -80,6 +80,11 @@ struct ReadArgs {
 // is used for in this subcommand, may be empty), server ids, checksums, progress.
 void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone_help);
 
+struct RowSelectionArgs;
+// --include-gtids / --exclude-gtids, with the same words in every subcommand: "Only `what` in this
+// GTID set ...", "Leave out `what` in this GTID set".
+void add_gtid_options(CLI::App& sub, RowSelectionArgs& s, const std::string& what);
+
 // The row-change selection of convert and stats: GTID sets, the table filter, schema files.
 struct RowSelectionArgs {
   std::string include_gtids, exclude_gtids, filter;

@@ -62,6 +62,12 @@ void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone
   add_progress_option(sub, read.progress);
 }
 
+void add_gtid_options(CLI::App& sub, RowSelectionArgs& s, const std::string& what) {
+  s.include_option = sub.add_option("--include-gtids", s.include_gtids,
+                                    "Only " + what + " in this GTID set (MySQL uuid:1-5 or MariaDB 0-1-100)");
+  s.exclude_option = sub.add_option("--exclude-gtids", s.exclude_gtids, "Leave out " + what + " in this GTID set");
+}
+
 std::optional<GtidSelection> gtid_selection_option(const std::string& text, const char* option, bool given) {
   if (!given) return std::nullopt;
   auto s = GtidSelection::parse(text);
