@@ -242,22 +242,24 @@ class SchemaReporter final : public TransactionFront::Hooks {
  private:
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
-  Origin origin_of(const Event& ev, Origin::Source s) {
-    Origin o;
+  // Where the event is, written into `o` in place (its strings keep their capacity: a TABLE_MAP
+  // seen again allocates nothing).
+  void stamp(Origin& o, const Event& ev, Origin::Source s) {
     o.source = s;
-    o.log_name = log_name_;
+    o.log_name.assign(log_name_);
     o.pos = top_pos(ev);
     o.time = ev.header.timestamp;
-    o.gtid = front_.state().gtid_text;
+    o.gtid.assign(front_.state().gtid_text);
+    o.statement.clear();
     o.seq = ++seq_;
-    return o;
   }
 
   void ddl(const Event& ev, const QueryEvent& q) {
     history_.apply(q.db, q.sql);
     std::vector<SchemaHistory::Change> changes = history_.take_changes();
     if (changes.empty()) return;
-    Origin o = origin_of(ev, Origin::Source::ddl);
+    Origin o;
+    stamp(o, ev, Origin::Source::ddl);
     o.statement.assign(q.sql);
     const bool defined_another =
         std::any_of(changes.begin(), changes.end(), [](const SchemaHistory::Change& c) { return c.table != nullptr; });
@@ -308,7 +310,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
       }
       seen.tm = std::move(*tm);
     }
-    seen.at = origin_of(ev, Origin::Source::table_map);
+    stamp(seen.at, ev, Origin::Source::table_map);
     // --history: a table no DDL defined gets a version from its map whenever the map says
     // something new about it.
     if (opts_.history && changed && (seen.tm->optional_fields & kOptColumnName) != 0 &&
