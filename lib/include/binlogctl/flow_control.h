@@ -171,6 +171,9 @@ struct AreaCounters {
   std::uint64_t peak_pending = 0;
   std::uint32_t protocol_errors = 0;
   std::uint32_t oversized_admissions = 0;  // doc: transactions larger than H let through alone
+  // doc: re-reads let through alone because the breaker had discarded them twice from the same
+  // event (what a scan burst in flight brings can exceed H: no progress otherwise).
+  std::uint32_t retry_admissions = 0;
 };
 
 class FlowController {
@@ -185,16 +188,19 @@ class FlowController {
                             std::uint32_t start_seq);
   // Event `seq` of `path` arrives. `order` is comparable across the paths of one area (source
   // order). `inject_drop` turns it into a drop marker (fault injection, TiCDC InjectDropEvent).
-  // `oversized`: the event belongs to a transaction whose bytes on this path exceed H (the
-  // upstream knows it from its scan). doc lets such a transaction through alone, as TiCDC
-  // does: the breaker discards the other paths instead, the transaction is appended even
-  // above H, and while the area stays above H no other path may append.
+  // `oversized`: the event belongs to a transaction whose bytes exceed H, on one path or spread
+  // over several (the upstream knows it from its scan). doc lets such a transaction through
+  // alone, as TiCDC does: the breaker never discards a path holding its events and discards
+  // the other paths instead, the transaction is appended even above H, and while the area
+  // stays above H no other path may append. A path the breaker discarded twice from the same
+  // event, with nothing delivered in between, is treated alike on its next re-read: retrying
+  // the same burst would be discarded again and again (a livelock).
   AppendStatus on_event(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
                         std::uint32_t seq, std::uint32_t size, std::uint32_t order,
                         bool inject_drop = false, bool oversized = false);
-  // doc: the path holding an oversized transaction let through above H (kNoPath: none).
-  std::uint32_t oversized_path(std::uint32_t area) const noexcept {
-    return areas_[area].oversized_path;
+  // doc: `path` holds events of an oversized transaction (the breaker never discards it).
+  bool holds_oversized(std::uint32_t path) const noexcept {
+    return paths_[path].oversized_pending != 0;
   }
 
   bool can_pop(std::uint32_t path) const noexcept;
@@ -276,6 +282,7 @@ class FlowController {
     std::uint32_t size;  // accounted size
     std::uint32_t order;
     std::uint32_t epoch;
+    bool oversized;  // part of a transaction larger than H (doc)
   };
   struct PathState {
     std::uint32_t area = 0;
@@ -295,6 +302,9 @@ class FlowController {
     std::uint64_t last_feedback = 0;
     bool had_feedback = false;
     std::uint64_t last_handled = 0;
+    std::uint64_t oversized_pending = 0;  // queued bytes let through alone (oversized, retry)
+    std::uint32_t break_seq = 0;          // `forwarded` at the last circuit break
+    std::uint32_t breaks_at_seq = 0;      // circuit breaks in a row at break_seq
     PathCounters c;
   };
   struct AreaState {
@@ -308,7 +318,7 @@ class FlowController {
     std::uint64_t last_decrease = 0;
     std::uint64_t last_release = 0;
     bool released_once = false;
-    std::uint32_t oversized_path = kNoPath;
+    bool admitting = false;  // above H with an oversized transaction let through
     AreaCounters c;
   };
 
@@ -320,6 +330,7 @@ class FlowController {
   void start_reset(std::uint64_t now, std::uint32_t p);
   void circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
                        std::uint32_t size, bool oversized);
+  void note_break(std::uint32_t p);
   void release_memory(std::uint64_t now, std::uint32_t area);
   void check_deadlock(std::uint64_t now, std::uint32_t area);
   void after_increase(std::uint64_t now, std::uint32_t p);

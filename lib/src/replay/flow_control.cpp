@@ -251,8 +251,12 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
     mark_broken(now, p, ResetCause::drop_marker);
     return AppendStatus::marker;
   }
+  // Broken twice from this very event with nothing delivered since: this re-read goes through
+  // alone, as an oversized transaction does (a third try would meet the same burst).
+  const bool retry = policy_ == Policy::doc && !oversized && s.breaks_at_seq >= 2 &&
+                     s.break_seq == s.forwarded;
   if (policy_ == Policy::doc && a.pending + size > hard_limit_) {
-    circuit_breaker(now, s.area, p, size, oversized);
+    circuit_breaker(now, s.area, p, size, oversized || retry);
   }
   if (s.broken || s.epoch != epoch) {  // this very path was the victim: its stream restarts
     ++s.c.discarded;
@@ -263,11 +267,16 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
     fault_fired_ = true;
     size = std::max<std::uint32_t>(size / 4, 1);
   }
-  if (policy_ == Policy::doc && a.pending + size > hard_limit_ && a.oversized_path != p) {
-    a.oversized_path = p;  // let through alone (the breaker emptied the other paths)
-    ++a.c.oversized_admissions;
+  if (policy_ == Policy::doc && a.pending + size > hard_limit_ && !a.admitting) {
+    a.admitting = true;  // let through alone (the breaker emptied the other paths)
+    if (oversized || !retry) {
+      ++a.c.oversized_admissions;
+    } else {
+      ++a.c.retry_admissions;
+    }
   }
-  s.q.push_back(Entry{size, order, epoch});
+  s.q.push_back(Entry{size, order, epoch, oversized || retry});
+  if (oversized || retry) s.oversized_pending += size;
   s.pending += size;
   a.pending += size;
   s.c.peak_pending = std::max(s.c.peak_pending, s.pending);
@@ -298,12 +307,14 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   const std::size_t end = s.q.size();
   std::uint32_t n = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t oversized_bytes = 0;
   bool stale = false;
   popped_.clear();
   while (i < end && n < max_events && bytes < max_bytes) {
     const Entry& e = s.q[i];
     if (n > 0 && e.order > max_order) break;
     bytes += e.size;
+    if (e.oversized) oversized_bytes += e.size;
     stale |= e.epoch != s.epoch;
     popped_.push_back(e.order);
     ++n;
@@ -348,9 +359,10 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   b.stale = stale;
   s.forwarded += n;
   s.pending -= released;
+  s.oversized_pending -= oversized_bytes;
   AreaState& a = areas_[s.area];
   a.pending -= released;
-  if (a.oversized_path != kNoPath && a.pending <= hard_limit_) a.oversized_path = kNoPath;
+  if (a.admitting && a.pending <= hard_limit_) a.admitting = false;
   s.blocking = true;
   s.last_handled = b.first_order;
   a.last_decrease = now;
@@ -464,8 +476,9 @@ void FlowController::discard_queue(std::uint64_t now, std::uint32_t p, ActionKin
   s.qhead = 0;
   a.pending -= bytes;
   s.pending = 0;
+  s.oversized_pending = 0;
   a.last_decrease = now;
-  if (a.oversized_path != kNoPath && a.pending <= hard_limit_) a.oversized_path = kNoPath;
+  if (a.admitting && a.pending <= hard_limit_) a.admitting = false;
   // The stream is broken: a marker replaces the discarded events (TiCDC's OnDrop); the reset
   // starts when the dispatcher reaches it. Later events of this epoch are dropped until then.
   mark_broken(
@@ -474,33 +487,49 @@ void FlowController::discard_queue(std::uint64_t now, std::uint32_t p, ActionKin
   after_decrease(now, p);
 }
 
+void FlowController::note_break(std::uint32_t p) {
+  PathState& s = paths_[p];
+  if (s.breaks_at_seq != 0 && s.break_seq == s.forwarded) {
+    ++s.breaks_at_seq;
+  } else {
+    s.break_seq = s.forwarded;
+    s.breaks_at_seq = 1;
+  }
+}
+
 void FlowController::circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
                                      std::uint32_t size, bool oversized) {
   AreaState& a = areas_[area];
-  // An oversized transaction goes through alone: its path is never the victim, neither while it
+  // An oversized transaction goes through alone: a path holding its events (one path, or
+  // several when the transaction spreads over them) is never the victim, neither while it
   // arrives nor while the area stays above H with it.
-  const std::uint32_t keep = oversized ? incoming : a.oversized_path;
+  auto kept = [&](std::uint32_t p) {
+    return paths_[p].oversized_pending != 0 || (oversized && p == incoming);
+  };
   while (a.pending + size > hard_limit_) {
     std::uint32_t victim = kNoPath;
     std::uint64_t most = 0;
     for (std::uint32_t p : a.paths) {  // longest path; ties keep the lower id
-      if (p != keep && paths_[p].pending > most) {
+      if (!kept(p) && paths_[p].pending > most) {
         most = paths_[p].pending;
         victim = p;
       }
     }
     if (victim == kNoPath) {
-      // Only the oversized transaction's path holds bytes. Its own events are let in; an event
-      // of another path is dropped (its path resets and re-reads it later).
-      if (!oversized && keep != kNoPath && keep != incoming) {
+      // Only the oversized transaction's paths hold bytes. Its own events are let in (and
+      // whatever follows them on those paths); an event of another path is dropped (its path
+      // resets and re-reads it later).
+      if (!kept(incoming) && a.pending != 0) {
         ++a.c.circuit_breaks;
         ++paths_[incoming].c.circuit_breaks;
+        note_break(incoming);
         discard_queue(now, incoming, ActionKind::circuit_break);
       }
       return;
     }
     ++a.c.circuit_breaks;
     ++paths_[victim].c.circuit_breaks;
+    note_break(victim);
     discard_queue(now, victim, ActionKind::circuit_break);
     if (victim == incoming) return;
   }

@@ -118,6 +118,8 @@ Json summary_json(const ReplayResult& r) {
     j["over_hard_limit"] = x.over_hard_limit;
     j["peak_cause"] = x.peak_cause;
     j["oversized_admissions"] = x.counters.oversized_admissions;
+    // (only when it happened: the summaries of the runs where it does not stay as they were)
+    if (x.counters.retry_admissions != 0) j["retry_admissions"] = x.counters.retry_admissions;
     j["peak_resident"] = x.peak_resident;
     j["pauses"] = x.counters.pauses;
     j["resumes"] = x.counters.resumes;
@@ -195,7 +197,7 @@ void write_summary_text(std::ostream& out, const ReplayResult& r) {
     const AreaStats& x = r.areas[a];
     if (x.over_quota == 0 && x.over_hard_limit == 0) continue;
     line(r.areas.size() == 1 ? "overshoot" : fmt::format("overshoot {}", a),
-         fmt::format("peak at {:.3f} s: {} above the quota{}; cause: {}{}",
+         fmt::format("peak at {:.3f} s: {} above the quota{}; cause: {}{}{}",
                      ms(x.peak_time_us) / 1000, human_bytes(static_cast<double>(x.over_quota)),
                      x.over_hard_limit != 0
                          ? fmt::format(", {} above the hard limit",
@@ -206,6 +208,11 @@ void write_summary_text(std::ostream& out, const ReplayResult& r) {
                          ? fmt::format(" ({} transactions larger than the hard limit let through "
                                        "alone)",
                                        x.counters.oversized_admissions)
+                         : std::string(),
+                     x.counters.retry_admissions != 0
+                         ? fmt::format(" ({} re-reads discarded twice from the same event let "
+                                       "through alone)",
+                                       x.counters.retry_admissions)
                          : std::string()));
   }
   line("flow control", fmt::format("{} pauses, {} resumes, {} flaps, {} circuit breaks, "

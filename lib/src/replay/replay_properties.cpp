@@ -93,7 +93,8 @@ PropertyReport check_replay_properties(const ReplayInput& input, const ReplayOpt
     } else if (r.delivered != r.source_events) {
       fail = fmt::format("delivered {} of {}", r.delivered, r.source_events);
     } else if (o.policy != Policy::none && r.peak_memory > r.hard_limit + input.max_event_size &&
-               (r.areas.empty() || r.areas.front().counters.oversized_admissions == 0)) {
+               (r.areas.empty() || (r.areas.front().counters.oversized_admissions == 0 &&
+                                    r.areas.front().counters.retry_admissions == 0))) {
       // (doc lets a transaction larger than H through alone; the memory_bound check holds it)
       fail = fmt::format("peak {} above hard limit {}", r.peak_memory, r.hard_limit);
     } else if (determinism_every != 0 && i % determinism_every == 0) {

@@ -445,29 +445,24 @@ void Simulator::setup() {
   path_imax_.assign(in_.path_names.size(), 0);
   sent_why_.assign(n, kSentFree);
   if (o_.policy == Policy::doc) {  // the oversized-transaction rule needs them
-    // One sequential pass over the events; only the (rare) oversized runs are walked again.
-    const std::size_t np = in_.path_names.size();
-    std::vector<std::uint32_t> cur_txn(np, 0xffffffffu), run_start(np, 0), run_end(np, 0);
-    std::vector<std::uint64_t> run_bytes(np, 0);
-    auto close_run = [&](std::uint32_t p) {
-      if (run_bytes[p] <= mem_limit_) return;
-      if (oversized_.empty()) oversized_.assign(n, 0);
-      const auto& list = in_.path_events[p];
-      for (std::uint32_t k = run_start[p]; k < run_end[p]; ++k) oversized_[list[k]] = 1;
-    };
-    for (std::uint32_t g = 0; g < n; ++g) {
-      const ReplayInputEvent& e = in_.events[g];
-      if (cur_txn[e.path] != e.txn || run_end[e.path] == 0) {
-        if (run_end[e.path] != 0) close_run(e.path);
-        cur_txn[e.path] = e.txn;
-        run_start[e.path] = e.path_seq;
-        run_bytes[e.path] = 0;
+    // A transaction is oversized when the area cannot hold it within H: its bytes on all its
+    // paths together (one path or several) exceed H. An area's events are in source order, so
+    // a transaction is a run of consecutive events; only the (rare) oversized runs are marked.
+    for (const auto& ar : in_.areas) {
+      std::uint32_t start = ar.first_event;
+      std::uint64_t bytes = 0;
+      for (std::uint32_t g = ar.first_event; g <= ar.end_event; ++g) {
+        if (g == ar.end_event || in_.events[g].txn != in_.events[start].txn) {
+          if (bytes > mem_limit_) {
+            if (oversized_.empty()) oversized_.assign(n, 0);
+            std::fill(oversized_.begin() + start, oversized_.begin() + g, std::uint8_t{1});
+          }
+          if (g == ar.end_event) break;
+          start = g;
+          bytes = 0;
+        }
+        bytes += in_.events[g].size;
       }
-      run_end[e.path] = e.path_seq + 1;
-      run_bytes[e.path] += e.size;
-    }
-    for (std::uint32_t p = 0; p < np; ++p) {
-      if (run_end[p] != 0) close_run(p);
     }
   }
   fc_.inject_fault(o_.engine_fault, o_.engine_fault_at);
@@ -781,12 +776,15 @@ void Simulator::on_data(std::uint32_t a) {
       }
       if (held > mem_limit_) {
         // doc lets an oversized transaction through alone: above H the area may hold only the
-        // bytes of that transaction's path.
-        const std::uint32_t alone = fc_.oversized_path(a);
+        // bytes of the paths holding that transaction's events.
+        std::uint32_t alone = kNoPath;
         std::uint64_t others = 0;
-        if (o_.policy == Policy::doc && alone != kNoPath) {
+        if (o_.policy == Policy::doc) {
           for (std::uint32_t q : in_.areas[a].paths) {
-            if (q == alone) continue;
+            if (fc_.holds_oversized(q)) {
+              if (alone == kNoPath) alone = q;
+              continue;
+            }
             const MirrorQueue& oq = mq_[q];
             for (std::size_t i = oq.head; i < oq.q.size(); ++i)
               others += in_.events[oq.q[i].g].size;
@@ -803,7 +801,7 @@ void Simulator::on_data(std::uint32_t a) {
                               where(e.path, e.path_seq),
                               alone != kNoPath
                                   ? fmt::format(", {} of them outside the oversized transaction "
-                                                "let through on {}",
+                                                "let through on {} and the paths with it",
                                                 others, in_.path_names[alone])
                                   : std::string()));
         }
@@ -1567,7 +1565,9 @@ void Simulator::finish(ReplayResult& r) {
     } else if (s.over_hard_limit != 0 && o_.policy == Policy::ticdc) {
       s.peak_cause = "checked before the append";
     } else if (s.over_hard_limit != 0 && o_.policy == Policy::doc) {
-      s.peak_cause = "oversized transaction let through alone";
+      s.peak_cause = c.oversized_admissions != 0 || c.retry_admissions == 0
+                         ? "oversized transaction let through alone"
+                         : "re-read let through alone after two discards";
     } else if (s.over_hard_limit != 0) {
       s.peak_cause = "one event larger than the limit, admitted alone";
     } else if (s.over_quota == 0) {
