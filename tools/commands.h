@@ -113,7 +113,10 @@ struct RowSelectionArgs {
 // named as an input) is refused with a ValidationError before anything is touched. The output is
 // written to a temporary file beside FILE and renamed over it by commit(), so that an
 // interrupted or failed run never leaves a truncated file under FILE's name; without commit()
-// the temporary file is removed. Throws std::system_error when a file cannot be made.
+// the temporary file is removed. A FILE that is a symbolic link: the file it names is replaced
+// so, the link stays. A FILE that exists and is not a regular file (/dev/null, a FIFO, a
+// socket) is opened and written as it is: renaming over it would replace the device itself.
+// A directory is refused. Throws std::system_error when a file cannot be made.
 class OutputFile {
  public:
   OutputFile(const std::string& path, const std::vector<std::string>& inputs);
@@ -134,7 +137,9 @@ class OutputFile {
     std::streamsize xsputn(const char* s, std::streamsize n) override;
   };
   std::FILE* f_ = stdout;
-  std::string tmp_, path_;
+  std::string tmp_, path_;  // path_: FILE as the user gave it, for messages
+  std::string target_;       // what the temporary file is renamed to (a link's file)
+  bool direct_ = false;  // FILE is a device, FIFO or socket: written to as it is, not renamed over
   FileBuf buf_;
   std::unique_ptr<std::ostream> os_;
 };

@@ -122,7 +122,31 @@ OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& 
   if (path.empty() || path == "-") return;
   if (names_an_input(path, inputs))
     throw CLI::ValidationError("-o", path + ": is one of the inputs; refusing to write over it");
-  const std::filesystem::path target(path);
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw CLI::ValidationError("-o", path + ": is a directory");
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or socket (/dev/null, /dev/stdout on a pipe, a named pipe): written to
+    // as it is. A temporary file renamed over it would replace the device or pipe itself.
+    f_ = std::fopen(path.c_str(), "wb");
+    if (f_ == nullptr) {
+      f_ = stdout;
+      throw std::system_error(errno, std::generic_category(), path);
+    }
+    path_ = path;
+    direct_ = true;
+    return;
+  }
+  std::filesystem::path target(path);
+  {
+    // A symbolic link: the file it names gets the output (beside it, then renamed over it),
+    // the link stays a link.
+    std::error_code ec;
+    if (std::filesystem::is_symlink(target, ec)) {
+      std::filesystem::path real = std::filesystem::weakly_canonical(target, ec);
+      if (!ec) target = real;
+    }
+  }
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   std::string tmpl = (dir / ("." + target.filename().string() + ".binlogctl-XXXXXX")).string();
@@ -141,6 +165,7 @@ OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& 
   }
   tmp_ = tmpl;
   path_ = path;
+  target_ = target.string();
 }
 
 OutputFile::FileBuf::int_type OutputFile::FileBuf::overflow(int_type c) {
@@ -165,13 +190,18 @@ void OutputFile::commit() {
   if (f_ == stdout) return;
   const bool flushed = std::fflush(f_) == 0;
   const int e = errno;
-  std::fclose(f_);
+  const bool closed = std::fclose(f_) == 0;
+  const int close_errno = errno;
   f_ = stdout;
+  if (direct_) {
+    if (!flushed || !closed) throw std::system_error(flushed ? close_errno : e, std::generic_category(), path_);
+    return;
+  }
   if (!flushed) {
     ::unlink(tmp_.c_str());
     throw std::system_error(e, std::generic_category(), path_);
   }
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const int re = errno;
     ::unlink(tmp_.c_str());
     throw std::system_error(re, std::generic_category(), path_);
@@ -181,7 +211,7 @@ void OutputFile::commit() {
 OutputFile::~OutputFile() {
   if (f_ == stdout) return;
   std::fclose(f_);
-  ::unlink(tmp_.c_str());  // not committed: the run was interrupted by an error
+  if (!direct_) ::unlink(tmp_.c_str());  // not committed: the run was interrupted by an error
 }
 
 void check_selection(const std::vector<std::string>& inputs, const std::optional<std::uint64_t>& start_pos,

@@ -6,6 +6,9 @@ usage: edges.py BINLOGCTL FIXTURE_DIR
   * -o naming one of the inputs is refused (exit 2) and the input is left as it was;
   * -o writes beside the target and renames at the end: no temporary file is left, an existing
     target is replaced whole, and a run refused by its options leaves the target untouched;
+  * -o onto what is not a regular file writes through it and leaves it as it was: a character
+    device (a copy of /dev/null's, when mknod is allowed), a FIFO (read by cat), a symbolic link
+    (the file it names gets the output, the link stays a link); -o naming a directory: exit 2;
   * --start-position inside an event starts at the next event boundary (as if the boundary had
     been given), for dump, convert and stats;
   * impossible selections are usage errors (exit 2) that say what is wrong: start after stop,
@@ -15,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -71,6 +75,50 @@ def main():
         check(p.returncode == 2, f"convert -o with start > stop: exit {p.returncode}")
         check(open(out, "rb").read() == before, "a refused run touched the -o target")
         check(sorted(os.listdir(tmp)) == ["mariadb-bin.000002", "out.jsonl"], f"left behind: {os.listdir(tmp)}")
+
+        # -o onto a device, a FIFO or a symbolic link: written through, left as it was (a
+        # temporary file renamed over /dev/null replaced the device with a regular file).
+        special = os.path.join(tmp, "special")
+        os.mkdir(special)
+        dev = os.path.join(special, "null")
+        try:
+            os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except OSError:
+            dev = None  # not root, or a nodev file system: the FIFO and the link still run
+        if dev is not None:
+            for cmd in (["convert"], ["dump"], ["convert", "--format", "canal-proto"]):
+                p = run(binary, *cmd, "-o", dev, copy)
+                check(p.returncode == 0, f"{cmd} -o CHARDEV: exit {p.returncode}: {p.stderr[:200]!r}")
+                check(stat.S_ISCHR(os.lstat(dev).st_mode), f"{cmd} -o CHARDEV replaced the device")
+                if not stat.S_ISCHR(os.lstat(dev).st_mode):
+                    os.unlink(dev)
+                    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        fifo = os.path.join(special, "fifo")
+        os.mkfifo(fifo)
+        reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+        p = run(binary, "convert", "-o", fifo, copy)
+        check(p.returncode == 0, f"convert -o FIFO: exit {p.returncode}: {p.stderr[:200]!r}")
+        try:
+            got, _ = reader.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            reader.kill()
+            got, _ = reader.communicate()
+        check(got == ref.stdout, f"convert -o FIFO: the reader got {len(got)} bytes, expected {len(ref.stdout)}")
+        check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "convert -o FIFO replaced the FIFO")
+        real = os.path.join(special, "real.jsonl")
+        with open(real, "w") as f:
+            f.write("old contents\n")
+        sym = os.path.join(special, "sym.jsonl")
+        os.symlink("real.jsonl", sym)
+        p = run(binary, "convert", "-o", sym, copy)
+        check(p.returncode == 0, f"convert -o SYMLINK: exit {p.returncode}: {p.stderr[:200]!r}")
+        check(os.path.islink(sym), "convert -o SYMLINK replaced the link with a file")
+        check(open(real, "rb").read() == ref.stdout, "convert -o SYMLINK: the linked file lacks the output")
+        left = sorted(n for n in os.listdir(special) if "binlogctl-" in n)
+        check(not left, f"-o special files: temporary files left behind: {left}")
+        p = run(binary, "convert", "-o", special, copy)
+        check(p.returncode == 2 and b"directory" in p.stderr, f"convert -o DIR: exit {p.returncode}: {p.stderr[:200]!r}")
+        shutil.rmtree(special)
 
         # --start-position inside an event == the next event boundary.
         events = [json.loads(line) for line in run(binary, "dump", "--format", "json", copy).stdout.split(b"\n") if line]
