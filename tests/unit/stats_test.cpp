@@ -2,7 +2,11 @@
 // MariaDB fixtures against ground truth the server wrote (SHOW BINLOG EVENTS for event types and
 // sizes, mariadb-binlog -vv for the rows per table), the rankings, the timeline, the selections,
 // and error paths on binlogs built in memory (tests/support/binlog_builder.h).
+#include <binlogctl/columns.h>
+#include <binlogctl/events.h>
+#include <binlogctl/rows.h>
 #include <binlogctl/stats.h>
+#include <binlogctl/table_map.h>
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -603,6 +607,92 @@ TEST_SUITE("stats") {
     CHECK(out.find("\nLongest transactions (top") == std::string::npos);
     CHECK(out.find("Update_rows_compressed_v1") != std::string::npos);
     CHECK(out.find("packed    docs") != std::string::npos);
+  }
+
+  TEST_CASE("row walk: fixed_value_size is column_value_size for every type with one size") {
+    // Every type code and a spread of metadata: where fixed_value_size gives a size, so does
+    // column_value_size on any bytes; where the type is length-prefixed or STRING, 0.
+    std::mt19937 rng(7);
+    std::vector<std::uint8_t> buf(64);
+    int fixed = 0;
+    for (int code = 0; code < 256; ++code) {
+      for (std::uint16_t meta : {0, 1, 2, 3, 4, 5, 6, 7, 8, 40, 255, 256, 300, 0x0102, 0x0a02, 0x4100,
+                                 0x411e, 0x0801, 0x0107, 0xf702, 0xfe01, 0xf801, 0xffff}) {
+        const auto t = static_cast<ColumnType>(code);
+        const std::size_t n = fixed_value_size(t, meta);
+        if (n == 0) continue;
+        ++fixed;
+        for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
+        auto sz = column_value_size(t, meta, ByteReader(Bytes(buf.data(), buf.size()), 0));
+        INFO("type " << code << " meta " << meta);
+        REQUIRE(sz.ok());
+        CHECK(*sz == n);
+      }
+    }
+    CHECK(fixed > 100);
+    CHECK(fixed_value_size(ColumnType::longlong, 0) == 8);
+    CHECK(fixed_value_size(ColumnType::datetime2, 3) == 7);
+    CHECK(fixed_value_size(ColumnType::newdecimal, 0x0a02) == 5);
+    CHECK(fixed_value_size(ColumnType::varchar, 40) == 0);
+    CHECK(fixed_value_size(ColumnType::blob, 2) == 0);
+    CHECK(fixed_value_size(ColumnType::string, 0xfe01) == 0);
+    CHECK(fixed_value_size(ColumnType::datetime2, 7) == 0);  // refused by column_value_size
+  }
+
+  TEST_CASE("row walk: count_row_changes with fixed sizes = without, counts and errors") {
+    // Two-row UPDATE image pairs over INT, VARCHAR(40), DATETIME2(3), BIGINT; then every prefix
+    // of the bytes (cut anywhere) gives the same result and the same error offset both ways.
+    TableMap tm;
+    auto col = [](ColumnType t, std::uint16_t meta) {
+      ColumnDef c;
+      c.type = c.real_type = t;
+      c.meta = meta;
+      return c;
+    };
+    tm.columns = {col(ColumnType::long_, 0), col(ColumnType::varchar, 40), col(ColumnType::datetime2, 3),
+                  col(ColumnType::longlong, 0)};
+    std::vector<std::uint32_t> fixed;
+    for (const ColumnDef& c : tm.columns) fixed.push_back(static_cast<std::uint32_t>(fixed_value_size(c.type, c.meta)));
+    CHECK(fixed == std::vector<std::uint32_t>{4, 0, 7, 8});
+    const std::uint8_t bitmap[] = {0x0f};
+    RowsEventHeader h;
+    h.width = 4;
+    h.columns_before = Bytes(bitmap, 1);
+    h.columns_after = Bytes(bitmap, 1);
+    std::vector<std::uint8_t> rows;
+    auto image = [&](std::uint8_t nulls, const std::string& text) {
+      rows.push_back(nulls);
+      for (int i = 0; i < 4; ++i) rows.push_back(static_cast<std::uint8_t>(i + 1));
+      if ((nulls & 2) == 0) {
+        rows.push_back(static_cast<std::uint8_t>(text.size()));
+        rows.insert(rows.end(), text.begin(), text.end());
+      }
+      for (int i = 0; i < 7; ++i) rows.push_back(0x99);
+      for (int i = 0; i < 8; ++i) rows.push_back(static_cast<std::uint8_t>(i));
+    };
+    image(0, "hello");
+    image(0, "hello, world");
+    image(2, "");
+    image(0, "x");
+    RowsEventKind update;
+    update.kind = RowsKind::update;
+    for (std::size_t cut = 0; cut <= rows.size(); ++cut) {
+      const Bytes b(rows.data(), cut);
+      auto slow = count_row_changes(tm, h, update, b, 500);
+      auto quick = count_row_changes(tm, h, update, b, 500, fixed);
+      INFO("cut " << cut);
+      REQUIRE(slow.ok() == quick.ok());
+      if (slow.ok()) {
+        CHECK(*slow == *quick);
+      } else {
+        CHECK(slow.error().code == quick.error().code);
+        CHECK(slow.error().offset == quick.error().offset);
+        CHECK(std::string(slow.error().what) == quick.error().what);
+      }
+    }
+    auto whole = count_row_changes(tm, h, update, Bytes(rows.data(), rows.size()), 500, fixed);
+    REQUIRE(whole.ok());
+    CHECK(*whole == 2);
   }
 
 }  // TEST_SUITE

@@ -93,9 +93,15 @@ struct StringMeta {
 StringMeta unpack_string_meta(std::uint16_t meta) noexcept;
 
 // Bytes a value of this column occupies in a row image (for skipping columns without decoding).
-// `r` is a copy positioned at the value: length prefixes are peeked through it, and a prefix that
-// promises more bytes than remain gives Errc::truncated at the offset of the value's data.
-Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteReader r) noexcept;
+// `r` is positioned at the value and not moved: length prefixes are peeked through a copy, and a
+// prefix that promises more bytes than remain gives Errc::truncated at the offset of the value's
+// data.
+Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, const ByteReader& r) noexcept;
+// Bytes of every value of a column whose type has one size whatever the row holds (numbers,
+// temporals, NEWDECIMAL, BIT, ENUM/SET by their type codes): what column_value_size returns for
+// it; 0 for the length-prefixed types, STRING (CHAR, or ENUM/SET inside it) and metadata that
+// column_value_size refuses. For skipping values without a call per value.
+std::size_t fixed_value_size(ColumnType t, std::uint16_t meta) noexcept;
 
 // ---- rendering ---------------------------------------------------------------------------------
 

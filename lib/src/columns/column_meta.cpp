@@ -160,7 +160,7 @@ namespace {
 constexpr std::size_t fsp_bytes(std::uint16_t fsp) { return (fsp + 1u) / 2u; }
 
 // Peeks an n-byte little-endian length prefix and checks that its data is there.
-Result<std::size_t> prefixed_size(ByteReader& r, std::size_t prefix) {
+Result<std::size_t> prefixed_size(ByteReader r, std::size_t prefix) {  // r: a copy, peeked
   std::uint64_t len = r.le_n(prefix);
   if (!r.ok()) return r.error();
   if (len > r.remaining())
@@ -170,8 +170,8 @@ Result<std::size_t> prefixed_size(ByteReader& r, std::size_t prefix) {
 
 }  // namespace
 
-Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteReader r) noexcept {
-  const std::uint64_t at = r.offset();
+Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, const ByteReader& at_value) noexcept {
+  const std::uint64_t at = at_value.offset();
   std::size_t n = 0;
   switch (t) {
     case ColumnType::null:
@@ -229,7 +229,7 @@ Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteRead
     }
     case ColumnType::varchar:
     case ColumnType::var_string:
-      return prefixed_size(r, meta > 255 ? 2 : 1);
+      return prefixed_size(at_value, meta > 255 ? 2 : 1);
     case ColumnType::enum_:
     case ColumnType::set:
     case ColumnType::string: {
@@ -240,7 +240,7 @@ Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteRead
         if (n == 0 || n > 8) return DecodeError{Errc::bad_value, at, "ENUM/SET size not in 1..8"};
         break;
       }
-      return prefixed_size(r, sm.length > 255 ? 2 : 1);
+      return prefixed_size(at_value, sm.length > 255 ? 2 : 1);
     }
     case ColumnType::tiny_blob:
     case ColumnType::medium_blob:
@@ -251,7 +251,7 @@ Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteRead
     case ColumnType::vector:
       if (meta < 1 || meta > 4)
         return DecodeError{Errc::bad_value, at, "BLOB length prefix size not in 1..4"};
-      return prefixed_size(r, meta);
+      return prefixed_size(at_value, meta);
     case ColumnType::typed_array:
     case ColumnType::invalid:
     case ColumnType::bool_:
@@ -259,9 +259,32 @@ Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, ByteRead
   }
   if (t > ColumnType::typed_array && t < ColumnType::vector)
     return DecodeError{Errc::bad_value, at, "unknown column type"};
-  if (n > r.remaining())
+  if (n > at_value.remaining())
     return DecodeError{Errc::truncated, at, "column value runs past the end of the row"};
   return n;
+}
+
+std::size_t fixed_value_size(ColumnType t, std::uint16_t meta) noexcept {
+  switch (t) {
+    case ColumnType::varchar:
+    case ColumnType::var_string:
+    case ColumnType::string:
+    case ColumnType::tiny_blob:
+    case ColumnType::medium_blob:
+    case ColumnType::long_blob:
+    case ColumnType::blob:
+    case ColumnType::geometry:
+    case ColumnType::json:
+    case ColumnType::vector:
+    case ColumnType::null:
+      return 0;
+    default:
+      break;
+  }
+  // The size column_value_size gives, read over zeros (no fixed-size type reads its bytes).
+  static constexpr std::uint8_t kZeros[64] = {};
+  auto n = column_value_size(t, meta, ByteReader(Bytes(kZeros, sizeof kZeros), 0));
+  return n && *n > 0 && *n < sizeof kZeros ? *n : 0;
 }
 
 }  // namespace binlogctl

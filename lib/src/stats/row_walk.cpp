@@ -7,7 +7,7 @@
 namespace binlogctl {
 
 Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bool partial_after,
-                      ByteReader& r) {
+                      ByteReader& r, std::span<const std::uint32_t> fixed) {
   const std::uint64_t image_at = r.offset();
   if (width > tm.columns.size())
     return DecodeError{Errc::bad_value, image_at, "rows event has more columns than its TABLE_MAP"};
@@ -19,10 +19,15 @@ Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bo
   const Bytes nulls = r.bytes((n_present + 7) / 8);
   if (!r.ok()) return r.error();
   const auto n = static_cast<std::size_t>(width);
+  if (fixed.size() < n) fixed = {};
   std::size_t null_index = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!bit_is_set(present, i)) continue;  // absent from this image
     if (bit_is_set(nulls, null_index++)) continue;
+    if (!fixed.empty() && fixed[i] != 0 && fixed[i] <= r.remaining()) {
+      r.skip(fixed[i]);
+      continue;
+    }
     const ColumnDef& c = tm.columns[i];
     // A partial JSON value has the column's length prefix too: the same size rule.
     auto size = column_value_size(c.type, c.meta, r);
@@ -34,14 +39,15 @@ Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bo
 }
 
 Result<std::uint64_t> count_row_changes(const TableMap& tm, const RowsEventHeader& h,
-                                        RowsEventKind kind, Bytes rows, std::uint64_t rows_offset) {
+                                        RowsEventKind kind, Bytes rows, std::uint64_t rows_offset,
+                                        std::span<const std::uint32_t> fixed) {
   ByteReader r(rows, rows_offset);
   std::uint64_t n = 0;
   while (!r.empty()) {
     const std::size_t before = r.position();
-    Status st = skip_row_image(tm, h.width, h.columns_before, false, r);
+    Status st = skip_row_image(tm, h.width, h.columns_before, false, r, fixed);
     if (st.ok() && kind.kind == RowsKind::update)
-      st = skip_row_image(tm, h.width, h.columns_after, kind.partial_json, r);
+      st = skip_row_image(tm, h.width, h.columns_after, kind.partial_json, r, fixed);
     if (!st.ok()) return st.error();
     if (r.position() == before)  // an image of no bytes would never end the event
       return DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};

@@ -334,7 +334,9 @@ class StatsCollector final : public TransactionFront::Hooks {
       return;
     }
     TableMap* tm = tables_.find(r->table_id);
+    bool fresh = false;
     if (tm == nullptr || !tm->same_as(*r) || tm->schema_generation != schema_.generation()) {
+      fresh = true;
       const std::uint64_t base = ev.body_offset();
       const auto off = [&](Bytes b) {
         return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
@@ -349,9 +351,14 @@ class StatsCollector final : public TransactionFront::Hooks {
       if (const SchemaTable* def = schema_.find(tm->db, tm->table))
         (void)apply_table_schema(*tm, *def);
     }
-    auto& slot = by_id_[tm->table_id];
-    if (slot == nullptr || slot->s.database != tm->db || slot->s.table != tm->table)
-      slot = &table_entry(*tm);
+    IdSlot& slot = by_id_[tm->table_id];
+    if (slot.entry == nullptr || slot.entry->s.database != tm->db || slot.entry->s.table != tm->table)
+      slot.entry = &table_entry(*tm);
+    if (fresh || slot.fixed.size() != tm->columns.size()) {
+      slot.fixed.resize(tm->columns.size());
+      for (std::size_t i = 0; i < tm->columns.size(); ++i)
+        slot.fixed[i] = static_cast<std::uint32_t>(fixed_value_size(tm->columns[i].type, tm->columns[i].meta));
+    }
   }
 
   TableEntry& table_entry(const TableMap& tm) {
@@ -398,7 +405,7 @@ class StatsCollector final : public TransactionFront::Hooks {
                       event_type_constant(ev.type_code()), h->table_id)});
       return;
     }
-    TableEntry& e = *id->second;
+    TableEntry& e = *id->second.entry;
     if (!e.selected) return;
     ++e.s.events;
     e.s.bytes += ev.header.event_size;
@@ -416,7 +423,7 @@ class StatsCollector final : public TransactionFront::Hooks {
       }
       rows = as_bytes(rows_buf_);
     }
-    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset);
+    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset, id->second.fixed);
     if (!n) {
       undecodable(ev, n.error());
       ++summary_.uncounted_rows_events;
@@ -451,7 +458,13 @@ class StatsCollector final : public TransactionFront::Hooks {
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   SchemaHistory schema_;
   TableMapCache tables_;
-  std::unordered_map<std::uint64_t, TableEntry*> by_id_;  // table id -> its entry (this file)
+  // Per table id of this file: its entry, and the fixed value sizes of its current TABLE_MAP's
+  // columns (fixed_value_size; refreshed whenever the map is parsed anew) for the row walk.
+  struct IdSlot {
+    TableEntry* entry = nullptr;
+    std::vector<std::uint32_t> fixed;
+  };
+  std::unordered_map<std::uint64_t, IdSlot> by_id_;
   std::map<std::string, TableEntry> tables_by_name_;      // db NUL table
   std::string key_;
   std::array<std::vector<TypeEntry>, 256> types_;
