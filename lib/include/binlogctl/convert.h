@@ -67,7 +67,7 @@ struct ConvertOptions {
   // Rendering batches close once their copied row images pass this many bytes; a rows event with
   // more row-image bytes than render_inline_bytes is rendered by the converting thread,
   // streaming, instead. (Tunables; tests shrink them to exercise every path on small files.)
-  std::size_t render_batch_bytes = 128 * 1024;
+  std::size_t render_batch_bytes = 64 * 1024;
   std::size_t render_inline_bytes = 256 * 1024;
 };
 
