@@ -17,6 +17,20 @@ namespace {
 
 enum class Select { take, skip, stop, stop_all };
 
+// A batch of events, with the diagnostics the framing raised before each: `diags` holds, in the
+// order raised, (i, d) for a diagnostic raised before events[i] was read (i == events.size():
+// after the last one, at the end of the file or of the selection). The consumer reports them
+// when it reaches events[i], so that the sink sees framing and consuming findings in the order
+// of a one-thread run, and only ever from the consuming thread.
+struct EventBatch {
+  std::vector<Event> events;
+  std::vector<std::pair<std::size_t, Diagnostic>> diags;
+  void clear() {
+    events.clear();
+    diags.clear();
+  }
+};
+
 // Batches of events handed from the framing thread to the consuming one, with a fixed pool of
 // batches (bounded memory, no allocation once warm).
 class EventPipe {
@@ -29,11 +43,11 @@ class EventPipe {
   static constexpr std::size_t kBatches = 8;
   EventPipe() {
     for (auto& b : pool_) {
-      b.reserve(kBatch);
+      b.events.reserve(kBatch);
       free_.push_back(&b);
     }
   }
-  std::vector<Event>* take_free() {
+  EventBatch* take_free() {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !free_.empty() || abandoned_; });
     if (abandoned_) return nullptr;  // the consumer is gone: stop reading
@@ -42,12 +56,12 @@ class EventPipe {
     b->clear();
     return b;
   }
-  void put_full(std::vector<Event>* b) {
+  void put_full(EventBatch* b) {
     std::lock_guard<std::mutex> l(m_);
     if (!abandoned_) full_.push_back(b);
     cv_.notify_all();
   }
-  std::vector<Event>* take_full() {
+  EventBatch* take_full() {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !full_.empty() || done_; });
     if (full_.empty()) return nullptr;
@@ -55,7 +69,7 @@ class EventPipe {
     full_.pop_front();
     return b;
   }
-  void put_free(std::vector<Event>* b) {
+  void put_free(EventBatch* b) {
     std::lock_guard<std::mutex> l(m_);
     free_.push_back(b);
     cv_.notify_all();
@@ -79,9 +93,9 @@ class EventPipe {
  private:
   std::mutex m_;
   std::condition_variable cv_;
-  std::array<std::vector<Event>, kBatches> pool_;
-  std::vector<std::vector<Event>*> free_;
-  std::deque<std::vector<Event>*> full_;
+  std::array<EventBatch, kBatches> pool_;
+  std::vector<EventBatch*> free_;
+  std::deque<EventBatch*> full_;
   bool done_ = false, stop_all_ = false, abandoned_ = false;
 };
 
@@ -138,8 +152,9 @@ struct ChainReader::Impl {
   // Threaded framing of a mapped file.
   std::unique_ptr<EventPipe> pipe;
   std::thread framer;
-  std::vector<Event>* batch = nullptr;
+  EventBatch* batch = nullptr;
   std::size_t in_batch = 0;
+  std::size_t in_diags = 0;  // batch->diags reported so far
   // The payload whose inner events come next.
   bool expand_pending = false;
   Event payload_ev;
@@ -148,15 +163,29 @@ struct ChainReader::Impl {
 
   // What the framing of the current file reports, with the file's path as the user gave it
   // (Diagnostic::path) for messages; log_name stays for records.
+  // With a framing thread (`deferred`), findings are kept in `pending` (by that thread only)
+  // and travel with the batch of the event read next (EventBatch::diags).
   struct PathSink final : DiagnosticSink {
     DiagnosticSink& inner;
     std::string path;  // set before the file's stream exists, read by its framing only
+    bool deferred = false;
+    std::vector<Diagnostic> pending;
     explicit PathSink(DiagnosticSink& d) : inner(d) {}
     void report(const Diagnostic& d) override {
+      if (deferred) {
+        pending.push_back(d);
+        if (pending.back().path.empty()) pending.back().path = path;
+        return;
+      }
       if (!d.path.empty() || path.empty()) return inner.report(d);
       Diagnostic c = d;
       c.path = path;
       inner.report(c);
+    }
+    // The pending findings into `b`, as raised before its next event.
+    void hand_over(EventBatch& b) {
+      for (Diagnostic& d : pending) b.diags.emplace_back(b.events.size(), std::move(d));
+      pending.clear();
     }
   };
   PathSink path_sink{diag};
@@ -289,8 +318,10 @@ struct ChainReader::Impl {
     pipe = std::make_unique<EventPipe>();
     batch = nullptr;
     in_batch = 0;
+    in_diags = 0;
+    path_sink.deferred = true;
     framer = std::thread([this] {
-      std::vector<Event>* b = nullptr;
+      EventBatch* b = nullptr;
       std::uint64_t b_bytes = 0;
       Event ev;
       bool all = false;
@@ -305,14 +336,20 @@ struct ChainReader::Impl {
           if ((b = pipe->take_free()) == nullptr) break;
           b_bytes = 0;
         }
-        b->push_back(ev);
+        path_sink.hand_over(*b);
+        b->events.push_back(ev);
         b_bytes += ev.header.event_size;
-        if (b->size() == EventPipe::kBatch || b_bytes >= EventPipe::kBatchBytes) {
+        if (b->events.size() == EventPipe::kBatch || b_bytes >= EventPipe::kBatchBytes) {
           pipe->put_full(b);
           b = nullptr;
         }
       }
-      if (b != nullptr) pipe->put_full(b);
+      if (!path_sink.pending.empty() && b == nullptr) b = pipe->take_free();
+      if (b != nullptr) {
+        path_sink.hand_over(*b);  // what the end of the file raised, after its last event
+        pipe->put_full(b);
+      }
+      path_sink.pending.clear();  // the consumer left: nobody to report to
       pipe->finish(all);
     });
   }
@@ -321,6 +358,7 @@ struct ChainReader::Impl {
   bool close_file() {
     if (framer.joinable()) {
       framer.join();
+      path_sink.deferred = false;
       if (pipe->stopped_all()) stop_all = true;
       pipe.reset();
     }
@@ -335,6 +373,13 @@ struct ChainReader::Impl {
     return false;
   }
 
+  // The framing's findings raised before the batch's next event (all that are left once every
+  // event is out).
+  void report_batch_diags() {
+    auto& d = batch->diags;
+    while (in_diags < d.size() && d[in_diags].first <= in_batch) diag.report(d[in_diags++].second);
+  }
+
   void note_rotate(const Event& ev) {
     if (ev.type() != EventType::rotate || ev.is_inner() || ev.header.timestamp == 0) return;
     if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_name.assign(r->next_file);
@@ -343,24 +388,24 @@ struct ChainReader::Impl {
   // The next top-level event of the open file; false at its end.
   bool next_outer(Event& ev) {
     if (pipe) {
-      if (batch != nullptr && in_batch < batch->size()) {
-        ev = (*batch)[in_batch++];
-        progress->update(done_before + seg_base + ev.pos);
-        note_rotate(ev);
-        return true;
+      for (;;) {
+        if (batch != nullptr) {
+          report_batch_diags();
+          if (in_batch < batch->events.size()) {
+            ev = batch->events[in_batch++];
+            progress->update(done_before + seg_base + ev.pos);
+            note_rotate(ev);
+            return true;
+          }
+          if (!batch->events.empty()) cur_src().release(batch->events.back().pos);
+          pipe->put_free(batch);
+          batch = nullptr;
+        }
+        batch = pipe->take_full();
+        if (batch == nullptr) return false;
+        in_batch = 0;
+        in_diags = 0;
       }
-      if (batch != nullptr) {
-        cur_src().release(batch->back().pos);
-        pipe->put_free(batch);
-        batch = nullptr;
-      }
-      batch = pipe->take_full();
-      if (batch == nullptr) return false;
-      in_batch = 0;
-      ev = (*batch)[in_batch++];
-      progress->update(done_before + seg_base + ev.pos);
-      note_rotate(ev);
-      return true;
     }
     while (stream->next(ev)) {
       progress->update(done_before + src->raw_position());

@@ -111,7 +111,7 @@ VerifyRun verify_inputs(const std::vector<std::string>& args, const VerifyConfig
   co.verify_checksums = true;
   co.expand_damaged_payloads = false;
   co.progress = progress_mode;
-  co.threads = 1;
+  co.threads = 2;  // framing and CRC32 on a second thread (findings still in one-thread order)
   ChainReader reader(co, hooks, v);
   Event ev;
   while (reader.next(ev)) v.event(ev);
