@@ -361,4 +361,25 @@ TEST_SUITE("columns") {
     CHECK(Errc{e.code} == Errc::bad_length);
     CHECK(std::uint64_t{e.offset} == kBase + 4);
   }
+
+  TEST_CASE("charsets: bytes per character, by name and by collation id, from one table") {
+    CHECK(charset_max_bytes("utf8mb4") == 4);
+    CHECK(charset_max_bytes("utf8") == 3);
+    CHECK(charset_max_bytes("utf8mb3") == 3);
+    CHECK(charset_max_bytes("latin1") == 1);
+    CHECK(charset_max_bytes("sjis") == 2);
+    CHECK(charset_max_bytes("gb18030") == 4);
+    CHECK(charset_max_bytes("binary") == 1);
+    CHECK(charset_max_bytes("klingon") == 0);
+    CHECK(collation_max_bytes(45) == 4);   // utf8mb4_general_ci
+    CHECK(collation_max_bytes(33) == 3);   // utf8mb3_general_ci
+    CHECK(collation_max_bytes(8) == 1);    // latin1_swedish_ci
+    CHECK(collation_max_bytes(63) == 1);   // binary
+    CHECK(collation_max_bytes(35) == 2);   // ucs2_general_ci
+    for (unsigned id = 0; id < 4096; ++id) {
+      CAPTURE(id);
+      CHECK(collation_max_bytes(static_cast<std::uint16_t>(id)) ==
+            charset_max_bytes(collation_charset_name(static_cast<std::uint16_t>(id))));
+    }
+  }
 }

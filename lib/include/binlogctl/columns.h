@@ -209,6 +209,11 @@ bool text_to_utf8(std::string& out, std::string_view bytes, std::uint16_t collat
 // 10.x/11.x; "utf8mb4" for unknown ids.
 const char* collation_charset_name(std::uint16_t collation) noexcept;
 inline bool is_binary_collation(std::uint16_t collation) noexcept { return collation == 63; }
+// Bytes of the longest character of a charset ("utf8mb4" 4, "utf8"/"utf8mb3" 3, "latin1" 1, ...;
+// the servers' mbmaxlen), 0 for a name not known; and of a collation id's charset (unknown ids:
+// utf8mb4's 4, as collation_charset_name).
+int charset_max_bytes(std::string_view name) noexcept;
+int collation_max_bytes(std::uint16_t collation) noexcept;
 // A collation id of the charset that a charset or collation name ("latin1", "utf8mb4_bin",
 // "utf8" = utf8mb3) denotes: the charset's default collation, which is all that decoding needs.
 // 0 when the name is not known.

@@ -78,51 +78,52 @@ enum class Cs : std::uint8_t {
 struct CsDef {
   const char* name;
   const char* iconv;  // nullptr: handled without iconv
+  int max_bytes;      // bytes of its longest character (the servers' mbmaxlen)
 };
 
 constexpr CsDef kCharsets[] = {
-    {"utf8mb4", nullptr},
-    {"utf8mb3", nullptr},
-    {"ascii", nullptr},
-    {"binary", nullptr},
-    {"latin1", nullptr},
-    {"big5", "BIG5"},
-    {"latin2", "ISO-8859-2"},
-    {"dec8", "DEC-MCS"},
-    {"cp850", "CP850"},
-    {"hp8", "HP-ROMAN8"},
-    {"koi8r", "KOI8-R"},
-    {"swe7", "ISO646-SE"},
-    {"ujis", "EUC-JP"},
-    {"sjis", "SJIS"},
-    {"cp1251", "CP1251"},
-    {"hebrew", "ISO-8859-8"},
-    {"tis620", "TIS-620"},
-    {"euckr", "EUC-KR"},
-    {"latin7", "ISO-8859-13"},
-    {"koi8u", "KOI8-U"},
-    {"gb2312", "GB2312"},
-    {"greek", "ISO-8859-7"},
-    {"cp1250", "CP1250"},
-    {"gbk", "GBK"},
-    {"cp1257", "CP1257"},
-    {"latin5", "ISO-8859-9"},
-    {"armscii8", "ARMSCII-8"},
-    {"ucs2", "UCS-2BE"},
-    {"cp866", "CP866"},
-    {"keybcs2", "KEYBCS2"},
-    {"macce", "MAC-CENTRALEUROPE"},
-    {"macroman", "MACINTOSH"},
-    {"cp852", "CP852"},
-    {"utf16", "UTF-16BE"},
-    {"utf16le", "UTF-16LE"},
-    {"cp1256", "CP1256"},
-    {"utf32", "UTF-32BE"},
-    {"geostd8", "GEORGIAN-PS"},
-    {"cp932", "CP932"},
-    {"eucjpms", "EUC-JP-MS"},
-    {"gb18030", "GB18030"},
-    {"filename", nullptr},
+    {"utf8mb4", nullptr, 4},
+    {"utf8mb3", nullptr, 3},
+    {"ascii", nullptr, 1},
+    {"binary", nullptr, 1},
+    {"latin1", nullptr, 1},
+    {"big5", "BIG5", 2},
+    {"latin2", "ISO-8859-2", 1},
+    {"dec8", "DEC-MCS", 1},
+    {"cp850", "CP850", 1},
+    {"hp8", "HP-ROMAN8", 1},
+    {"koi8r", "KOI8-R", 1},
+    {"swe7", "ISO646-SE", 1},
+    {"ujis", "EUC-JP", 3},
+    {"sjis", "SJIS", 2},
+    {"cp1251", "CP1251", 1},
+    {"hebrew", "ISO-8859-8", 1},
+    {"tis620", "TIS-620", 1},
+    {"euckr", "EUC-KR", 2},
+    {"latin7", "ISO-8859-13", 1},
+    {"koi8u", "KOI8-U", 1},
+    {"gb2312", "GB2312", 2},
+    {"greek", "ISO-8859-7", 1},
+    {"cp1250", "CP1250", 1},
+    {"gbk", "GBK", 2},
+    {"cp1257", "CP1257", 1},
+    {"latin5", "ISO-8859-9", 1},
+    {"armscii8", "ARMSCII-8", 1},
+    {"ucs2", "UCS-2BE", 2},
+    {"cp866", "CP866", 1},
+    {"keybcs2", "KEYBCS2", 1},
+    {"macce", "MAC-CENTRALEUROPE", 1},
+    {"macroman", "MACINTOSH", 1},
+    {"cp852", "CP852", 1},
+    {"utf16", "UTF-16BE", 4},
+    {"utf16le", "UTF-16LE", 4},
+    {"cp1256", "CP1256", 1},
+    {"utf32", "UTF-32BE", 4},
+    {"geostd8", "GEORGIAN-PS", 1},
+    {"cp932", "CP932", 2},
+    {"eucjpms", "EUC-JP-MS", 3},
+    {"gb18030", "GB18030", 4},
+    {"filename", nullptr, 5},
 };
 static_assert(std::size(kCharsets) == static_cast<std::size_t>(Cs::count_));
 
@@ -320,6 +321,17 @@ void append_iconv_body(JsonBuf& out, std::string_view s, Cs cs) {
 
 const char* collation_charset_name(std::uint16_t collation) noexcept {
   return kCharsets[static_cast<std::size_t>(collation_charset(collation))].name;
+}
+
+int charset_max_bytes(std::string_view name) noexcept {
+  if (name == "utf8") return 3;  // utf8mb3's old name
+  for (const CsDef& c : kCharsets)
+    if (name == c.name) return c.max_bytes;
+  return 0;
+}
+
+int collation_max_bytes(std::uint16_t collation) noexcept {
+  return kCharsets[static_cast<std::size_t>(collation_charset(collation))].max_bytes;
 }
 
 std::uint16_t charset_collation_id(std::string_view name) noexcept {

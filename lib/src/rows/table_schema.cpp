@@ -74,12 +74,7 @@ bool utf8_like(std::uint16_t collation) {
 
 // Bytes per character of a collation's charset, for CHAR/VARCHAR lengths (the map gives bytes).
 unsigned charset_maxlen(std::uint16_t collation) {
-  const std::string_view cs = collation_charset_name(collation);
-  if (cs == "utf8mb4" || cs == "utf16" || cs == "utf16le" || cs == "utf32" || cs == "gb18030") return 4;
-  if (cs == "utf8mb3" || cs == "utf8" || cs == "ujis" || cs == "eucjpms") return 3;
-  if (cs == "gbk" || cs == "gb2312" || cs == "big5" || cs == "sjis" || cs == "cp932" || cs == "euckr" || cs == "ucs2")
-    return 2;
-  return 1;
+  return static_cast<unsigned>(collation_max_bytes(collation));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 //     the column look-ups of one statement are bounded whatever its length;
 //   - what cannot be read in a way that could change columns makes the table forgotten, never
 //     kept with a definition that may be wrong (the rule of schema.h).
+#include <binlogctl/columns.h>
 #include <binlogctl/schema.h>
 
 #include <algorithm>
@@ -340,25 +341,7 @@ bool is_temporal_with_fsp(std::string_view type) {
 }
 
 // Maximum bytes per character, for CONVERT TO CHARACTER SET's TEXT growth; 0 when unknown.
-int charset_mbmaxlen(std::string_view cs) {
-  static constexpr std::string_view kTwo[] = {"big5", "cp932", "euckr", "gb2312",
-                                              "gbk",  "sjis",  "ucs2"};
-  static constexpr std::string_view kThree[] = {"eucjpms", "ujis", "utf8", "utf8mb3"};
-  static constexpr std::string_view kFour[] = {"gb18030", "utf16", "utf16le", "utf32", "utf8mb4"};
-  static constexpr std::string_view kOne[] = {
-      "armscii8", "ascii",  "binary",  "cp1250", "cp1251", "cp1256",   "cp1257",  "cp850", "cp852",
-      "cp866",    "dec8",   "geostd8", "greek",  "hebrew", "hp8",      "keybcs2", "koi8r", "koi8u",
-      "latin1",   "latin2", "latin5",  "latin7", "macce",  "macroman", "swe7",    "tis620"};
-  for (auto n : kOne)
-    if (cs == n) return 1;
-  for (auto n : kTwo)
-    if (cs == n) return 2;
-  for (auto n : kThree)
-    if (cs == n) return 3;
-  for (auto n : kFour)
-    if (cs == n) return 4;
-  return 0;
-}
+int charset_mbmaxlen(std::string_view cs) { return charset_max_bytes(cs); }
 
 bool is_char_type(std::string_view t) {
   return t == "char" || t == "varchar" || t == "character" || t == "nchar" || t == "nvarchar" ||
