@@ -94,8 +94,17 @@ std::string one_line(std::string_view sql) {
   return s;
 }
 
-// Why the statement made a table go away: the same words in text and JSON.
-std::string removal_reason(std::string_view sql, bool defined_another) {
+// Why a statement made a table go away, and the words for it in text and JSON.
+enum class Removal : std::uint8_t { dropped, renamed, lost };
+const char* removal_text(Removal r) noexcept {
+  switch (r) {
+    case Removal::dropped: return "dropped";
+    case Removal::renamed: return "renamed";
+    case Removal::lost: break;
+  }
+  return "definition lost: the statement could not be followed";
+}
+Removal removal_of(std::string_view sql, bool defined_another) {
   std::size_t i = 0;
   while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '\r')) ++i;
   const auto starts = [&](std::string_view w) {
@@ -104,10 +113,14 @@ std::string removal_reason(std::string_view sql, bool defined_another) {
       if ((sql[i + k] | 0x20) != (w[k] | 0x20)) return false;
     return true;
   };
-  if (starts("drop")) return "dropped";
-  if (defined_another && (starts("rename") || starts("alter"))) return "renamed";
-  return "definition lost: the statement could not be followed";
+  if (starts("drop")) return Removal::dropped;
+  if (defined_another && (starts("rename") || starts("alter"))) return Removal::renamed;
+  return Removal::lost;
 }
+
+// The two kinds of definition record: the state at the end, and a version of --history.
+enum class Record : std::uint8_t { table, version };
+const char* record_name(Record r) noexcept { return r == Record::table ? "table" : "version"; }
 
 class SchemaReporter final : public TransactionFront::Hooks {
  public:
@@ -121,7 +134,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
   void start() {
     if (!opts_.history) return;
     history_.for_each([&](const SchemaTable& t) {
-      if (opts_.filter.matches(t.db, t.name)) print_defined(t, Origin{}, "version", nullptr);
+      if (opts_.filter.matches(t.db, t.name)) print_defined(t, Origin{}, Record::version, nullptr);
     });
   }
 
@@ -234,7 +247,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
           db_done.assign(db);
           first_db = false;
         }
-        print_defined(*e.def, e.origin, "table", e.warning.empty() ? nullptr : &e.warning);
+        print_defined(*e.def, e.origin, Record::table, e.warning.empty() ? nullptr : &e.warning);
       }
     }
   }
@@ -268,15 +281,15 @@ class SchemaReporter final : public TransactionFront::Hooks {
       if (c.table != nullptr) {
         origins_[key] = o;
         lost_.erase(key);
-        if (opts_.history && opts_.filter.matches(c.db, c.name)) print_defined(*c.table, o, "version", nullptr);
+        if (opts_.history && opts_.filter.matches(c.db, c.name)) print_defined(*c.table, o, Record::version, nullptr);
         continue;
       }
       origins_.erase(key);
       removed_[folded_key(c.db, c.name)] = o.seq;
-      const std::string reason = removal_reason(q.sql, defined_another);
-      if (reason.starts_with("definition lost")) lost_[key] = Lost{c.db, c.name, o};
+      const Removal why = removal_of(q.sql, defined_another);
+      if (why == Removal::lost) lost_[key] = Lost{c.db, c.name, o};
       else lost_.erase(key);
-      if (opts_.history && opts_.filter.matches(c.db, c.name)) print_removed(c.db, c.name, o, reason);
+      if (opts_.history && opts_.filter.matches(c.db, c.name)) print_removed(c.db, c.name, o, removal_text(why));
     }
   }
 
@@ -317,7 +330,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
         history_.find(seen.tm->db, seen.tm->table) == nullptr && opts_.filter.matches(seen.tm->db, seen.tm->table)) {
       SchemaTable t = table_definition_from_map(*seen.tm);
       if (!seen.emitted || create_table_sql(*seen.emitted) != create_table_sql(t)) {
-        print_defined(t, seen.at, "version", nullptr);
+        print_defined(t, seen.at, Record::version, nullptr);
         seen.emitted = std::move(t);
       }
     }
@@ -372,9 +385,9 @@ class SchemaReporter final : public TransactionFront::Hooks {
     else append_json_quoted(b, s);
   }
 
-  // A definition: `kind` "table" (the state at the end) or "version" (--history).
-  void print_defined(const SchemaTable& t, const Origin& o, const char* kind, const std::string* warning) {
-    const bool version = std::string_view(kind) == "version";
+  // A definition: the state at the end, or a version (--history).
+  void print_defined(const SchemaTable& t, const Origin& o, Record kind, const std::string* warning) {
+    const bool version = kind == Record::version;
     const std::string sql = create_table_sql(t);
     if (opts_.format == OutputFormat::text) {
       std::string& b = comment_on(t.db, t.name);
@@ -405,7 +418,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
       return;
     }
     std::string& b = out_.buf();
-    json_name(b, kind, t.db, t.name);
+    json_name(b, record_name(kind), t.db, t.name);
     if (version) b.append(",\"change\":\"defined\"");
     b.append(",\"defined\":true,\"source\":\"");
     b.append(source_name(o.source));
@@ -476,7 +489,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
     out_.end_line();
   }
 
-  void print_removed(std::string_view db, std::string_view name, const Origin& o, const std::string& reason) {
+  void print_removed(std::string_view db, std::string_view name, const Origin& o, const char* reason) {
     if (opts_.format == OutputFormat::text) {
       std::string& b = comment_on(db, name);
       b.append(": ");
