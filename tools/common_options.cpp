@@ -125,10 +125,15 @@ OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& 
   struct stat st {};
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) throw CLI::ValidationError("-o", path + ": is a directory");
-  if (exists && !S_ISREG(st.st_mode)) {
-    // A device, FIFO or socket (/dev/null, /dev/stdout on a pipe, a named pipe): written to
-    // as it is. A temporary file renamed over it would replace the device or pipe itself.
-    f_ = std::fopen(path.c_str(), "wb");
+  const bool device_path = path.starts_with("/dev/") || path.starts_with("/proc/");
+  if (exists && (!S_ISREG(st.st_mode) || device_path)) {
+    // A device, FIFO or socket (/dev/null, /dev/stdout on a pipe, a named pipe), or a path
+    // under /dev or /proc (/dev/stdout onto a file opened by the shell, perhaps for appending):
+    // written to as it is. A temporary file renamed over it would replace the device or pipe
+    // itself, or cut the file loose from the descriptor the shell holds.
+    // Appending: a file behind /dev/stdout has been truncated by the shell already when it
+    // should be (>), and must not be when it should not (>>); devices and pipes ignore it.
+    f_ = std::fopen(path.c_str(), "ab");
     if (f_ == nullptr) {
       f_ = stdout;
       throw std::system_error(errno, std::generic_category(), path);

@@ -8,7 +8,8 @@ usage: edges.py BINLOGCTL FIXTURE_DIR
     target is replaced whole, and a run refused by its options leaves the target untouched;
   * -o onto what is not a regular file writes through it and leaves it as it was: a character
     device (a copy of /dev/null's, when mknod is allowed), a FIFO (read by cat), a symbolic link
-    (the file it names gets the output, the link stays a link); -o naming a directory: exit 2;
+    (the file it names gets the output, the link stays a link); -o /proc/self/fd/1 appends to
+    the file the caller opened (>>) and fills a pipe; -o naming a directory: exit 2;
   * --start-position inside an event starts at the next event boundary (as if the boundary had
     been given), for dump, convert and stats;
   * impossible selections are usage errors (exit 2) that say what is wrong: start after stop,
@@ -116,6 +117,19 @@ def main():
         check(open(real, "rb").read() == ref.stdout, "convert -o SYMLINK: the linked file lacks the output")
         left = sorted(n for n in os.listdir(special) if "binlogctl-" in n)
         check(not left, f"-o special files: temporary files left behind: {left}")
+        # -o /proc/self/fd/1 (what /dev/stdout names) onto a file the caller opened for
+        # appending: appended to, not truncated; onto a pipe: the whole output.
+        appended = os.path.join(special, "appended.jsonl")
+        with open(appended, "wb") as f:
+            f.write(b"first line\n")
+        with open(appended, "ab") as f:
+            p = subprocess.run([binary, "convert", "-o", "/proc/self/fd/1", copy], stdout=f,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        check(p.returncode == 0, f"convert -o /proc/self/fd/1 >>FILE: exit {p.returncode}: {p.stderr[:200]!r}")
+        check(open(appended, "rb").read() == b"first line\n" + ref.stdout,
+              "convert -o /proc/self/fd/1 >>FILE: not appended to the file")
+        p = run(binary, "convert", "-o", "/proc/self/fd/1", copy)
+        check(p.returncode == 0 and p.stdout == ref.stdout, f"convert -o /proc/self/fd/1 |: exit {p.returncode}")
         p = run(binary, "convert", "-o", special, copy)
         check(p.returncode == 2 and b"directory" in p.stderr, f"convert -o DIR: exit {p.returncode}: {p.stderr[:200]!r}")
         shutil.rmtree(special)
