@@ -1,13 +1,16 @@
 """A private MariaDB server for the CLI tests: own datadir and unix socket under a temporary
-directory, no TCP, --no-defaults, stopped by its pid (SIGTERM, then SIGKILL after 60 s).
+directory, --no-defaults, stopped by its pid (SIGTERM, then SIGKILL after 60 s). No TCP, or
+with tcp=True a free port on 127.0.0.1 only (server.port).
 
     server = Server(root, extra_args=[...]); server.start(); ...; server.stop()
+    server.start(*more_args) again after stop() restarts it on the same datadir.
 
 find() locates the programs; a test exits 77 (ctest skip) when they are absent.
 """
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,26 +38,45 @@ def require_or_skip():
 
 
 class Server:
-    def __init__(self, root, extra_args=()):
+    def __init__(self, root, extra_args=(), tcp=False):
         self.dir = root
         self.data = os.path.join(root, "data")
         self.sock = os.path.join(root, "sock")
         self.pidfile = os.path.join(root, "mariadbd.pid")
         self.extra = list(extra_args)
+        self.tcp = tcp
+        self.port = None
+        self.installed = False
         self.proc = None
 
-    def start(self):
+    def install(self):
+        if self.installed:
+            return
         r = subprocess.run([INSTALL_DB, "--no-defaults", "--auth-root-authentication-method=normal", "--user=root",
                             "--datadir=" + self.data, "--skip-test-db"], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
         if r.returncode != 0:
             sys.exit("mariadb-install-db failed:\n" + r.stdout.decode(errors="replace"))
-        log = open(os.path.join(self.dir, "mariadbd.out"), "wb")
-        self.proc = subprocess.Popen([MARIADBD, "--no-defaults", "--skip-networking", "--socket=" + self.sock,
+        self.installed = True
+
+    def start(self, *more_args):
+        self.install()
+        if self.tcp:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+            s.close()
+            net = ["--port=%d" % self.port, "--bind-address=127.0.0.1"]
+        else:
+            net = ["--skip-networking"]
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        log = open(os.path.join(self.dir, "mariadbd.out"), "ab")
+        self.proc = subprocess.Popen([MARIADBD, "--no-defaults", *net, "--socket=" + self.sock,
                                       "--pid-file=" + self.pidfile, "--datadir=" + self.data, "--tmpdir=" + self.dir,
                                       "--log-error=" + os.path.join(self.dir, "error.log"), "--user=root",
                                       "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
-                                      "--max-allowed-packet=64M", *self.extra],
+                                      "--max-allowed-packet=64M", *self.extra, *more_args],
                                      stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -97,3 +119,10 @@ class Server:
 
     def query(self, text):
         return self.sql(text, extra=("-N", "-B")).stdout.decode("utf-8", "replace")
+
+    def rows(self, text):
+        """The result rows of `text` (batch mode: tab-separated, newlines in values as \\n)."""
+        return [line.split("\t") for line in self.query(text).split("\n") if line]
+
+    def binlogs(self):
+        return [r[0] for r in self.rows("SHOW BINARY LOGS")]

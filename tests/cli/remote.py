@@ -46,72 +46,12 @@ import tempfile
 import threading
 import time
 
+import mdb
+
 SKIP = 77
 
 
-def find(prog):
-    return shutil.which(prog) or shutil.which(prog, path="/usr/sbin:/usr/bin")
-
-
-class Server:
-    """A throw-away mariadbd: own datadir, socket and port; stopped by its pid."""
-
-    def __init__(self, tmp):
-        self.dir = tmp
-        self.data = os.path.join(tmp, "data")
-        self.sock = os.path.join(tmp, "sock")
-        self.proc = None
-        self.port = None
-
-    def install(self):
-        p = subprocess.run([find("mariadb-install-db"), "--no-defaults", "--auth-root-authentication-method=normal",
-                            "--user=root", "--datadir=" + self.data, "--skip-test-db"], capture_output=True)
-        if p.returncode != 0:
-            sys.exit("mariadb-install-db failed:\n" + (p.stdout + p.stderr).decode("utf-8", "replace")[-3000:])
-
-    def start(self, *opts):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        if os.path.exists(self.sock):
-            os.unlink(self.sock)
-        self.proc = subprocess.Popen(
-            [find("mariadbd"), "--no-defaults", "--datadir=" + self.data, "--socket=" + self.sock,
-             "--port=%d" % self.port, "--bind-address=127.0.0.1", "--pid-file=" + os.path.join(self.dir, "pid"),
-             "--log-error=" + os.path.join(self.dir, "error.log"), "--tmpdir=" + self.dir, "--user=root",
-             "--innodb-buffer-pool-size=16M", "--server-id=1", *opts],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                sys.exit("mariadbd exited during start-up:\n" + open(os.path.join(self.dir, "error.log")).read()[-3000:])
-            if os.path.exists(self.sock) and subprocess.run(
-                    [find("mariadb-admin"), "--no-defaults", "--socket=" + self.sock, "-uroot", "ping"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
-                return
-            time.sleep(0.1)
-        sys.exit("mariadbd did not come up in 60 s")
-
-    def stop(self):
-        if self.proc is None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
-
-    def sql(self, text):
-        p = subprocess.run([find("mariadb"), "--no-defaults", "--socket=" + self.sock, "-uroot",
-                            "--default-character-set=utf8mb4", "--batch", "--skip-column-names", "-e", text],
-                           capture_output=True, check=True)
-        return [line.split("\t") for line in p.stdout.decode().splitlines()]
-
-    def binlogs(self):
-        return [r[0] for r in self.sql("SHOW BINARY LOGS")]
+find = mdb.find
 
 
 class FlipProxy(threading.Thread):
@@ -222,18 +162,18 @@ def main():
             print("FAIL:", what)
 
     tmp = tempfile.mkdtemp(prefix="binlogctl-remote-")
-    srv = Server(tmp)
+    srv = mdb.Server(tmp, ["--server-id=1"], tcp=True)
     try:
         srv.install()
         srv.start("--log-bin=mariadb-bin", "--binlog-format=ROW", "--binlog-checksum=CRC32",
                   "--max-binlog-size=4096", "--binlog-annotate-row-events=ON", "--max-allowed-packet=64M")
-        srv.sql("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%';"
+        srv.rows("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%';"
                 "CREATE USER nopriv@'%' IDENTIFIED BY 'x'; GRANT BINLOG MONITOR ON *.* TO nopriv@'%';"
                 "CREATE USER dumper@'%' IDENTIFIED BY 'x'; GRANT REPLICATION SLAVE ON *.* TO dumper@'%';")
-        srv.sql(WORKLOAD)
+        srv.rows(WORKLOAD)
         # An event past 16 MiB: the protocol splits it into several packets.
-        srv.sql("CREATE TABLE shop.huge (id INT PRIMARY KEY, b LONGBLOB); INSERT INTO shop.huge VALUES (1, REPEAT('h', 17000000))")
-        srv.sql("SET GLOBAL binlog_checksum = NONE;" + WORKLOAD.replace("shop", "shop2") + "SET GLOBAL binlog_checksum = CRC32;"
+        srv.rows("CREATE TABLE shop.huge (id INT PRIMARY KEY, b LONGBLOB); INSERT INTO shop.huge VALUES (1, REPEAT('h', 17000000))")
+        srv.rows("SET GLOBAL binlog_checksum = NONE;" + WORKLOAD.replace("shop", "shop2") + "SET GLOBAL binlog_checksum = CRC32;"
                 "INSERT INTO shop.items (name) VALUES ('crc again'); FLUSH BINARY LOGS;")
         files = srv.binlogs()
         closed = files[:-1]
@@ -297,7 +237,7 @@ def main():
         follow = subprocess.Popen([binary, "dump", *tcp, "--stop-never", files[-1]],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(0.3)
-        srv.sql("INSERT INTO shop.items (name) VALUES ('live 1'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('live 2');")
+        srv.rows("INSERT INTO shop.items (name) VALUES ('live 1'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('live 2');")
         newest = srv.binlogs()[-1]
         seen, deadline = b"", time.time() + 10
         os.set_blocking(follow.stdout.fileno(), False)
@@ -315,11 +255,11 @@ def main():
         # the position. The gaps that makes are not damage; what is sent is the local files' own
         # events at their own positions, and the output is the local one with those transactions
         # left out (--exclude-gtids ..POSITION). Damage after the start is still reported.
-        srv.sql("INSERT INTO shop.items (name) VALUES ('GTIDFLIP-marker'); FLUSH BINARY LOGS;")
+        srv.rows("INSERT INTO shop.items (name) VALUES ('GTIDFLIP-marker'); FLUSH BINARY LOGS;")
         files = srv.binlogs()
         gtids, alter = [], None  # (file, pos, seq) of every GTID event of the closed files
         for f in files[:-1]:
-            for r in srv.sql(f"SHOW BINLOG EVENTS IN '{f}'"):
+            for r in srv.rows(f"SHOW BINLOG EVENTS IN '{f}'"):
                 if r[2] == "Gtid":
                     gtids.append((f, int(r[1]), int(re.search(r"GTID 0-1-(\d+)", r[5]).group(1))))
                 elif r[2] == "Query" and "ALTER TABLE shop.items" in r[5] and alter is None:
@@ -330,7 +270,7 @@ def main():
         state = f"0-1-{gtids[alter][2]}"
         schema = os.path.join(tmp, "items.sql")
         with open(schema, "w") as fh:
-            fh.write(srv.sql("SHOW CREATE TABLE shop.items")[0][1].replace("\\n", "\n")
+            fh.write(srv.rows("SHOW CREATE TABLE shop.items")[0][1].replace("\\n", "\n")
                      .replace("CREATE TABLE `items`", "CREATE TABLE `shop`.`items`") + ";\n")
         gtid_tcp = [*tcp, "--start-gtid", state]
         got = gdump = run(["dump", "--format", "json", *gtid_tcp])
@@ -386,7 +326,7 @@ def main():
         follow = subprocess.Popen([binary, "dump", "--format", "json", *gtid_tcp, "--stop-never"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(0.3)
-        srv.sql("INSERT INTO shop.items (name) VALUES ('gtid live 1'); FLUSH BINARY LOGS;"
+        srv.rows("INSERT INTO shop.items (name) VALUES ('gtid live 1'); FLUSH BINARY LOGS;"
                 "INSERT INTO shop.items (name) VALUES ('gtid live 2');")
         seen, deadline = b"", time.time() + 10
         os.set_blocking(follow.stdout.fileno(), False)
@@ -427,7 +367,7 @@ def main():
         p = run(["fetch", "--result-dir", bk, *tcp[1:]])
         check(p.returncode == 0 and b"0 errors" in p.stdout, f"fetch: exit {p.returncode} {p.stdout[-300:]!r} {p.stderr[:300]!r}")
         same_as_server(bk, "fetch", partial_too=True)
-        srv.sql("INSERT INTO shop.items (name) VALUES ('after fetch'); FLUSH BINARY LOGS;")
+        srv.rows("INSERT INTO shop.items (name) VALUES ('after fetch'); FLUSH BINARY LOGS;")
         p = run(["fetch", "--format", "json", "--fsync-interval", "0", "--result-dir", bk, *tcp[1:]])
         check(p.returncode == 0 and b'"errors":0' in p.stdout, f"fetch resumed: exit {p.returncode} {p.stdout[-300:]!r} {p.stderr[:300]!r}")
         same_as_server(bk, "fetch after FLUSH BINARY LOGS")
@@ -436,7 +376,7 @@ def main():
 
         # A byte flipped on the way (a proxy): the damaged event is reported as verify reports it
         # (checksum_mismatch, the server file and position), not written; exit 1.
-        srv.sql("FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('FLIPME-damaged-on-the-wire');")
+        srv.rows("FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('FLIPME-damaged-on-the-wire');")
         target = srv.binlogs()[-1]
         proxy = FlipProxy(srv.port, b"FLIPME-damaged")
         proxy.start()
@@ -464,7 +404,7 @@ def main():
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(0.5)
         proxy.drop()
-        srv.sql("INSERT INTO shop.items (name) VALUES ('while away'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('back');")
+        srv.rows("INSERT INTO shop.items (name) VALUES ('while away'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('back');")
         deadline = time.time() + 15
         newest = srv.binlogs()[-1]
         while time.time() < deadline and not os.path.exists(os.path.join(d, srv.binlogs()[-2])):
@@ -498,7 +438,7 @@ def main():
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             time.sleep(0.4)
             proxy.drop()
-            srv.sql(f"INSERT INTO shop.items (name) VALUES ('away {i}'); FLUSH BINARY LOGS;"
+            srv.rows(f"INSERT INTO shop.items (name) VALUES ('away {i}'); FLUSH BINARY LOGS;"
                     f"INSERT INTO shop.items (name) VALUES ('back {i}');")
             out, deadline = b"", time.time() + 15
             os.set_blocking(f.stdout.fileno(), False)
@@ -565,13 +505,13 @@ def main():
         f = subprocess.Popen([binary, "fetch", "--stop-never", "--result-dir", bk2, *tcp[1:]],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(0.5)
-        srv.sql("INSERT INTO shop.items (name) VALUES ('before term')")
+        srv.rows("INSERT INTO shop.items (name) VALUES ('before term')")
         time.sleep(0.5)
         f.send_signal(signal.SIGTERM)
         out, err = f.communicate(timeout=20)
         check(f.returncode == 0, f"fetch --stop-never after SIGTERM: exit {f.returncode} {err[:300]!r}")
         same_as_server(bk2, f"after {kills} kills and a SIGTERM", partial_too=True)
-        srv.sql("FLUSH BINARY LOGS")
+        srv.rows("FLUSH BINARY LOGS")
         p = run(["fetch", "--result-dir", bk2, *tcp[1:]])
         check(p.returncode == 0, f"fetch after the kills: exit {p.returncode} {p.stderr[:300]!r}")
         same_as_server(bk2, f"after {kills} kills, resumed")
@@ -597,7 +537,7 @@ def main():
                                          "mariadb-bin.999999"], [label, "mariadb-bin.999999", "Could not find first log file"]),
             ("a path with -R", [*tcp, "/tmp/x"], ["binlog names on the server"]),
         ]
-        srv.sql(f"PURGE BINARY LOGS TO '{closed[2]}'")
+        srv.rows(f"PURGE BINARY LOGS TO '{closed[2]}'")
         cases.append(("purged file", [*tcp, closed[0]], [label, closed[0], "purged"]))
         # fetch into a directory that cannot be made: exit 2, the directory named.
         blocker = os.path.join(tmp, "a-file")
