@@ -9,7 +9,7 @@
 #include <binlogctl/progress.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/source.h>
-#include <binlogctl/txn_front.h>
+#include "../txn/txn_front.h"
 #include <binlogctl/table_map.h>
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
-#include <binlogctl/txn_front.h>
+#include "../txn/txn_front.h"
 #include <binlogctl/dump.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>

@@ -10,7 +10,7 @@
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include <binlogctl/txn_front.h>
+#include "../txn/txn_front.h"
 
 #include <fmt/format.h>
 

@@ -9,7 +9,7 @@
 #include <binlogctl/stats.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include <binlogctl/txn_front.h>
+#include "../txn/txn_front.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The row-change consumers' shared front half (txn_front.h).
-#include <binlogctl/txn_front.h>
+#include "txn_front.h"
 
 namespace binlogctl {
 
