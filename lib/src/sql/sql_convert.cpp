@@ -111,7 +111,11 @@ class Records {
 
 class ReverseStore {
  public:
-  ReverseStore(std::string dir, std::size_t chunk) : dir_(std::move(dir)), chunk_(chunk < 4096 ? 4096 : chunk) {}
+  static constexpr std::size_t kMaxChunk = 1024 * 1024;
+  // Chunks of at most 1 MiB whatever the spill size: four buffers of a chunk (and a transaction's
+  // records) are in flight at a time.
+  ReverseStore(std::string dir, std::size_t chunk)
+      : dir_(std::move(dir)), chunk_(std::clamp<std::size_t>(chunk, 4096, kMaxChunk)) {}
   ~ReverseStore() {
     stop_writer();
     if (fd_ >= 0) close(fd_);
