@@ -61,6 +61,20 @@ def row_kinds(sql, statements=()):
     return out
 
 
+POS = re.compile(r"^# \S+:\d+ .* UTC$")
+
+
+def row_positions(sql):
+    """The position comment line in effect at each row statement of `sql`, in order."""
+    out, pos = [], None
+    for line in sql.splitlines():
+        if POS.match(line):
+            pos = line
+        elif ROW.match(line) or line == "# (no column changed)":
+            out.append(pos)
+    return out
+
+
 def value_at(s, j):
     """The literal at s[j] as a Python value: numbers as ("num", text), strings decoded (charset
     introducers honoured), X'..' as ("bin", hex), b'..' as int, CAST(.. AS JSON) as ("json",
@@ -286,6 +300,17 @@ for name in sorted(os.listdir(FIX)):
         undo = {"INSERT": "DELETE", "DELETE": "INSERT", "UPDATE": "UPDATE"}
         check(rc == 0 and row_kinds(fb) == [undo[k] for k in reversed(got)] and "# SKIPPED" in fb,
               "metadata: --flashback-skip-unsafe undoes every row change, last first (%d)" % len(row_kinds(fb)))
+        # Each undo row has its own position comment (the row change's, as forward writes it) and
+        # each undo UPDATE the original time (ON UPDATE CURRENT_TIMESTAMP columns), with any spill.
+        lines = fb.splitlines()
+        ts_ok = all(i > 0 and lines[i - 1].startswith("SET TIMESTAMP=") for i, l in enumerate(lines)
+                    if l.startswith("UPDATE "))
+        for extra in ([], ["--flashback-memory", "4096"]):
+            rc, fb2, _ = run("--flashback", "--flashback-skip-unsafe", *extra, logs)
+            check(rc == 0 and fb2 == fb and ts_ok and "UPDATE " in fb and
+                  row_positions(fb2) == list(reversed(row_positions(sql))) and None not in row_positions(fb2),
+                  "metadata: --flashback%s: each undo row under its row change's position comment, "
+                  "each undo UPDATE after SET TIMESTAMP" % (" (spilling)" if extra else ""))
 
 # a damaged event
 src = os.path.join(FIX, "basic", "binlogs")

@@ -7,6 +7,7 @@
 #include <binlogctl/column_value.h>
 #include <binlogctl/columns.h>
 #include <binlogctl/convert.h>
+#include <binlogctl/json_buf.h>
 #include <binlogctl/result.h>
 
 #include <cstdio>
@@ -37,11 +38,14 @@ namespace binlogctl {
 //   UUID INET4 INET6    their text form: '123e4567-e89b-12d3-a456-426614174000', '::1'
 // Errors: those of the JSON and DECIMAL decoders (Errc::bad_value at the value).
 Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnValue& v);
+Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue& v);
 
 // Text bytes in the charset of `collation` as an SQL string literal (the `text` rule above).
 void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t collation);
+void append_sql_text(JsonBuf& out, std::string_view bytes, std::uint16_t collation);
 // X'..' of the bytes (uppercase hex).
 void append_sql_hex(std::string& out, Bytes b);
+void append_sql_hex(JsonBuf& out, Bytes b);
 
 enum class SqlSet : std::uint8_t { changed, all };
 

@@ -11,47 +11,68 @@ namespace binlogctl {
 
 namespace {
 
-void put_digits(std::string& out, std::uint64_t v, int width) {
-  char tmp[24];
-  char* e = tmp + sizeof tmp;
-  char* b = v == 0 ? e : format_u64_backward(e, v);
-  for (int n = static_cast<int>(e - b); n < width && b > tmp; ++n) *--b = '0';
-  if (b == e) *--b = '0';
-  out.append(b, static_cast<std::size_t>(e - b));
+// Numbers and dates are formatted into a small array and appended at once: a JsonBuf append of a
+// few bytes is a few stores (std::string's is a call to memmove).
+// v in decimal, zero-padded to `width` digits (at most 20).
+char* put_digits_at(char* p, std::uint64_t v, int width) {
+  int n = decimal_digits(v);
+  if (n < width) n = width > 20 ? 20 : width;
+  format_fixed_digits(p, v, n);
+  return p + n;
 }
 
-void put_fraction(std::string& out, std::uint32_t usec, unsigned fsp) {
-  if (fsp == 0 || fsp > 6) return;
+// Two digits when the value has at most two (the usual month, day, hour...), else the general way.
+char* put2(char* p, std::uint32_t v) {
+  if (v < 100) {
+    p[0] = kDigitPairs[v * 2];
+    p[1] = kDigitPairs[v * 2 + 1];
+    return p + 2;
+  }
+  return put_digits_at(p, v, 2);
+}
+
+void put_digits(JsonBuf& out, std::uint64_t v, int width) {
+  char* b = out.tail(24);
+  out.advance(static_cast<std::size_t>(put_digits_at(b, v, width) - b));
+}
+
+char* put_fraction(char* p, std::uint32_t usec, unsigned fsp) {
+  if (fsp == 0 || fsp > 6) return p;
   static constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
-  out.push_back('.');
-  put_digits(out, usec % 1000000 / kPow10[6 - fsp], static_cast<int>(fsp));
+  *p++ = '.';
+  return put_digits_at(p, usec % 1000000 / kPow10[6 - fsp], static_cast<int>(fsp));
 }
 
-void put_date(std::string& out, const TemporalParts& t) {
-  put_digits(out, t.year, 4);
-  out.push_back('-');
-  put_digits(out, t.month, 2);
-  out.push_back('-');
-  put_digits(out, t.day, 2);
+char* put_date(char* p, const TemporalParts& t) {
+  if (t.year < 10000) {
+    format_fixed_digits(p, t.year, 4);
+    p += 4;
+  } else {
+    p = put_digits_at(p, t.year, 4);
+  }
+  *p++ = '-';
+  p = put2(p, t.month);
+  *p++ = '-';
+  return put2(p, t.day);
 }
 
-void put_time(std::string& out, const TemporalParts& t) {
-  put_digits(out, t.hour, 2);
-  out.push_back(':');
-  put_digits(out, t.minute, 2);
-  out.push_back(':');
-  put_digits(out, t.second, 2);
-  put_fraction(out, t.usec, t.fsp);
+char* put_time(char* p, const TemporalParts& t) {
+  p = put2(p, t.hour);
+  *p++ = ':';
+  p = put2(p, t.minute);
+  *p++ = ':';
+  p = put2(p, t.second);
+  return put_fraction(p, t.usec, t.fsp);
 }
 
-void put_double(std::string& out, double d) {
+void put_double(JsonBuf& out, double d) {
   if (!std::isfinite(d)) {  // no server stores these; NULL rather than text it would reject
-    out.append("NULL");
+    out.append("NULL", 4);
     return;
   }
-  char buf[40];
-  auto res = std::to_chars(buf, buf + sizeof buf, d);
-  out.append(buf, res.ptr);
+  char* b = out.tail(40);
+  auto res = std::to_chars(b, b + 40, d);
+  out.advance(static_cast<std::size_t>(res.ptr - b));
 }
 
 // Whether text bytes can go inside '...' as they are, whatever sql_mode (NO_BACKSLASH_ESCAPES
@@ -65,7 +86,7 @@ bool quotable(std::string_view s) {
   return true;
 }
 
-void put_quoted(std::string& out, std::string_view s) {
+void put_quoted(JsonBuf& out, std::string_view s) {
   out.push_back('\'');
   std::size_t from = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -79,7 +100,7 @@ void put_quoted(std::string& out, std::string_view s) {
   out.push_back('\'');
 }
 
-void put_charset_hex(std::string& out, std::string_view bytes, std::uint16_t collation) {
+void put_charset_hex(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('_');
   out.append(collation == 0 ? "utf8mb4" : collation_charset_name(collation));
   out.push_back(' ');
@@ -87,9 +108,9 @@ void put_charset_hex(std::string& out, std::string_view bytes, std::uint16_t col
 }
 
 // Text already in UTF-8 (names, JSON text) as _utf8mb4'...', else hex.
-void put_utf8(std::string& out, std::string_view s) {
+void put_utf8(JsonBuf& out, std::string_view s) {
   if (quotable(s)) {
-    out.append("_utf8mb4");
+    out.append("_utf8mb4", 8);
     put_quoted(out, s);
   } else {
     put_charset_hex(out, s, 0);
@@ -97,42 +118,46 @@ void put_utf8(std::string& out, std::string_view s) {
 }
 
 template <void (*F)(JsonBuf&, Bytes)>
-void put_hinted(std::string& out, Bytes b) {
-  thread_local std::string text;  // not `out`: a JsonBuf fills the string it borrows to its capacity
-  text.clear();
-  {
-    JsonBuf jb(text);  // gives `text` its contents when it goes
-    F(jb, b);
-  }
+void put_hinted(JsonBuf& out, Bytes b) {
   out.push_back('\'');
-  out.append(text);
+  F(out, b);
   out.push_back('\'');
+}
+
+// The charsets whose printable ASCII is the same bytes as in UTF-8, by collation id (0: unknown,
+// taken as utf8mb4), for append_sql_text's fast path.
+bool ascii_compatible(std::uint16_t collation) {
+  if (collation == 0) return true;
+  const std::string_view cs = collation_charset_name(collation);
+  return cs == "utf8mb4" || cs == "utf8mb3" || cs == "latin1" || cs == "ascii";
 }
 
 }  // namespace
 
-void append_sql_hex(std::string& out, Bytes b) {
+void append_sql_hex(JsonBuf& out, Bytes b) {
   static constexpr char kHex[] = "0123456789ABCDEF";
-  out.append("X'");
+  char* p = out.tail(b.size() * 2 + 3);
+  *p++ = 'X';
+  *p++ = '\'';
   for (std::uint8_t c : b) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
+    *p++ = kHex[c >> 4];
+    *p++ = kHex[c & 15];
   }
-  out.push_back('\'');
+  *p = '\'';
+  out.advance(b.size() * 2 + 3);
 }
 
-void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t collation) {
+void append_sql_text(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
   // Most text is printable ASCII: it is the same in every charset the fast path admits (the
   // UTF-8 compatible ones and latin1) and goes out in one pass.
-  const std::string_view cs = collation == 0 ? "utf8mb4" : collation_charset_name(collation);
-  if (cs == "utf8mb4" || cs == "utf8mb3" || cs == "latin1" || cs == "ascii") {
+  if (ascii_compatible(collation)) {
     bool ascii = true;
     for (char ch : bytes) {
       const auto c = static_cast<unsigned char>(ch);
       ascii &= c >= 0x20 && c < 0x7f && c != '\\';
     }
     if (ascii) {
-      out.append("_utf8mb4");
+      out.append("_utf8mb4", 8);
       put_quoted(out, bytes);
       return;
     }
@@ -140,19 +165,19 @@ void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t col
   thread_local std::string utf8;
   utf8.clear();
   if (quotable(bytes) && text_to_utf8(utf8, bytes, collation)) {
-    out.append("_utf8mb4");
+    out.append("_utf8mb4", 8);
     put_quoted(out, utf8);
     return;
   }
   put_charset_hex(out, bytes, collation);
 }
 
-Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnValue& v) {
+Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue& v) {
   switch (v.kind) {
     case ValueKind::null:
-      out.append("NULL");
+      out.append("NULL", 4);
       return {};
-    case ValueKind::signed_int:
+    case ValueKind::signed_int: {
       if (v.i < 0) {
         out.push_back('-');
         put_digits(out, 0 - static_cast<std::uint64_t>(v.i), 1);
@@ -160,6 +185,7 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
         put_digits(out, static_cast<std::uint64_t>(v.i), 1);
       }
       return {};
+    }
     case ValueKind::unsigned_int:
     case ValueKind::year:
       put_digits(out, v.u, 1);
@@ -171,14 +197,8 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
       put_double(out, v.d);
       return {};
     case ValueKind::decimal: {
-      // Through a small scratch string: the renderers' std::string overloads borrow the string
-      // as a JsonBuf, which fills it out to its capacity (all of a large output buffer).
-      thread_local std::string text;
-      text.clear();
       ByteReader r(v.bytes, v.offset);
-      Status st = append_decimal_text(text, v.precision, v.scale, r);
-      out.append(text);
-      return st;
+      return append_decimal_text(out, v.precision, v.scale, r);
     }
     case ValueKind::decimal_text: {
       const std::string_view s = as_string_view(v.bytes);
@@ -189,7 +209,7 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
       return {};
     }
     case ValueKind::bit: {
-      out.append("b'");
+      out.append("b'", 2);
       const unsigned n = v.bits == 0 ? 1 : v.bits;
       bool any = false;
       for (unsigned i = n; i-- > 0;) {
@@ -202,25 +222,37 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
       out.push_back('\'');
       return {};
     }
-    case ValueKind::date:
-      out.push_back('\'');
-      put_date(out, v.t);
-      out.push_back('\'');
+    case ValueKind::date: {
+      char* const buf = out.tail(64);
+      char* p = buf;
+      *p++ = '\'';
+      p = put_date(p, v.t);
+      *p++ = '\'';
+      out.advance(static_cast<std::size_t>(p - buf));
       return {};
-    case ValueKind::time:
-      out.push_back('\'');
-      if (v.t.negative) out.push_back('-');
-      put_time(out, v.t);
-      out.push_back('\'');
+    }
+    case ValueKind::time: {
+      char* const buf = out.tail(64);
+      char* p = buf;
+      *p++ = '\'';
+      if (v.t.negative) *p++ = '-';
+      p = put_time(p, v.t);
+      *p++ = '\'';
+      out.advance(static_cast<std::size_t>(p - buf));
       return {};
+    }
     case ValueKind::datetime:
-    case ValueKind::timestamp:
-      out.push_back('\'');
-      put_date(out, v.t);
-      out.push_back(' ');
-      put_time(out, v.t);
-      out.push_back('\'');
+    case ValueKind::timestamp: {
+      char* const buf = out.tail(96);
+      char* p = buf;
+      *p++ = '\'';
+      p = put_date(p, v.t);
+      *p++ = ' ';
+      p = put_time(p, v.t);
+      *p++ = '\'';
+      out.advance(static_cast<std::size_t>(p - buf));
       return {};
+    }
     case ValueKind::text:
       append_sql_text(out, as_string_view(v.bytes), v.charset);
       return {};
@@ -229,15 +261,27 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
         append_sql_hex(out, v.bytes);
         return {};
       }
-      append_sql_hex(out, v.bytes);
-      out.pop_back();  // BINARY(n): the zero bytes the binlog strips
-      for (std::size_t i = v.bytes.size(); i < v.pad_to; ++i) out.append("00");
-      out.push_back('\'');
+      // BINARY(n): with the zero bytes the binlog strips
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      const std::size_t n = std::size_t{v.pad_to} * 2 + 3;
+      char* p = out.tail(n);
+      *p++ = 'X';
+      *p++ = '\'';
+      for (std::uint8_t c : v.bytes) {
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 15];
+      }
+      for (std::size_t i = v.bytes.size(); i < v.pad_to; ++i) {
+        *p++ = '0';
+        *p++ = '0';
+      }
+      *p = '\'';
+      out.advance(n);
       return {};
     }
     case ValueKind::enum_index:
       if (v.u == 0) {
-        out.append("''");  // the error value of a non-strict insert
+        out.append("''", 2);  // the error value of a non-strict insert
       } else if (v.u <= col.names.size()) {
         append_sql_text(out, col.names[v.u - 1], col.charset);
       } else {
@@ -262,13 +306,13 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
       return {};
     }
     case ValueKind::json: {
-      thread_local std::string text;
+      thread_local JsonBuf text;
       text.clear();
       Status st = append_json_binary(text, v.bytes, v.offset);
       if (!st.ok()) return st;
-      out.append("CAST(");
-      put_utf8(out, text);
-      out.append(" AS JSON)");
+      out.append("CAST(", 5);
+      put_utf8(out, text.view());
+      out.append(" AS JSON)", 9);
       return {};
     }
     case ValueKind::geometry: {
@@ -276,9 +320,9 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
         append_sql_hex(out, v.bytes);
         return {};
       }
-      out.append("ST_GeomFromWKB(");
+      out.append("ST_GeomFromWKB(", 15);
       append_sql_hex(out, v.bytes.subspan(4));
-      out.append(", ");
+      out.append(", ", 2);
       put_digits(out, load_le32(v.bytes.data()), 1);
       out.push_back(')');
       return {};
@@ -297,6 +341,20 @@ Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnV
       return {};
   }
   return DecodeError{Errc::bad_value, v.offset, "value kind without an SQL rendering"};
+}
+
+// The std::string forms, through a JsonBuf over the string.
+Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnValue& v) {
+  JsonBuf b(out);
+  return append_sql_literal(b, col, v);
+}
+void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t collation) {
+  JsonBuf b(out);
+  append_sql_text(b, bytes, collation);
+}
+void append_sql_hex(std::string& out, Bytes b) {
+  JsonBuf j(out);
+  append_sql_hex(j, b);
 }
 
 }  // namespace binlogctl
