@@ -573,7 +573,8 @@ struct ValueCheck {
     // The mapper's path: the typed decoder, then Canal's rendering; it must take exactly the
     // value's bytes.
     ByteReader r(raw, at);
-    const Status a = canal_detail::read_value(c, info, canal_detail::value_plan(c), r, tz, got);
+    ColumnValue cv;
+    const Status a = canal_detail::read_value(c, info, canal_detail::value_plan(c), r, tz, cv, got);
     const Status b = ref::render_value(c, info, raw, at, tz_offset, want);
     ++compared;
     bool same = a.ok() == b.ok() && (!a.ok() || r.position() == raw.size());

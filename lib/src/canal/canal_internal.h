@@ -123,10 +123,23 @@ inline constexpr unsigned kCanalLeniency = kDecodeWrapTimestampFraction | kDecod
 // Value text and sqlType of a decoded (non-NULL) value; v.value is cleared first, so its
 // capacity is reused.
 Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
-// Decodes the non-NULL value of column `c` at `r` (decode_column_value) and renders it. Errors:
-// column_value_size's when the value's size is wrong, else the decoder's and the renderer's.
-Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p, ByteReader& r,
-                  const TimeZone& tz, CanalValue& v);
+// read_value's other cases: the columns Canal does not render (skipped by size), and the
+// errors (`st`, the decoder's, of the value at position `pos` of `r`).
+Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, std::size_t pos, const Status& st,
+                       CanalValue& v);
+// Decodes the non-NULL value of column `c` at `r` (decode_column_value, into the caller's
+// scratch `cv`) and renders it. Errors: column_value_size's when the value's size is wrong, else
+// the decoder's and the renderer's. Inline: the row loop calls it for every value.
+inline Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p, ByteReader& r,
+                         const TimeZone& tz, ColumnValue& cv, CanalValue& v) {
+  const std::size_t pos = r.position();
+  if (!p.rendered) [[unlikely]]
+    return read_value_rest(c, p, r, pos, Status{}, v);
+  Status st = decode_column_value(info, r, cv, kCanalLeniency);
+  if (!st.ok()) [[unlikely]]
+    return read_value_rest(c, p, r, pos, st, v);
+  return render_value(p, cv, tz, v);
+}
 // "int(11) unsigned", "varchar(32)", "decimal(10,2)", ... rebuilt from the TABLE_MAP.
 std::string mysql_type_text(const ColumnDef& c, bool display_widths);
 
@@ -158,7 +171,7 @@ inline std::uint64_t int32_wire(std::int32_t v) noexcept {
   return static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
 }
 // Copies s to p (copy_bytes: short strings without a call to memcpy); returns the end.
-inline char* put_bytes(char* p, std::string_view s) noexcept {
+BINLOGCTL_INLINE char* put_bytes(char* p, std::string_view s) noexcept {
   copy_bytes(p, s.data(), s.size());
   return p + s.size();
 }

@@ -1109,7 +1109,7 @@ class CanalMapper final : public TransactionFront::Hooks {
         c.v.value.swap(doc_);
         c.v.sql_type = 12;
       } else {
-        Status st = canal_detail::read_value(cd, tm.infos[i], plan.cols[i].value, r, tz_, c.v);
+        Status st = canal_detail::read_value(cd, tm.infos[i], plan.cols[i].value, r, tz_, cv_, c.v);
         if (!st.ok()) return st;
       }
       if (is_json) ++json_index;
@@ -1235,6 +1235,7 @@ class CanalMapper final : public TransactionFront::Hooks {
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   TableMapCache tables_;
   std::unordered_map<std::uint64_t, TablePlan> plans_;
+  ColumnValue cv_;  // the value being rendered (scratch)
   SchemaHistory schema_;
   TableMapLoader loader_{tables_, schema_, err_};
   GtidSet executed_;

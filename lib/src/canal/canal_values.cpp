@@ -642,19 +642,41 @@ inline char* put_min(char* p, std::uint64_t v, unsigned width) noexcept {
   std::memcpy(p, b, static_cast<std::size_t>(end - b));
   return p + (end - b);
 }
-char* put_date(char* p, const TemporalParts& t) noexcept {
+// The fields in their usual widths (year <= 9999, the others <= 99): every value a server writes.
+inline bool usual_widths(const TemporalParts& t) noexcept {
+  return t.year <= 9999 && (t.month | t.day | t.hour | t.minute | t.second) < 100;
+}
+inline char* put_date(char* p, const TemporalParts& t) noexcept {
+  if (usual_widths(t)) {
+    p = put2(p, t.year / 100);
+    p = put2(p, t.year % 100);
+    p[0] = '-';
+    put2(p + 1, t.month);
+    p[3] = '-';
+    put2(p + 4, t.day);
+    return p + 6;
+  }
   p = put_min(p, t.year, 4);
   *p++ = '-';
   p = put_min(p, t.month, 2);
   *p++ = '-';
   return put_min(p, t.day, 2);
 }
-char* put_time(char* p, const TemporalParts& t) noexcept {
-  p = put_min(p, t.hour, 2);
-  *p++ = ':';
-  p = put_min(p, t.minute, 2);
-  *p++ = ':';
-  p = put_min(p, t.second, 2);
+inline char* put_time(char* p, const TemporalParts& t) noexcept {
+  if ((t.hour | t.minute | t.second) < 100) {
+    put2(p, t.hour);
+    p[2] = ':';
+    put2(p + 3, t.minute);
+    p[5] = ':';
+    put2(p + 6, t.second);
+    p += 8;
+  } else {
+    p = put_min(p, t.hour, 2);
+    *p++ = ':';
+    p = put_min(p, t.minute, 2);
+    *p++ = ':';
+    p = put_min(p, t.second, 2);
+  }
   // usec < 10^6 and fsp <= 6: the decoder checks, or the fraction was scaled from fewer digits
   if (t.fsp > 0) p = put_fraction(p, t.usec % 1000000, t.fsp);
   return p;
@@ -750,9 +772,9 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
   return {};
 }
 
-Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p, ByteReader& r,
-                  const TimeZone& tz, CanalValue& v) {
-  const ByteReader at = r;
+Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, std::size_t pos, const Status& st,
+                       CanalValue& v) {
+  ByteReader at(r.data().subspan(pos), r.base_offset() + pos);  // the reader at the value
   if (!p.rendered) {  // no value to decode: the bytes skipped
     auto size = column_value_size(c.type, c.meta, at);
     if (!size) return size.error();
@@ -762,15 +784,10 @@ Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p
     v.value.clear();
     return r.ok() ? Status{} : Status{r.error()};
   }
-  ColumnValue cv;
-  Status st = decode_column_value(info, r, cv, kCanalLeniency);
-  if (!st.ok()) {
-    // Canal has always sized a value before rendering it: where the size is wrong too, that
-    // error (its words) is the one it reports.
-    if (auto size = column_value_size(c.type, c.meta, at); !size) return size.error();
-    return st;
-  }
-  return render_value(p, cv, tz, v);
+  // Canal has always sized a value before rendering it: where the size is wrong too, that error
+  // (its words) is the one it reports.
+  if (auto size = column_value_size(c.type, c.meta, at); !size) return size.error();
+  return st;
 }
 
 // ---- mysqlType text ----------------------------------------------------------------------------
