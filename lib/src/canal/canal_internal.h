@@ -95,6 +95,8 @@ void append_dec(OutBuf& out, std::int64_t v);
 
 struct CanalValue {
   bool is_null = false;
+  bool plain = false;  // `value` is printable ASCII without '"' and '\\' (a number, a date):
+                       // it goes into a JSON string as it is, without the escaping checks
   int sql_type = 0;
   std::string value;
 };

@@ -470,10 +470,17 @@ class FlatRows {
       const std::string& m = plan.cols[c.index].js_member;
       out.append(m.data() + (first ? 1 : 0), m.size() - (first ? 1 : 0));
       first = false;
-      if (c.v.is_null)
+      if (c.v.is_null) {
         out.append("null", 4);
-      else
+      } else if (c.v.plain) {  // what append_flat_json_string writes for it, without its checks
+        const std::size_t n = c.v.value.size();
+        char* o = out.extend(n + 2);
+        o[0] = '"';
+        copy_bytes(o + 1, c.v.value.data(), n);
+        o[n + 1] = '"';
+      } else {
         append_flat_json_string(out, c.v.value);
+      }
     };
     if (plan.unique_names) {
       for (const Cell& c : cells)
@@ -1106,6 +1113,7 @@ class CanalMapper final : public TransactionFront::Hooks {
         Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
         if (!st.ok()) return st;
         c.v.is_null = false;
+        c.v.plain = false;
         c.v.value.swap(doc_);
         c.v.sql_type = 12;
       } else {

@@ -686,6 +686,7 @@ inline char* put_time(char* p, const TemporalParts& t) noexcept {
 
 Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
   v.is_null = false;
+  v.plain = true;  // numbers and temporals; the strings below say otherwise
   v.sql_type = p.sql_type;
   v.value.clear();
   std::string& out = v.value;
@@ -747,6 +748,7 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
       return st;
     }
     case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
+      v.plain = false;
       append_canal_text(out, as_string_view(cv.bytes), 0, TextMode::utf8);
       return {};
     case ValueKind::text:
@@ -755,12 +757,14 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
     case ValueKind::uuid:  // Canal knows no UUID/INET types: the bytes by the column's charset
     case ValueKind::inet4:
     case ValueKind::inet6:
+      v.plain = false;
       if (p.binary)
         append_iso8859_1(out, cv.bytes);
       else
         append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
       return {};
     case ValueKind::json:
+      v.plain = false;
       if (cv.bytes.empty()) return {};
       return append_json_binary(out, cv.bytes, cv.offset);
     case ValueKind::null:
@@ -768,6 +772,7 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
       break;
   }
   v.is_null = true;  // Canal: unknown type, value null
+  v.plain = false;
   v.sql_type = types::OTHER;
   return {};
 }
@@ -780,6 +785,7 @@ Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, st
     if (!size) return size.error();
     r.skip(*size);
     v.is_null = true;
+    v.plain = false;
     v.sql_type = types::OTHER;
     v.value.clear();
     return r.ok() ? Status{} : Status{r.error()};
