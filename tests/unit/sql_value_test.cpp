@@ -201,3 +201,71 @@ TEST_SUITE("sql values") {
     CHECK(fails(col(ColumnType::typed_array), {}).code == Errc::bad_value);
   }
 }
+
+// The leniencies a renderer may ask of the typed decoder (column_value.h): the Canal renderer's
+// readings of damaged values, which it printed before it shared this decoder.
+TEST_CASE("typed decoder leniency: TIMESTAMP fractions wrap, ENUMs of 3..8 bytes read") {
+  const unsigned wrap = kDecodeWrapTimestampFraction, wide = kDecodeWideEnum;
+  auto decode = [](const ColumnInfo& c, const Buf& b, unsigned leniency, ColumnValue& v) {
+    ByteReader r(Bytes(b.data(), b.size()), kBase);
+    Status st = decode_column_value(c, r, v, leniency);
+    if (st.ok()) CHECK(r.position() == b.size());
+    return st;
+  };
+  struct Case {
+    ColumnType type;
+    std::uint16_t fsp;
+    Buf frac;
+    std::uint32_t usec;  // what the wrapped reading gives
+  };
+  const Case cases[] = {
+      {ColumnType::timestamp2, 1, {0xff}, 550000},             // 255 * 10^4 mod 10^6
+      {ColumnType::timestamp2, 2, {100}, 0},                   // 10^6 mod 10^6
+      {ColumnType::timestamp2, 4, {0xff, 0xff}, 553500},      // 65535 * 100
+      {ColumnType::timestamp2, 6, {0xff, 0xff, 0xff}, 777215}, // 16777215
+      {ColumnType::timestamp, 3, {0x05, 0xdc}, 500000},        // MariaDB's old TIMESTAMP(3): 1500 ms
+  };
+  for (const Case& k : cases) {
+    CAPTURE(column_type_name(k.type));
+    CAPTURE(k.fsp);
+    const Buf b = cat(be(86400, 4), k.frac);
+    ColumnValue v;
+    Status strict = decode(col(k.type, k.fsp), b, kDecodeStrict, v);
+    REQUIRE_FALSE(strict.ok());
+    CHECK(std::string_view(strict.error().what) == "TIMESTAMP fraction out of range");
+    CHECK(strict.error().offset == kBase);
+    REQUIRE(decode(col(k.type, k.fsp), b, wrap, v).ok());
+    CHECK(v.kind == ValueKind::timestamp);
+    CHECK(v.u == 86400);
+    CHECK(v.t.day == 2);
+    CHECK(v.t.usec == k.usec);
+    CHECK(v.t.fsp == k.fsp);
+    // the other leniency does not waive this check
+    CHECK_FALSE(decode(col(k.type, k.fsp), b, wide, v).ok());
+  }
+  {  // a valid fraction reads the same either way
+    ColumnValue a, w;
+    const Buf b = cat(be(1, 4), be(123456, 3));
+    REQUIRE(decode(col(ColumnType::timestamp2, 6), b, kDecodeStrict, a).ok());
+    REQUIRE(decode(col(ColumnType::timestamp2, 6), b, wrap, w).ok());
+    CHECK(a.t.usec == 123456);
+    CHECK(w.t.usec == 123456);
+  }
+  // ENUM, as a CHAR column's real type (meta 0xf7nn) and as the ENUM type code.
+  for (const ColumnInfo& c : {col(ColumnType::string, 0xf703), col(ColumnType::enum_, 3)}) {
+    ColumnValue v;
+    const Buf b = le(0x123456, 3);
+    Status strict = decode(c, b, kDecodeStrict, v);
+    REQUIRE_FALSE(strict.ok());
+    CHECK(std::string_view(strict.error().what) == "ENUM size not 1 or 2");
+    CHECK_FALSE(decode(c, b, wrap, v).ok());
+    REQUIRE(decode(c, b, wide, v).ok());
+    CHECK(v.kind == ValueKind::enum_index);
+    CHECK(v.u == 0x123456);
+  }
+  ColumnValue v;
+  CHECK(decode(col(ColumnType::string, 0xf708), le(~0ull, 8), wide, v).ok());
+  CHECK(v.u == ~0ull);
+  CHECK_FALSE(decode(col(ColumnType::string, 0xf709), le(1, 9), wide, v).ok());  // past a SET's 8
+  CHECK_FALSE(decode(col(ColumnType::string, 0xf700), {}, wide, v).ok());
+}

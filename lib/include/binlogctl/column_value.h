@@ -1,6 +1,6 @@
 // One column value of a row image as a typed view: what the value is, decoded once from the
 // column's ColumnInfo and the row bytes, for renderers that are not the JSON hot path (the SQL
-// renderer of convert --format sql and --flashback; later Canal and stats).
+// renderer of convert --format sql and --flashback, the Canal renderer; later stats).
 //
 // The view borrows: `bytes` points into the row image (or the column's ENUM/SET names stay in
 // the ColumnInfo), nothing is allocated per value. Every read goes through the ByteReader
@@ -66,9 +66,24 @@ struct ColumnValue {
   std::uint8_t bits = 0;                  // bit
 };
 
+// Values no server writes that a renderer may take rather than fail on, because it always has
+// (issue #13 moves the Canal renderer onto this decoder and changes nothing a user sees; one
+// policy for damaged values for every consumer is a later issue's). Bits, or-ed:
+enum DecodeLeniency : unsigned {
+  kDecodeStrict = 0,
+  // TIMESTAMP(fsp) / TIMESTAMP2 fraction bytes read unsigned and scaled to microseconds modulo
+  // 10^6, where the strict decoder fails with "TIMESTAMP fraction out of range".
+  kDecodeWrapTimestampFraction = 1u << 0,
+  // ENUM of 3..8 bytes (the size of a SET) read as its little-endian number, where the strict
+  // decoder fails with "ENUM size not 1 or 2".
+  kDecodeWideEnum = 1u << 1,
+};
+
 // Decodes one (non-NULL) value at the reader's position into `v` and advances past it. The
 // errors of append_value_json (Errc::truncated, Errc::bad_value, Errc::bad_length at the
-// offending field's offset); on error `v` is unspecified and the reader's position too.
-Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v) noexcept;
+// offending field's offset), but those `leniency` waives; on error `v` is unspecified and the
+// reader's position too.
+Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v,
+                           unsigned leniency = kDecodeStrict) noexcept;
 
 }  // namespace binlogctl

@@ -2,6 +2,7 @@
 // include it to check the renderers against the reference paths).
 #pragma once
 
+#include <binlogctl/column_value.h>
 #include <binlogctl/columns.h>
 #include <binlogctl/datetime.h>
 #include <binlogctl/gtid.h>
@@ -37,17 +38,6 @@ void append_iso8859_1(std::string& out, Bytes b);
 // The text of the JSON string `json` (quotes included) appended to `out`, as nlohmann's parser
 // reads it; false (nothing appended) when `json` is not a valid JSON string.
 bool append_json_string_text(std::string& out, std::string_view json);
-// `s` holds one JSON value as append_value_json renders it; replaces it with its plain text (a
-// string's content; numbers and literals as they are).
-void json_value_to_text(std::string& s);
-
-// The text of append_datetime2_json / append_time2_json / append_date_json without the quotes,
-// for the values those print through their common path; false (nothing appended) for anything
-// else (size not that of the fsp, values out of range), which render_value leaves to them.
-bool append_datetime2_text(std::string& out, Bytes raw, unsigned fsp);
-bool append_time2_text(std::string& out, Bytes raw, unsigned fsp);
-bool append_date_text(std::string& out, Bytes raw);
-
 // Java's Double.toString / Float.toString appended to `out` (no allocation).
 void append_java_double(std::string& out, double v);
 void append_java_float(std::string& out, float v);
@@ -105,17 +95,53 @@ void append_dec(OutBuf& out, std::int64_t v);
 
 struct CanalValue {
   bool is_null = false;
+  bool plain = false;  // `value` is printable ASCII without '"' and '\\' (a number, a date):
+                       // it goes into a JSON string as it is, without the escaping checks
   int sql_type = 0;
   std::string value;
 };
 
 // sqlType Canal reports for a NULL value of the column.
 int null_sql_type(const ColumnDef& c);
-// Value text and sqlType of a non-NULL value whose row-image bytes are `raw` (length prefix
-// included) at absolute offset `offset`. `text` = text_mode(c.charset). The value is appended to
-// v.value after clearing it, so its capacity is reused.
-Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, Bytes raw,
-                    std::uint64_t offset, const TimeZone& tz, CanalValue& v);
+
+// How Canal renders the values of one column, decided once per TABLE_MAP (the mapper keeps it in
+// its per-table plan): Canal's rules for the typed values of column_value.h.
+struct ValuePlan {
+  int sql_type = 0;       // sqlType of a non-NULL value
+  int sql_type_wide = 0;  // UNSIGNED integers: sqlType of a value >= wide_from (Canal's next
+  std::uint64_t wide_from = ~std::uint64_t{0};  // wider JDBC type for values past the signed range)
+  int null_sql_type = 0;  // sqlType of NULL
+  std::uint16_t collation = 0;
+  TextMode text = TextMode::utf8;  // text_mode(collation)
+  bool binary = false;    // strings: new String(bytes, "ISO-8859-1") (BLOB), else text by `text`
+  bool rendered = true;   // false: Canal prints no value (null, OTHER): VECTOR, NULL, unknown types
+};
+ValuePlan value_plan(const ColumnDef& c);
+
+// What Canal renders from the typed decoder, which reads some damaged values it has always
+// printed rather than failed on (column_value.h).
+inline constexpr unsigned kCanalLeniency = kDecodeWrapTimestampFraction | kDecodeWideEnum;
+
+// Value text and sqlType of a decoded (non-NULL) value; v.value is cleared first, so its
+// capacity is reused.
+Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
+// read_value's other cases: the columns Canal does not render (skipped by size), and the
+// errors (`st`, the decoder's, of the value at position `pos` of `r`).
+Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, std::size_t pos, const Status& st,
+                       CanalValue& v);
+// Decodes the non-NULL value of column `c` at `r` (decode_column_value, into the caller's
+// scratch `cv`) and renders it. Errors: column_value_size's when the value's size is wrong, else
+// the decoder's and the renderer's. Inline: the row loop calls it for every value.
+inline Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p, ByteReader& r,
+                         const TimeZone& tz, ColumnValue& cv, CanalValue& v) {
+  const std::size_t pos = r.position();
+  if (!p.rendered) [[unlikely]]
+    return read_value_rest(c, p, r, pos, Status{}, v);
+  Status st = decode_column_value(info, r, cv, kCanalLeniency);
+  if (!st.ok()) [[unlikely]]
+    return read_value_rest(c, p, r, pos, st, v);
+  return render_value(p, cv, tz, v);
+}
 // "int(11) unsigned", "varchar(32)", "decimal(10,2)", ... rebuilt from the TABLE_MAP.
 std::string mysql_type_text(const ColumnDef& c, bool display_widths);
 
@@ -147,7 +173,7 @@ inline std::uint64_t int32_wire(std::int32_t v) noexcept {
   return static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
 }
 // Copies s to p (copy_bytes: short strings without a call to memcpy); returns the end.
-inline char* put_bytes(char* p, std::string_view s) noexcept {
+BINLOGCTL_INLINE char* put_bytes(char* p, std::string_view s) noexcept {
   copy_bytes(p, s.data(), s.size());
   return p + s.size();
 }

@@ -248,41 +248,16 @@ struct ColumnPlan {
   std::string js_mysql_type;  // the mysqlType as a JSON string
   std::string name, mysql_type;
   std::uint32_t slot = 0;  // first column of the same name (FlatMessage objects are keyed by name)
-  std::uint32_t fixed_size = 0;  // bytes of every value of a fixed-size type, else 0
   bool key = false;
   bool name_ok = true, type_ok = true;  // valid UTF-8 (else protobuf logs when serializing)
   bool json = false;                    // JSON column: its values are checked for UTF-8 too
-  canal_detail::TextMode text = canal_detail::TextMode::utf8;
+  canal_detail::ValuePlan value;        // how its values are rendered
 };
 struct TablePlan {
   std::vector<ColumnPlan> cols;
   bool unique_names = true;
   bool check_utf8 = false;  // some column needs the UTF-8 checks above
 };
-
-// Size of every value of a column whose type has a fixed size (what column_value_size returns
-// whatever the row holds), else 0.
-std::uint32_t fixed_value_size(const ColumnDef& c) {
-  switch (c.type) {
-    case ColumnType::varchar:
-    case ColumnType::var_string:
-    case ColumnType::string:
-    case ColumnType::tiny_blob:
-    case ColumnType::medium_blob:
-    case ColumnType::long_blob:
-    case ColumnType::blob:
-    case ColumnType::geometry:
-    case ColumnType::json:
-    case ColumnType::vector:
-    case ColumnType::null:
-      return 0;  // length-prefixed (a STRING may also be ENUM/SET: not worth telling apart)
-    default:
-      break;
-  }
-  static const std::uint8_t zeros[64] = {};
-  auto n = column_value_size(c.type, c.meta, ByteReader(Bytes(zeros, sizeof zeros), 0));
-  return n && *n > 0 && *n < sizeof zeros ? static_cast<std::uint32_t>(*n) : 0;
-}
 
 TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* def) {
   TablePlan plan;
@@ -302,8 +277,7 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
     p.mysql_type = mysql_type;
     p.key = c.in_primary_key;
     if (p.key) p.pb_name.append("\x20\x01", 2);
-    p.text = canal_detail::text_mode(c.charset);
-    p.fixed_size = fixed_value_size(c);
+    p.value = canal_detail::value_plan(c);
     p.name_ok = canal_detail::proto_utf8_valid(c.name);
     p.type_ok = canal_detail::proto_utf8_valid(mysql_type);
     p.json = c.type == ColumnType::json;
@@ -496,10 +470,17 @@ class FlatRows {
       const std::string& m = plan.cols[c.index].js_member;
       out.append(m.data() + (first ? 1 : 0), m.size() - (first ? 1 : 0));
       first = false;
-      if (c.v.is_null)
+      if (c.v.is_null) {
         out.append("null", 4);
-      else
+      } else if (c.v.plain) {  // what append_flat_json_string writes for it, without its checks
+        const std::size_t n = c.v.value.size();
+        char* o = out.extend(n + 2);
+        o[0] = '"';
+        copy_bytes(o + 1, c.v.value.data(), n);
+        o[n + 1] = '"';
+      } else {
         append_flat_json_string(out, c.v.value);
+      }
     };
     if (plan.unique_names) {
       for (const Cell& c : cells)
@@ -1109,40 +1090,35 @@ class CanalMapper final : public TransactionFront::Hooks {
       c.updated = false;
       if (bit_is_set(nulls, j++)) {
         c.v.is_null = true;
-        c.v.sql_type = canal_detail::null_sql_type(cd);
+        c.v.sql_type = plan.cols[i].value.null_sql_type;
         c.v.value.clear();
-      } else {
+      } else if (is_json && bit_is_set(partial_bits, json_index)) {
+        // A partial JSON update: length-prefixed diffs (sized, not decoded: no value here).
         const std::uint64_t at = r.offset();
-        std::size_t size = plan.cols[i].fixed_size;
-        if (size == 0 || size > r.remaining()) {  // length-prefixed, or the library's error
-          auto sz = column_value_size(cd.type, cd.meta, r);
-          if (!sz) return sz.error();
-          size = *sz;
-        }
-        Bytes raw = r.bytes(size);
+        auto sz = column_value_size(cd.type, cd.meta, r);
+        if (!sz) return sz.error();
+        Bytes raw = r.bytes(*sz);
         if (!r.ok()) return r.error();
-        if (is_json && bit_is_set(partial_bits, json_index)) {
-          // The full document: the diffs applied to the before image's value.
-          const Cell* b = with_before ? before_cell(i) : nullptr;
-          if (b == nullptr || b->v.is_null) {
-            // No document to apply the diffs to (MINIMAL before image): left out, as convert
-            // --format json leaves it out of "after".
-            ++json_index;
-            cols.pop();
-            continue;
-          }
-          const std::size_t lp = cd.meta;
-          doc_.clear();
-          Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
-          if (!st.ok()) return st;
-          c.v.is_null = false;
-          c.v.value.swap(doc_);
-          c.v.sql_type = 12;
-        } else {
-          Status st =
-              canal_detail::render_value(cd, tm.infos[i], plan.cols[i].text, raw, at, tz_, c.v);
-          if (!st.ok()) return st;
+        // The full document: the diffs applied to the before image's value.
+        const Cell* b = with_before ? before_cell(i) : nullptr;
+        if (b == nullptr || b->v.is_null) {
+          // No document to apply the diffs to (MINIMAL before image): left out, as convert
+          // --format json leaves it out of "after".
+          ++json_index;
+          cols.pop();
+          continue;
         }
+        const std::size_t lp = cd.meta;
+        doc_.clear();
+        Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
+        if (!st.ok()) return st;
+        c.v.is_null = false;
+        c.v.plain = false;
+        c.v.value.swap(doc_);
+        c.v.sql_type = 12;
+      } else {
+        Status st = canal_detail::read_value(cd, tm.infos[i], plan.cols[i].value, r, tz_, cv_, c.v);
+        if (!st.ok()) return st;
       }
       if (is_json) ++json_index;
       if (with_before) {
@@ -1267,6 +1243,7 @@ class CanalMapper final : public TransactionFront::Hooks {
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   TableMapCache tables_;
   std::unordered_map<std::uint64_t, TablePlan> plans_;
+  ColumnValue cv_;  // the value being rendered (scratch)
   SchemaHistory schema_;
   TableMapLoader loader_{tables_, schema_, err_};
   GtidSet executed_;

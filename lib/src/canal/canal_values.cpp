@@ -1,10 +1,12 @@
 // Canal's value rendering and sqlType of one column value (design/canal.md §4-5), and the small
-// text helpers the mapper shares. Values are rendered straight from the row-image bytes into a
-// reused string; where the rules follow convert's rendering (DECIMAL, BIT, temporals, text
-// charsets) they reuse its building blocks (columns.h) and give exactly the text of that JSON
-// rendering parsed back (the first implementation did that round trip with nlohmann's parser).
+// text helpers the mapper shares. Values come from the project's one column decoder
+// (column_value.h) as typed values; this file only turns them into Canal's text, into a reused
+// string. Where Canal's text follows convert's rendering (DECIMAL, BIT, temporals, text charsets)
+// it is exactly the text of that JSON rendering parsed back (the first implementation did that
+// round trip with nlohmann's parser; the unit tests still compare with it).
 #include "canal_internal.h"
 
+#include <binlogctl/column_value.h>
 #include <binlogctl/datetime.h>
 
 #include <binlogctl/canal.h>
@@ -25,20 +27,6 @@
 namespace binlogctl::canal_detail {
 
 namespace {
-
-// Little-endian value of the first n (<= 8) bytes of b (fewer when b is shorter).
-std::uint64_t le(Bytes b, std::size_t n) {
-  if (n <= b.size() && n >= 1 && n <= 8) return load_le(b.data(), n);
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n && i < b.size(); ++i)
-    v |= static_cast<std::uint64_t>(b[i]) << (8 * i);
-  return v;
-}
-std::uint64_t be(Bytes b, std::size_t from, std::size_t n) {
-  std::uint64_t v = 0;
-  for (std::size_t i = from; i < from + n && i < b.size(); ++i) v = (v << 8) | b[i];
-  return v;
-}
 
 constexpr char kHex[] = "0123456789abcdef";
 
@@ -415,20 +403,6 @@ static bool plain_json_body(const char* s, std::size_t n) noexcept {
   return i == n || plain8(load8(s + n - 8));  // the last, overlapping word
 }
 
-void json_value_to_text(std::string& s) {
-  if (s.empty() || s[0] != '"') return;  // integers and literals print back as they are
-  const std::size_t n = s.size();
-  const bool plain = n >= 2 && s[n - 1] == '"' && plain_json_body(s.data() + 1, n - 2);
-  if (plain) {
-    s.pop_back();
-    s.erase(0, 1);
-    return;
-  }
-  thread_local std::string t;
-  t.clear();
-  if (append_json_string_text(t, s)) s.swap(t);
-}
-
 void append_java_double(std::string& out, double v) { append_java_fp(out, v); }
 void append_java_float(std::string& out, float v) { append_java_fp(out, v); }
 
@@ -600,192 +574,41 @@ int null_sql_type(const ColumnDef& c) {
   }
 }
 
-// Canal-side fast paths for the temporal types met in every row (canal_internal.h). They decode
-// as temporal.cpp does (MySQL's packed formats) and print without its per-character appends.
-bool append_datetime2_text(std::string& out, Bytes raw, unsigned fsp) {
-  if (fsp > 6 || raw.size() != 5 + (fsp + 1) / 2) return false;
-  const std::int64_t intpart = static_cast<std::int64_t>(load_be(raw.data(), 5)) - 0x8000000000LL;
-  std::int64_t frac = 0;
-  if (fsp >= 5) {
-    const auto f = static_cast<std::int64_t>(load_be(raw.data() + 5, 3));
-    frac = f >= 0x800000 ? f - 0x1000000 : f;
-  } else if (fsp >= 3) {
-    frac = static_cast<std::int16_t>(load_be(raw.data() + 5, 2)) * 100LL;
-  } else if (fsp >= 1) {
-    frac = static_cast<std::int8_t>(raw[5]) * 10000LL;
-  }
-  if (intpart < 0 || frac < 0 || frac > 999999) return false;
-  const auto ymdhms = static_cast<std::uint64_t>(intpart);
-  const std::uint64_t ymd = ymdhms >> 17, ym = ymd >> 5, hms = ymdhms % (1u << 17);
-  const std::uint64_t y = ym / 13;
-  if (y > 9999) return false;
-  char b[26];
-  char* p = put2(b, static_cast<unsigned>(y / 100));
-  p = put2(p, static_cast<unsigned>(y % 100));
-  *p++ = '-';
-  p = put2(p, static_cast<unsigned>(ym % 13));
-  *p++ = '-';
-  p = put2(p, static_cast<unsigned>(ymd % 32));
-  *p++ = ' ';
-  p = put2(p, static_cast<unsigned>(hms >> 12));
-  *p++ = ':';
-  p = put2(p, static_cast<unsigned>((hms >> 6) % 64));
-  *p++ = ':';
-  p = put2(p, static_cast<unsigned>(hms % 64));
-  if (fsp > 0) p = put_fraction(p, static_cast<std::uint32_t>(frac), fsp);
-  out.append(b, static_cast<std::size_t>(p - b));
-  return true;
-}
-
-bool append_time2_text(std::string& out, Bytes raw, unsigned fsp) {
-  if (fsp > 6 || raw.size() != 3 + (fsp + 1) / 2) return false;
-  std::int64_t packed = 0;
-  if (fsp >= 5) {
-    packed = static_cast<std::int64_t>(load_be(raw.data(), 6)) - 0x800000000000LL;
-  } else {
-    std::int64_t intpart = static_cast<std::int64_t>(load_be(raw.data(), 3)) - 0x800000;
-    std::int64_t frac = 0;
-    if (fsp >= 1) {
-      const std::int64_t unit = fsp <= 2 ? 0x100 : 0x10000;
-      frac = static_cast<std::int64_t>(load_be(raw.data() + 3, fsp <= 2 ? 1 : 2));
-      if (intpart < 0 && frac != 0) {
-        ++intpart;
-        frac -= unit;
-      }
-      frac *= fsp <= 2 ? 10000 : 100;
-    }
-    packed = intpart * (std::int64_t{1} << 24) + frac;
-  }
-  const bool neg = packed < 0;
-  const std::uint64_t mag =
-      neg ? 0 - static_cast<std::uint64_t>(packed) : static_cast<std::uint64_t>(packed);
-  const auto usec = static_cast<std::uint32_t>(mag % (1u << 24));
-  if (usec > 999999) return false;
-  const std::uint64_t hms = mag >> 24;
-  const auto h = static_cast<unsigned>((hms >> 12) % (1u << 10));
-  if (h > 99) return false;
-  char b[20];
-  char* p = b;
-  if (neg) *p++ = '-';
-  p = put2(p, h);
-  *p++ = ':';
-  p = put2(p, static_cast<unsigned>((hms >> 6) % 64));
-  *p++ = ':';
-  p = put2(p, static_cast<unsigned>(hms % 64));
-  if (fsp > 0) p = put_fraction(p, usec, fsp);
-  out.append(b, static_cast<std::size_t>(p - b));
-  return true;
-}
-
-bool append_date_text(std::string& out, Bytes raw) {
-  if (raw.size() != 3) return false;
-  const auto v = static_cast<std::uint32_t>(load_le(raw.data(), 3));
-  const unsigned y = v >> 9;
-  if (y > 9999) return false;
-  char b[10];
-  char* p = put2(b, y / 100);
-  p = put2(p, y % 100);
-  *p++ = '-';
-  p = put2(p, (v >> 5) & 15);
-  *p++ = '-';
-  p = put2(p, v & 31);
-  out.append(b, 10);
-  return true;
-}
-
-Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, Bytes raw,
-                    std::uint64_t offset, const TimeZone& tz, CanalValue& v) {
+ValuePlan value_plan(const ColumnDef& c) {
   using namespace types;
-  v.is_null = false;
-  v.value.clear();
-  std::string& out = v.value;
+  ValuePlan p;
+  p.null_sql_type = null_sql_type(c);
+  p.collation = c.charset;
+  p.text = text_mode(c.charset);
   const ColumnType t = c.real_type == ColumnType::null ? c.type : c.real_type;
-  auto integer = [&](unsigned bytes, int base, int bumped) {
-    const std::uint64_t u = le(raw, bytes);
-    const unsigned shift = 64 - bytes * 8;
-    const std::int64_t s = static_cast<std::int64_t>(u << shift) >> shift;
-    if (c.is_unsigned && s < 0) {
-      append_dec(out, u);
-      v.sql_type = bumped;
-    } else {
-      append_dec_signed(out, s);
-      v.sql_type = base;
-    }
+  auto integer = [&](unsigned bytes, int base, int wide) {
+    p.sql_type = base;
+    p.sql_type_wide = wide;
+    p.wide_from = std::uint64_t{1} << (8 * bytes - 1);  // unsigned values past the signed range
   };
   switch (t) {
-    case ColumnType::tiny:
-      integer(1, TINYINT, SMALLINT);
-      return {};
-    case ColumnType::short_:
-      integer(2, SMALLINT, INTEGER);
-      return {};
-    case ColumnType::int24:
-      integer(3, INTEGER, INTEGER);
-      return {};
-    case ColumnType::long_:
-      integer(4, INTEGER, BIGINT);
-      return {};
-    case ColumnType::longlong:
-      integer(8, BIGINT, DECIMAL);
-      return {};
-    case ColumnType::float_: {
-      const auto bits = static_cast<std::uint32_t>(le(raw, 4));
-      float f;
-      std::memcpy(&f, &bits, 4);
-      append_java_float(out, f);
-      v.sql_type = REAL;
-      return {};
-    }
-    case ColumnType::double_: {
-      const std::uint64_t bits = le(raw, 8);
-      double d;
-      std::memcpy(&d, &bits, 8);
-      append_java_double(out, d);
-      v.sql_type = DOUBLE;
-      return {};
-    }
-    case ColumnType::year: {
-      const unsigned y = raw.empty() ? 0 : raw[0];
-      if (y == 0)
-        out.append("0000", 4);
-      else
-        append_dec(out, 1900 + y);
-      v.sql_type = VARCHAR;
-      return {};
-    }
-    case ColumnType::enum_:
-      append_dec(out, le(raw, raw.size()));
-      v.sql_type = INTEGER;
-      return {};
-    case ColumnType::set:
-      append_dec(out, le(raw, raw.size()));
-      v.sql_type = BIT;
-      return {};
+    case ColumnType::tiny: integer(1, TINYINT, SMALLINT); break;
+    case ColumnType::short_: integer(2, SMALLINT, INTEGER); break;
+    case ColumnType::int24: integer(3, INTEGER, INTEGER); break;
+    case ColumnType::long_: integer(4, INTEGER, BIGINT); break;
+    case ColumnType::longlong: integer(8, BIGINT, DECIMAL); break;
+    case ColumnType::float_: p.sql_type = REAL; break;
+    case ColumnType::double_: p.sql_type = DOUBLE; break;
+    case ColumnType::year: p.sql_type = VARCHAR; break;
+    case ColumnType::enum_: p.sql_type = INTEGER; break;
+    case ColumnType::set: p.sql_type = BIT; break;
     case ColumnType::timestamp:
-    case ColumnType::timestamp2: {
-      const bool v2 = t == ColumnType::timestamp2;
-      // MariaDB's pre-10.0 TIMESTAMP(fsp) (meta = fsp from schema history): big-endian seconds,
-      // then the fraction in units of 10^(6-fsp) (TIMESTAMP2: of 10^(6-2*bytes)).
-      const bool hires = t == ColumnType::timestamp && c.meta >= 1 && c.meta <= 6;
-      const std::uint64_t sec = v2 || hires ? be(raw, 0, 4) : le(raw, 4);
-      if (sec == 0)
-        out.append("0000-00-00 00:00:00", 19);
-      else
-        tz.append_local(out, static_cast<std::int64_t>(sec));
-      const unsigned fsp = v2 || hires ? c.meta : 0;
-      if (fsp >= 1 && fsp <= 6) {
-        static constexpr std::uint64_t kUnit[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
-        const std::size_t n = (fsp + 1) / 2;
-        const std::uint64_t frac = be(raw, 4, n);
-        const std::uint64_t usec =
-            (hires ? frac * kUnit[fsp] : n == 1 ? frac * 10000 : n == 2 ? frac * 100 : frac) % 1000000;
-        char buf[7];
-        out.append(buf, static_cast<std::size_t>(
-                            put_fraction(buf, static_cast<std::uint32_t>(usec), fsp) - buf));
-      }
-      v.sql_type = TIMESTAMP;
-      return {};
-    }
+    case ColumnType::timestamp2:
+    case ColumnType::datetime:
+    case ColumnType::datetime2: p.sql_type = TIMESTAMP; break;
+    case ColumnType::time:
+    case ColumnType::time2: p.sql_type = TIME; break;
+    case ColumnType::date:
+    case ColumnType::newdate: p.sql_type = DATE; break;
+    case ColumnType::decimal:
+    case ColumnType::newdecimal: p.sql_type = DECIMAL; break;
+    case ColumnType::bit: p.sql_type = BIT; break;
+    case ColumnType::json: p.sql_type = VARCHAR; break;
     case ColumnType::string:
     case ColumnType::varchar:
     case ColumnType::var_string:
@@ -793,95 +616,184 @@ Status render_value(const ColumnDef& c, const ColumnInfo& info, TextMode text, B
     case ColumnType::medium_blob:
     case ColumnType::long_blob:
     case ColumnType::blob:
-    case ColumnType::geometry: {
-      // Skip the length prefix.
-      std::size_t prefix = 0;
-      if (t == ColumnType::string)
-        prefix = unpack_string_meta(c.meta).length > 255 ? 2 : 1;
-      else if (t == ColumnType::varchar || t == ColumnType::var_string)
-        prefix = c.meta > 255 ? 2 : 1;
+    case ColumnType::geometry:
+      p.binary = t == ColumnType::geometry || c.charset == 63 || (blob_family(t) && c.charset == 0);
+      p.sql_type = p.binary ? BLOB : blob_family(t) ? CLOB : t == ColumnType::string ? CHAR : VARCHAR;
+      break;
+    default:  // VECTOR, the NULL type, types no row event stores: Canal prints no value
+      p.rendered = false;
+      p.sql_type = OTHER;
+      break;
+  }
+  return p;
+}
+
+namespace {
+
+// v as at least `width` decimal digits: what convert's temporal text prints (fields out of
+// their usual range, as damaged values have, come out wider).
+inline char* put_min(char* p, std::uint64_t v, unsigned width) noexcept {
+  if (width == 2 && v < 100) return put2(p, static_cast<unsigned>(v));
+  if (width == 4 && v < 10000) return put2(put2(p, static_cast<unsigned>(v / 100)), static_cast<unsigned>(v % 100));
+  char buf[20];
+  char* const end = buf + sizeof buf;
+  char* b = put_dec_backwards(end, v);
+  while (static_cast<unsigned>(end - b) < width) *--b = '0';
+  std::memcpy(p, b, static_cast<std::size_t>(end - b));
+  return p + (end - b);
+}
+// The fields in their usual widths (year <= 9999, the others <= 99): every value a server writes.
+inline bool usual_widths(const TemporalParts& t) noexcept {
+  return t.year <= 9999 && (t.month | t.day | t.hour | t.minute | t.second) < 100;
+}
+inline char* put_date(char* p, const TemporalParts& t) noexcept {
+  if (usual_widths(t)) {
+    p = put2(p, t.year / 100);
+    p = put2(p, t.year % 100);
+    p[0] = '-';
+    put2(p + 1, t.month);
+    p[3] = '-';
+    put2(p + 4, t.day);
+    return p + 6;
+  }
+  p = put_min(p, t.year, 4);
+  *p++ = '-';
+  p = put_min(p, t.month, 2);
+  *p++ = '-';
+  return put_min(p, t.day, 2);
+}
+inline char* put_time(char* p, const TemporalParts& t) noexcept {
+  if ((t.hour | t.minute | t.second) < 100) {
+    put2(p, t.hour);
+    p[2] = ':';
+    put2(p + 3, t.minute);
+    p[5] = ':';
+    put2(p + 6, t.second);
+    p += 8;
+  } else {
+    p = put_min(p, t.hour, 2);
+    *p++ = ':';
+    p = put_min(p, t.minute, 2);
+    *p++ = ':';
+    p = put_min(p, t.second, 2);
+  }
+  // usec < 10^6 and fsp <= 6: the decoder checks, or the fraction was scaled from fewer digits
+  if (t.fsp > 0) p = put_fraction(p, t.usec % 1000000, t.fsp);
+  return p;
+}
+
+}  // namespace
+
+Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
+  v.is_null = false;
+  v.plain = true;  // numbers and temporals; the strings below say otherwise
+  v.sql_type = p.sql_type;
+  v.value.clear();
+  std::string& out = v.value;
+  char b[80];  // temporal text: fields of at most 10 digits
+  switch (cv.kind) {
+    case ValueKind::signed_int:
+      append_dec_signed(out, cv.i);
+      return {};
+    case ValueKind::unsigned_int:
+      append_dec(out, cv.u);
+      if (cv.u >= p.wide_from) v.sql_type = p.sql_type_wide;  // Canal's next wider type
+      return {};
+    case ValueKind::float32:
+      append_java_float(out, cv.f);
+      return {};
+    case ValueKind::float64:
+      append_java_double(out, cv.d);
+      return {};
+    case ValueKind::year:
+      if (cv.u == 0)
+        out.append("0000", 4);
       else
-        prefix = c.meta;
-      const Bytes data = raw.size() >= prefix ? raw.subspan(prefix) : Bytes{};
-      const bool binary =
-          t == ColumnType::geometry || c.charset == 63 || (blob_family(t) && c.charset == 0);
-      if (binary) {
-        append_iso8859_1(out, data);
-        v.sql_type = BLOB;
-      } else {
-        append_canal_text(out, as_string_view(data), c.charset, text);
-        v.sql_type = blob_family(t) ? CLOB : t == ColumnType::string ? CHAR : VARCHAR;
-      }
+        append_dec(out, cv.u);
+      return {};
+    case ValueKind::enum_index:
+    case ValueKind::set_bits:
+    case ValueKind::bit:
+      append_dec(out, cv.u);
+      return {};
+    case ValueKind::timestamp:
+      if (cv.u == 0)
+        out.append("0000-00-00 00:00:00", 19);
+      else
+        tz.append_local(out, static_cast<std::int64_t>(cv.u));
+      if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(put_fraction(b, cv.t.usec, cv.t.fsp) - b));
+      return {};
+    case ValueKind::date:
+      out.append(b, static_cast<std::size_t>(put_date(b, cv.t) - b));
+      return {};
+    case ValueKind::time: {
+      char* e = b;
+      if (cv.t.negative) *e++ = '-';
+      e = put_time(e, cv.t);
+      out.append(b, static_cast<std::size_t>(e - b));
       return {};
     }
-    case ColumnType::json: {
-      const std::uint64_t len = le(raw, c.meta);
-      v.sql_type = VARCHAR;
-      if (len == 0) return {};
-      return append_json_binary(out, raw.subspan(c.meta), offset + c.meta);
+    case ValueKind::datetime: {
+      char* e = put_date(b, cv.t);
+      *e++ = ' ';
+      e = put_time(e, cv.t);
+      out.append(b, static_cast<std::size_t>(e - b));
+      return {};
     }
-    case ColumnType::datetime2:
-      if (info.type == ColumnType::datetime2 && append_datetime2_text(out, raw, info.meta)) {
-        v.sql_type = TIMESTAMP;
-        return {};
-      }
-      break;
-    case ColumnType::time2:
-      if (info.type == ColumnType::time2 && append_time2_text(out, raw, info.meta)) {
-        v.sql_type = TIME;
-        return {};
-      }
-      break;
-    case ColumnType::date:
-    case ColumnType::newdate:
-      if (info.type == t && append_date_text(out, raw)) {
-        v.sql_type = DATE;
-        return {};
-      }
-      break;
-    default:
+    case ValueKind::decimal: {
+      ByteReader r(cv.bytes, cv.offset);
+      Status st = append_decimal_text(out, cv.precision, cv.scale, r);
+      if (st.ok() && !r.ok()) st = r.error();
+      if (!st.ok()) out.clear();
+      return st;
+    }
+    case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
+      v.plain = false;
+      append_canal_text(out, as_string_view(cv.bytes), 0, TextMode::utf8);
+      return {};
+    case ValueKind::text:
+    case ValueKind::binary:
+    case ValueKind::geometry:
+    case ValueKind::uuid:  // Canal knows no UUID/INET types: the bytes by the column's charset
+    case ValueKind::inet4:
+    case ValueKind::inet6:
+      v.plain = false;
+      if (p.binary)
+        append_iso8859_1(out, cv.bytes);
+      else
+        append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
+      return {};
+    case ValueKind::json:
+      v.plain = false;
+      if (cv.bytes.empty()) return {};
+      return append_json_binary(out, cv.bytes, cv.offset);
+    case ValueKind::null:
+    case ValueKind::vector:
       break;
   }
-  switch (t) {
-    case ColumnType::newdecimal:
-      if (info.type == ColumnType::newdecimal) {
-        // append_value_json's "<decimal text>" without the quotes.
-        ByteReader r(raw, offset);
-        Status st = append_decimal_text(out, c.meta >> 8, c.meta & 0xff, r);
-        if (st.ok() && !r.ok()) st = r.error();
-        if (!st.ok()) {
-          out.clear();
-          return st;
-        }
-        v.sql_type = DECIMAL;
-        return {};
-      }
-      [[fallthrough]];
-    case ColumnType::decimal:
-    case ColumnType::bit:
-    case ColumnType::date:
-    case ColumnType::newdate:
-    case ColumnType::time:
-    case ColumnType::time2:
-    case ColumnType::datetime:
-    case ColumnType::datetime2: {
-      // convert's rendering, as text.
-      ByteReader r(raw, offset);
-      Status st = append_value_json(info, r, out, {});
-      if (!st.ok()) return st;
-      json_value_to_text(out);
-      v.sql_type = (t == ColumnType::decimal || t == ColumnType::newdecimal) ? DECIMAL
-                   : t == ColumnType::bit                                    ? BIT
-                   : (t == ColumnType::date || t == ColumnType::newdate)     ? DATE
-                   : (t == ColumnType::time || t == ColumnType::time2)       ? TIME
-                                                                             : TIMESTAMP;
-      return {};
-    }
-    default:
-      v.is_null = true;  // Canal: unknown type, value null
-      v.sql_type = OTHER;
-      return {};
+  v.is_null = true;  // Canal: unknown type, value null
+  v.plain = false;
+  v.sql_type = types::OTHER;
+  return {};
+}
+
+Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, std::size_t pos, const Status& st,
+                       CanalValue& v) {
+  ByteReader at(r.data().subspan(pos), r.base_offset() + pos);  // the reader at the value
+  if (!p.rendered) {  // no value to decode: the bytes skipped
+    auto size = column_value_size(c.type, c.meta, at);
+    if (!size) return size.error();
+    r.skip(*size);
+    v.is_null = true;
+    v.plain = false;
+    v.sql_type = types::OTHER;
+    v.value.clear();
+    return r.ok() ? Status{} : Status{r.error()};
   }
+  // Canal has always sized a value before rendering it: where the size is wrong too, that error
+  // (its words) is the one it reports.
+  if (auto size = column_value_size(c.type, c.meta, at); !size) return size.error();
+  return st;
 }
 
 // ---- mysqlType text ----------------------------------------------------------------------------

@@ -123,11 +123,22 @@ Status decode_time2(ByteReader& r, unsigned fsp, ColumnValue& v) {
   return {};
 }
 
-Status decode_temporal(const ColumnInfo& col, ByteReader& r, ColumnValue& v) {
+// The fraction bytes of TIMESTAMP2, unsigned, scaled to microseconds and wrapped (leniency
+// kDecodeWrapTimestampFraction).
+std::uint32_t wrapped_fraction(ByteReader& r, unsigned fsp) {
+  const std::size_t n = (fsp + 1) / 2;
+  const std::uint64_t f = n == 0 ? 0 : r.be_n(n);
+  return u32of((n == 1 ? f * 10000 : n == 2 ? f * 100 : f) % 1000000);
+}
+
+// Inlined into decode_column_value's switch, whose case already tells `type` (one dispatch per
+// value rather than two: the row loops of the renderers call this for every value).
+[[gnu::always_inline]] inline Status decode_temporal(ColumnType type, const ColumnInfo& col, ByteReader& r, ColumnValue& v,
+                                                      unsigned leniency) {
   const std::uint64_t at = r.offset();
   const unsigned fsp = col.meta;
   v.t = TemporalParts{};
-  switch (col.type) {
+  switch (type) {
     case ColumnType::date:
     case ColumnType::newdate: {
       const auto x = u32of(r.le_n(3));
@@ -214,7 +225,11 @@ Status decode_temporal(const ColumnInfo& col, ByteReader& r, ColumnValue& v) {
         const std::uint64_t secs = r.be_n(4);
         const std::uint64_t frac = r.be_n(kSecPartBytes[fsp]);
         if (!r.ok()) return r.error();
-        if (frac >= kPow10[fsp]) return bad(at, "TIMESTAMP fraction out of range");
+        if (frac >= kPow10[fsp]) {
+          if ((leniency & kDecodeWrapTimestampFraction) == 0) return bad(at, "TIMESTAMP fraction out of range");
+          set_timestamp(v, secs, u32of(frac * kPow10[6 - fsp] % 1000000), fsp);
+          return {};
+        }
         set_timestamp(v, secs, u32of(frac * kPow10[6 - fsp]), fsp);
         return {};
       }
@@ -226,6 +241,12 @@ Status decode_temporal(const ColumnInfo& col, ByteReader& r, ColumnValue& v) {
     case ColumnType::timestamp2: {
       if (fsp > 6) return bad(at, "fractional second precision over 6");
       const std::uint64_t secs = r.be_n(4);
+      if ((leniency & kDecodeWrapTimestampFraction) != 0) {
+        const std::uint32_t usec = wrapped_fraction(r, fsp);
+        if (!r.ok()) return r.error();
+        set_timestamp(v, secs, usec, fsp);
+        return {};
+      }
       const std::int64_t usec = read_fraction(r, fsp);
       if (!r.ok()) return r.error();
       if (usec < 0 || usec > 999999) return bad(at, "TIMESTAMP fraction out of range");
@@ -248,10 +269,11 @@ Bytes read_prefixed(ByteReader& r, std::size_t prefix) {
   return r.bytes(static_cast<std::size_t>(len));
 }
 
-Status decode_enum_set(ColumnType real, std::size_t size, ByteReader& r, ColumnValue& v) {
+Status decode_enum_set(ColumnType real, std::size_t size, ByteReader& r, ColumnValue& v, unsigned leniency) {
   const std::uint64_t at = r.offset();
   if (real == ColumnType::enum_) {
-    if (size < 1 || size > 2) return bad(at, "ENUM size not 1 or 2");
+    const std::size_t max = (leniency & kDecodeWideEnum) != 0 ? 8 : 2;
+    if (size < 1 || size > max) return bad(at, max == 2 ? "ENUM size not 1 or 2" : "ENUM size not in 1..8");
     v.kind = ValueKind::enum_index;
   } else {
     if (size < 1 || size > 8) return bad(at, "SET size not in 1..8");
@@ -286,16 +308,18 @@ void set_string(const ColumnInfo& col, Bytes data, std::uint64_t at, std::uint16
   }
 }
 
-Status decode_string_family(const ColumnInfo& col, ByteReader& r, ColumnValue& v) {
+// Inlined as decode_temporal is.
+[[gnu::always_inline]] inline Status decode_string_family(ColumnType type, const ColumnInfo& col, ByteReader& r,
+                                                           ColumnValue& v, unsigned leniency) {
   const std::uint64_t at = r.offset();
-  switch (col.type) {
+  switch (type) {
     case ColumnType::enum_:
     case ColumnType::set:
-      return decode_enum_set(col.type, col.meta & 0xff, r, v);
+      return decode_enum_set(col.type, col.meta & 0xff, r, v, leniency);
     case ColumnType::string: {
       const StringMeta sm = unpack_string_meta(col.meta);
       if (sm.real_type == ColumnType::enum_ || sm.real_type == ColumnType::set)
-        return decode_enum_set(sm.real_type, col.meta & 0xff, r, v);
+        return decode_enum_set(sm.real_type, col.meta & 0xff, r, v, leniency);
       Bytes data = read_prefixed(r, sm.length > 255 ? 2 : 1);
       if (!r.ok()) return r.error();
       set_string(col, data, r.offset() - data.size(), sm.length, v);
@@ -344,7 +368,8 @@ Status decode_string_family(const ColumnInfo& col, ByteReader& r, ColumnValue& v
 
 }  // namespace
 
-Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v) noexcept {
+Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v, unsigned leniency) noexcept {
+  const ColumnType type = col.type;
   const std::uint64_t at = r.offset();
   v.offset = at;
   v.bytes = {};
@@ -361,7 +386,7 @@ Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v)
     }
     return {};
   };
-  switch (col.type) {
+  switch (type) {
     case ColumnType::tiny:
       return integer(1);
     case ColumnType::short_:
@@ -434,7 +459,7 @@ Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v)
     case ColumnType::datetime2:
     case ColumnType::timestamp:
     case ColumnType::timestamp2:
-      return decode_temporal(col, r, v);
+      return decode_temporal(type, col, r, v, leniency);
     case ColumnType::varchar:
     case ColumnType::var_string:
     case ColumnType::string:
@@ -447,7 +472,7 @@ Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v)
     case ColumnType::geometry:
     case ColumnType::json:
     case ColumnType::vector:
-      return decode_string_family(col, r, v);
+      return decode_string_family(type, col, r, v, leniency);
     case ColumnType::typed_array:
     case ColumnType::invalid:
     case ColumnType::bool_:
