@@ -94,7 +94,7 @@ TEST_SUITE("rows") {
     CHECK_FALSE(tm->columns[3].visible);
     CHECK(tm->columns[4].visible);
     CHECK(tm->json_columns == 1);
-    CHECK(tm->keys[1] == ",\"name\":");
+    CHECK(JsonRowPlan(*tm).keys[1] == ",\"name\":");
     CHECK(tm->same_as(t.ev()));
     TmBytes other = t;
     other.meta[0] = 81;
@@ -441,7 +441,7 @@ TEST_CASE("apply_table_schema: names, signedness, charsets, (M,D), UUID and lega
   CHECK(tm->infos[7].names.size() == 2);
   CHECK(tm->infos[8].meta == 3);  // MariaDB pre-10.0 DATETIME(3): its size comes from here
   CHECK(tm->primary_key == std::vector<std::uint32_t>{0});
-  CHECK(tm->keys[0] == ",\"id\":");
+  CHECK(JsonRowPlan(*tm).keys[0] == ",\"id\":");
 }
 
 TEST_CASE("apply_table_schema: a definition that does not fit is not used") {
@@ -604,14 +604,15 @@ std::string image_by_general_path(const TableMap& tm, const Buf& row, std::uint6
   ByteReader r2(B(row), base), r3(B(row), base);
   r2.bytes(1);
   r3.bytes(1);
+  const JsonRowPlan plan(tm);
   for (std::size_t c = 0; c < n; ++c) {
-    ColumnInfo plain = tm.infos[c];
+    ColumnInfo plain = plan.infos[c];
     unprepare(plain);
-    const std::size_t at = want.size() + tm.keys[c].size() - (c == 0 ? 1 : 0);
-    want += tm.keys[c].substr(c == 0 ? 1 : 0);
+    const std::size_t at = want.size() + plan.keys[c].size() - (c == 0 ? 1 : 0);
+    want += plan.keys[c].substr(c == 0 ? 1 : 0);
     REQUIRE(append_value_json(plain, r2, want).ok());
     std::string one;
-    REQUIRE(append_value_json(tm.infos[c], r3, one).ok());
+    REQUIRE(append_value_json(plan.infos[c], r3, one).ok());
     CHECK(one == want.substr(at));
   }
   return want + "}";
@@ -630,12 +631,14 @@ TEST_SUITE("rows") {
     t.nulls = {0x1f};
     t.opt = {2, 5, 45, 3, 8, 4, 63};  // DEFAULT_CHARSET 45; column 3 latin1, column 4 binary
     auto tm = parse(t);
-    REQUIRE(tm->infos.size() == 5);
-    CHECK(tm->infos[0].text_prefix == 1);
-    CHECK(tm->infos[1].text_prefix == 2);
-    CHECK(tm->infos[2].text_prefix == 1);
-    CHECK(tm->infos[3].text_prefix == 0);
-    CHECK(tm->infos[4].text_prefix == 0);
+    const JsonRowPlan plan(*tm);
+    REQUIRE(plan.infos.size() == 5);
+    CHECK(plan.infos[0].text_prefix == 1);
+    CHECK(plan.infos[1].text_prefix == 2);
+    CHECK(plan.infos[2].text_prefix == 1);
+    CHECK(plan.infos[3].text_prefix == 0);
+    CHECK(plan.infos[4].text_prefix == 0);
+    CHECK(tm->infos[0].text_prefix == 0);  // the renderer's, not the map's
 
     const std::string pieces[] = {"a", "\"", "\\", "\n", "\x01", "\xc3\xa9", "\xe6\x9d\xb1", "\xff", "\xe9", "xyz"};
     std::uint32_t seed = 11;
@@ -676,7 +679,7 @@ TEST_SUITE("rows") {
     ByteReader r2(B(row), 100);
     r2.bytes(1);
     std::string s2;
-    ColumnInfo plain = tm->infos[0];
+    ColumnInfo plain = plan.infos[0];
     plain.text_prefix = 0;
     Status st2 = append_value_json(plain, r2, s2);
     REQUIRE_FALSE(st2.ok());
@@ -707,9 +710,10 @@ TEST_SUITE("rows") {
     t.opt.push_back(static_cast<std::uint8_t>(ev.size() >> 8));
     t.opt.insert(t.opt.end(), ev.begin(), ev.end());
     auto tm = parse(t);
-    REQUIRE(tm->infos.size() == 2);
-    REQUIRE(tm->infos[0].names_json.size() == 3);
-    REQUIRE(tm->infos[1].names_json.size() == 300);
+    const JsonRowPlan plan(*tm);
+    REQUIRE(plan.infos.size() == 2);
+    REQUIRE(plan.infos[0].names_json.size() == 3);
+    REQUIRE(plan.infos[1].names_json.size() == 300);
     RowImageDecoder dec;
     Buf present = {0x03};
     for (unsigned a = 0; a <= 5; ++a) {
@@ -727,5 +731,44 @@ TEST_SUITE("rows") {
     ByteReader r(B(row), 0);
     REQUIRE(dec.decode(*tm, 2, B(present), ImageRole::after, false, r, one, {}).ok());
     CHECK(one == R"({"@1":"b\"","@2":"n299"})");
+  }
+}
+
+TEST_SUITE("rows") {
+  // The JSON keys and rendered ENUM names are the renderer's plan, kept per map serial: a map
+  // finalized again (schema history gave it names) must not render with its old plan, and a
+  // decoder that has seen more maps than its cache holds must still render each with its own.
+  TEST_CASE("row image: the JSON plan follows the map it renders") {
+    std::vector<std::pair<ColumnType, std::uint16_t>> cols(40, {ColumnType::tiny, 0});
+    auto tm = bare_map(cols);
+    RowImageDecoder dec;
+    const Buf present = {0x01};
+    const Buf row = {0x00, 7};
+    auto render = [&](const TableMap& m) {
+      std::string out;
+      ByteReader r(B(row), 0);
+      REQUIRE(dec.decode(m, 1, B(present), ImageRole::after, false, r, out, {}).ok());
+      return out;
+    };
+    CHECK(render(*tm) == R"({"@1":7})");
+    const std::uint64_t first = tm->serial;
+    tm->columns[0].name = "qty";
+    tm->finalize();
+    CHECK(tm->serial != first);
+    CHECK(render(*tm) == R"({"qty":7})");
+
+    std::vector<std::unique_ptr<TableMap>> maps;
+    for (int i = 0; i < 2000; ++i) {  // 80,000 columns: past RowImageDecoder's 65,536
+      maps.push_back(bare_map(cols));
+      maps.back()->columns[0].name = "c" + std::to_string(i);
+      maps.back()->finalize();
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int i = 0; i < 2000; i += 7) {
+        CAPTURE(i);
+        CHECK(render(*maps[static_cast<std::size_t>(i)]) == "{\"c" + std::to_string(i) + "\":7}");
+      }
+    }
+    CHECK(render(*tm) == R"({"qty":7})");
   }
 }

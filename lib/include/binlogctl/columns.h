@@ -126,7 +126,7 @@ struct ColumnInfo {
   // charset; empty when unknown. Borrowed: must outlive the call.
   std::span<const std::string_view> names{};
   // ENUM: each of `names` as append_text_json renders it (quoted, UTF-8), when the owner
-  // prepared them (TableMap::finalize does); empty: rendered from `names` per value.
+  // prepared them (the JSON renderer's JsonRowPlan does); empty: rendered from `names` per value.
   std::span<const std::string_view> names_json{};
   ValueHint hint = ValueHint::none;
   // FLOAT(M,D) / DOUBLE(M,D) as declared (schema history): D, and the value is printed rounded to
@@ -134,7 +134,7 @@ struct ColumnInfo {
   std::int8_t decimals = -1;
   // Raw size of a value of a fixed-size temporal type (DATE, TIME2, DATETIME2, TIMESTAMP,
   // TIMESTAMP2; fixed_temporal_size), whose rendering RowImageDecoder remembers; 0 for the other
-  // types or when not prepared (TableMap::finalize prepares it).
+  // types or when not prepared (the JSON renderer's JsonRowPlan prepares it).
   std::uint8_t temporal_size = 0;
   // CHAR/VARCHAR text whose bytes go out as they are (escaped): a UTF-8 compatible charset, no
   // hint; the size of its length prefix (1 or 2), else 0 (utf8_text_prefix; prepared like

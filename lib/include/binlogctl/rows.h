@@ -30,11 +30,14 @@
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace binlogctl {
@@ -111,17 +114,47 @@ inline Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t 
 
 enum class ImageRole : std::uint8_t { before, after };
 
+// The JSON renderer's plan for one table map, made once per map (TableMap::serial): each
+// column's ColumnInfo with the renderer's fast paths filled in (temporal_size, text_prefix,
+// names_json: ENUM names rendered once), and the key written before each value (',', the quoted
+// name and ':'), also in fixed 32-byte slots so that one fixed-size copy writes a short key.
+// Views into the map's ENUM/SET names: valid while the map lives and is not finalized again.
+struct JsonRowPlan {
+  static constexpr std::size_t kKeySlot = 32;
+  std::vector<ColumnInfo> infos;
+  std::vector<std::string> keys;                 // per column: ,"name":
+  std::string key_slots;                         // (columns + 1) slots, the last one padding
+  std::vector<std::uint8_t> key_slot_len;        // 0: the key does not fit in a slot
+  std::vector<std::vector<std::string>> enum_json;  // ENUM columns: each name as JSON
+  std::vector<std::vector<std::string_view>> enum_json_views;
+
+  explicit JsonRowPlan(const TableMap& tm);
+  JsonRowPlan(const JsonRowPlan&) = delete;  // infos view enum_json_views
+  JsonRowPlan& operator=(const JsonRowPlan&) = delete;
+};
+
 // Decodes row images into JSON objects. Keeps the spans of the last before image's values so
 // that a partial JSON after image can be applied to them. Reuses its buffers: no allocation per
-// row once warm (partial JSON application excepted).
+// row once warm (partial JSON application excepted). Holds the JsonRowPlan of the maps it
+// renders (a bounded cache keyed by TableMap::serial).
 class RowImageDecoder {
  public:
+  // The plan for `tm`, made on first use.
+  const JsonRowPlan& plan(const TableMap& tm) {
+    const Recent& hot = recent_[tm.serial % kRecent];
+    return hot.serial == tm.serial ? *hot.plan : plan_slow(tm);
+  }
   // Decodes one image of `width` columns at `r` and appends {"col":value,...} to `out`.
   // `present` is the image's column bitmap. `partial` selects the PARTIAL_UPDATE_ROWS after-image
   // layout (value_options first). Errors carry the offset of the failing field; `out` is left
   // with a partial object on error (the caller drops the whole record).
   Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
-                ByteReader& r, JsonBuf& out, const RenderOptions& opts);
+                ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
+    return decode(tm, plan(tm), width, present, role, partial, r, out, opts);
+  }
+  // The same with tm's plan (plan(tm)) looked up once by the caller, for the rows of one event.
+  Status decode(const TableMap& tm, const JsonRowPlan& jp, std::uint64_t width, Bytes present, ImageRole role,
+                bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
   Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
                 ByteReader& r, std::string& out, const RenderOptions& opts) {
     JsonBuf b(out);
@@ -145,6 +178,20 @@ class RowImageDecoder {
     char text[38] = {};
   };
   std::vector<Memo> memo_;
+  // Plans by map serial; dropped all at once when they describe more than kPlanColumns columns.
+  static constexpr std::size_t kPlanColumns = 1u << 16;
+  std::unordered_map<std::uint64_t, std::unique_ptr<JsonRowPlan>> plans_;
+  std::size_t plan_columns_ = 0;
+  // In front of plans_: the plan last used for each serial modulo kRecent (tables alternate
+  // from one rows event to the next; rows of one event share one map).
+  static constexpr std::size_t kRecent = 64;
+  struct Recent {
+    std::uint64_t serial = ~std::uint64_t{0};  // no map's
+    const JsonRowPlan* plan = nullptr;
+  };
+  std::array<Recent, kRecent> recent_{};
+  std::unique_ptr<JsonRowPlan> unfinalized_;  // a map never finalized (serial 0): made per call
+  const JsonRowPlan& plan_slow(const TableMap& tm);
   Status value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
   JsonBuf diffs_;

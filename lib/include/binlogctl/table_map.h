@@ -104,17 +104,14 @@ struct TableMap {
   Flavor flavor = Flavor::mysql;           // the writer's (TableMapEvent::flavor): whose counting
   std::uint32_t server_version = 0;        // rules the optional metadata follows
 
-  // Rendering view of each column (built by finalize()).
+  // What every value decoder reads of each column (built by finalize()). A renderer's own
+  // caches (the JSON keys, rendered ENUM names) live in its plan (rows.h JsonRowPlan), not here.
   std::vector<ColumnInfo> infos;
   std::vector<std::vector<std::string_view>> value_views;
-  std::vector<std::vector<std::string>> enum_json;  // ENUM columns: each name rendered once
-  std::vector<std::vector<std::string_view>> enum_json_views;
-  std::vector<std::string> keys;  // per column: ',', the quoted JSON key and ':' (,"name":)
-  // The same keys in 32-byte slots (one more slot of padding at the end), so that a renderer can
-  // copy a whole slot and keep key_slot_len[i] bytes; 0 for a key that does not fit.
-  static constexpr std::size_t kKeySlot = 32;
-  std::string key_slots;
-  std::vector<std::uint8_t> key_slot_len;
+  // Unique to this map and this finalize() (never 0 once finalized, never reused): what a
+  // renderer keys its plan for the map by. finalize() after a change (schema history's names)
+  // gives a new one.
+  std::uint64_t serial = 0;
 
   bool names_from_schema = false;          // column names taken from schema history
   std::uint64_t schema_generation = 0;     // SchemaHistory::generation() when it was applied
@@ -125,7 +122,8 @@ struct TableMap {
   std::string signature;  // db NUL table NUL types metadata null_bitmap optional_metadata
   // Free for the consumer (convert caches its --filter decision here): -1 = not decided.
   std::int8_t selected = -1;
-  // Builds infos/value_views; call once the TableMap is at its final address.
+  // Builds infos/value_views and takes a new serial; call once the TableMap is at its final
+  // address, and again after changing its columns.
   void finalize();
 
   TableMap() = default;

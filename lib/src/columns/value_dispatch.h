@@ -32,7 +32,7 @@ inline Status append_bit(JsonBuf& out, ByteReader& r, std::uint16_t meta) {
   return {};
 }
 
-// Columns TableMap::finalize prepared: text whose bytes go out as they are (text_prefix) and
+// Columns a JsonRowPlan prepared (rows.h): text whose bytes go out as they are (text_prefix) and
 // ENUMs whose names are rendered (names_json). True when the value was rendered; false leaves `r`
 // where it was, for the general path (which also reports whatever is wrong).
 [[gnu::always_inline]] inline bool append_prepared(const ColumnInfo& col, ByteReader& r, JsonBuf& out) {

@@ -108,6 +108,7 @@ template <class Sink>
 std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDecoder& images,
                                        const RenderOptions& ro) {
   const TableMap& tm = *v.map;
+  const JsonRowPlan& jp = images.plan(tm);
   ByteReader r(v.rows, v.rows_offset);
   while (r.ok() && !r.empty()) {
     JsonBuf& out = sink.buf();
@@ -116,13 +117,13 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
     out.append(v.text);
     Status st;
     if (v.kind == RowsKind::insert) {
-      st = images.decode(tm, v.width, v.present_before, ImageRole::after, false, r, out, ro);
+      st = images.decode(tm, jp, v.width, v.present_before, ImageRole::after, false, r, out, ro);
     } else {
-      st = images.decode(tm, v.width, v.present_before, ImageRole::before, false, r, out, ro);
+      st = images.decode(tm, jp, v.width, v.present_before, ImageRole::before, false, r, out, ro);
       if (st.ok()) {
         out.append(",\"after\":");
         if (v.kind == RowsKind::update)
-          st = images.decode(tm, v.width, v.present_after, ImageRole::after, v.partial_json, r, out, ro);
+          st = images.decode(tm, jp, v.width, v.present_after, ImageRole::after, v.partial_json, r, out, ro);
         else
           out.append("null");
       }

@@ -98,6 +98,64 @@ constexpr auto kBitCounts = make_bit_counts();
 std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept { return count_bits_inline(bitmap, n); }
 
 
+JsonRowPlan::JsonRowPlan(const TableMap& tm) {
+  const std::size_t n = tm.columns.size();
+  infos = tm.infos;
+  infos.resize(n);
+  keys.assign(n, std::string());
+  key_slots.assign((n + 1) * kKeySlot, '\0');
+  key_slot_len.assign(n, 0);
+  enum_json.assign(n, {});
+  enum_json_views.assign(n, {});
+  for (std::size_t i = 0; i < n; ++i) {
+    const ColumnDef& c = tm.columns[i];
+    ColumnInfo& ci = infos[i];
+    ci.temporal_size = fixed_temporal_size(ci.type, ci.meta);
+    ci.text_prefix = utf8_text_prefix(ci);
+    const bool is_enum = c.type == ColumnType::enum_ ||
+                         (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
+    if (is_enum && !c.values.empty()) {
+      auto& rendered = enum_json[i];
+      rendered.reserve(c.values.size());
+      for (const std::string& v : c.values) {
+        rendered.emplace_back();
+        append_text_json(rendered.back(), v, c.charset);
+      }
+      auto& views = enum_json_views[i];
+      views.reserve(rendered.size());
+      for (const std::string& v : rendered) views.emplace_back(v);
+      ci.names_json = std::span<const std::string_view>(views.data(), views.size());
+    }
+    keys[i].push_back(',');
+    append_json_string(keys[i], c.name);
+    keys[i].push_back(':');
+    if (keys[i].size() < kKeySlot) {
+      keys[i].copy(key_slots.data() + i * kKeySlot, keys[i].size());
+      key_slot_len[i] = static_cast<std::uint8_t>(keys[i].size());
+    }
+  }
+}
+
+const JsonRowPlan& RowImageDecoder::plan_slow(const TableMap& tm) {
+  if (tm.serial == 0) {
+    unfinalized_ = std::make_unique<JsonRowPlan>(tm);
+    return *unfinalized_;
+  }
+  Recent& hot = recent_[tm.serial % kRecent];
+  auto it = plans_.find(tm.serial);
+  if (it == plans_.end()) {
+    if (plan_columns_ + tm.columns.size() > kPlanColumns) {
+      plans_.clear();
+      plan_columns_ = 0;
+      recent_.fill(Recent{});
+    }
+    it = plans_.emplace(tm.serial, std::make_unique<JsonRowPlan>(tm)).first;
+    plan_columns_ += tm.columns.size();
+  }
+  hot = Recent{tm.serial, it->second.get()};
+  return *hot.plan;
+}
+
 // One non-NULL value of column i, its rendering remembered when it has a temporal_size. Like
 // append_value_json without its cleanup: on an error the caller drops the whole record, and it
 // checks the reader once per image.
@@ -130,7 +188,7 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept { return count_bi
   return {};
 }
 
-Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role,
+Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::uint64_t width, Bytes present, ImageRole role,
                                bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   const std::uint64_t image_at = r.offset();
   if (width > tm.columns.size())
@@ -164,10 +222,10 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     // The common case, without the partial JSON bookkeeping. `nulls` has a bit for every
     // present column, so null_index stays inside it.
     const bool all_present = n_present == n;
-    const ColumnInfo* infos = tm.infos.data();
-    const std::string* keys = tm.keys.data();
-    const char* slots = tm.key_slots.data();  // (n + 1) slots: reading one past a key stays inside
-    const std::uint8_t* slot_len = tm.key_slot_len.data();
+    const ColumnInfo* infos = jp.infos.data();
+    const std::string* keys = jp.keys.data();
+    const char* slots = jp.key_slots.data();  // (n + 1) slots: reading one past a key stays inside
+    const std::uint8_t* slot_len = jp.key_slot_len.data();
     const std::uint8_t* null_bits = nulls.data();
     for (std::size_t i = 0; i < n; ++i) {
       if (!all_present && !bit_is_set(present, i)) continue;  // absent, not null
@@ -176,8 +234,8 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
       const std::size_t skip = first ? 1 : 0;  // keys carry the comma that separates them
       first = false;
       if (const std::size_t len = slot_len[i]; len != 0) {  // one fixed-size copy
-        char* p = out.tail(TableMap::kKeySlot);
-        std::memcpy(p, slots + i * TableMap::kKeySlot + skip, TableMap::kKeySlot);
+        char* p = out.tail(JsonRowPlan::kKeySlot);
+        std::memcpy(p, slots + i * JsonRowPlan::kKeySlot + skip, JsonRowPlan::kKeySlot);
         out.advance(len - skip);
       } else {
         out.append(keys[i].data() + skip, keys[i].size() - skip);
@@ -194,7 +252,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
     return {};
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const ColumnInfo& ci = tm.infos[i];
+    const ColumnInfo& ci = jp.infos[i];
     // The partial bitmap has a bit for every JSON column, present in the image or not.
     const bool is_partial = partial_updates && ci.type == ColumnType::json && bit_is_set(partial_bits, json_index);
     if (ci.type == ColumnType::json) ++json_index;
@@ -220,7 +278,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
           doc_.clear();
           st = apply_json_diffs(before, diffs, diffs_at, doc_);
           if (!st.ok()) return st;
-          const std::string& key = tm.keys[i];
+          const std::string& key = jp.keys[i];
           out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
           first = false;
           out.append(doc_.view());
@@ -228,7 +286,7 @@ Status RowImageDecoder::decode(const TableMap& tm, std::uint64_t width, Bytes pr
       }
       continue;  // without a before image the new document is not known: absent
     }
-    const std::string& key = tm.keys[i];  // ,"name":
+    const std::string& key = jp.keys[i];  // ,"name":
     out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
     first = false;
     const std::size_t begin = out.size();

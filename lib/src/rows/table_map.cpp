@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace binlogctl {
 
@@ -299,13 +300,10 @@ bool TableMap::same_as(const TableMapEvent& ev) const noexcept {
 }
 
 void TableMap::finalize() {
+  static std::atomic<std::uint64_t> serials{0};
+  serial = serials.fetch_add(1, std::memory_order_relaxed) + 1;
   value_views.assign(columns.size(), {});
   infos.assign(columns.size(), ColumnInfo{});
-  keys.assign(columns.size(), std::string());
-  key_slots.assign((columns.size() + 1) * kKeySlot, '\0');
-  key_slot_len.assign(columns.size(), 0);
-  enum_json.assign(columns.size(), {});
-  enum_json_views.assign(columns.size(), {});
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const ColumnDef& c = columns[i];
     auto& views = value_views[i];
@@ -319,29 +317,6 @@ void TableMap::finalize() {
     ci.names = std::span<const std::string_view>(views.data(), views.size());
     ci.hint = c.hint;
     ci.decimals = c.decimals;
-    ci.temporal_size = fixed_temporal_size(c.type, c.meta);
-    ci.text_prefix = utf8_text_prefix(ci);
-    const bool is_enum = c.type == ColumnType::enum_ ||
-                         (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
-    if (is_enum && !c.values.empty()) {
-      auto& rendered = enum_json[i];
-      rendered.reserve(c.values.size());
-      for (const std::string& v : c.values) {
-        rendered.emplace_back();
-        append_text_json(rendered.back(), v, c.charset);
-      }
-      auto& rviews = enum_json_views[i];
-      rviews.reserve(rendered.size());
-      for (const std::string& v : rendered) rviews.emplace_back(v);
-      ci.names_json = std::span<const std::string_view>(rviews.data(), rviews.size());
-    }
-    keys[i].push_back(',');
-    append_json_string(keys[i], c.name);
-    keys[i].push_back(':');
-    if (keys[i].size() < kKeySlot) {
-      keys[i].copy(key_slots.data() + i * kKeySlot, keys[i].size());
-      key_slot_len[i] = static_cast<std::uint8_t>(keys[i].size());
-    }
   }
 }
 
