@@ -54,9 +54,9 @@ Run convert_sql(const std::vector<std::string>& inputs, const Mode& m, unsigned 
   o.progress = ProgressMode::never;
   o.verify_checksums = verify_checksums;
   o.render_threads = threads;
-  o.render_batch_bytes = batch_bytes;
   o.render_inline_bytes = inline_bytes;
   SqlOptions s;
+  s.render_batch_bytes = batch_bytes;
   s.flashback = m.flashback;
   s.skip_unsafe = m.skip_unsafe;
   s.set = m.set;

@@ -822,7 +822,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     renderer_.configure(sql);
     loader_.defer_warnings(&deferred_warnings_);
     if (!out.interactive() && opts.render_threads > 0)  // a terminal: every line as it is complete
-      pool_ = std::make_unique<convert_detail::BatchPool<SqlRender>>(opts.render_threads, opts.render_batch_bytes,
+      pool_ = std::make_unique<convert_detail::BatchPool<SqlRender>>(opts.render_threads, sql.render_batch_bytes,
                                                                      render_);
   }
 
