@@ -31,7 +31,8 @@
 # a .gz (and .zst) copy, standard input, the bench file) through dump (text, json, json
 # --decode, hexdump), verify (text, json), convert (json, json --threads 0, canal-json,
 # canal-proto to a file; sql, sql --sql-set all, --flashback with and without
-# --flashback-skip-unsafe, and with a 4 KiB --flashback-memory so that it spills), stats
+# --flashback-skip-unsafe, and with a 4 KiB --flashback-memory so that it spills; sql and the
+# spilling flashback again with --threads 0), stats
 # (text, json) and replay (json with a timeline file, text with an SVG plot). Both binaries run with the same arguments, paths and working directory.
 # Nothing is rewritten, except that canal-json's "ts" (the wall clock by design) is made
 # deterministic by running those cases under libfaketime's frozen clock (package faketime);
@@ -325,6 +326,8 @@ add_cmd convert.sql-all     convert --progress never --format sql --sql-set all 
 add_cmd convert.flashback   convert --progress never --flashback @IN@
 add_cmd convert.flashback-skip convert --progress never --flashback --flashback-skip-unsafe @IN@
 add_cmd convert.flashback-4k convert --progress never --flashback --flashback-skip-unsafe --flashback-memory 4096 @IN@
+add_cmd convert.sql-t0      convert --progress never --format sql --threads 0 @IN@
+add_cmd convert.flashback-4k-t0 convert --progress never --flashback --flashback-skip-unsafe --flashback-memory 4096 --threads 0 @IN@
 add_cmd stats.text          stats --progress never @IN@
 add_cmd stats.json          stats --progress never --format json @IN@
 add_cmd replay.json-ticdc   replay --format json --policy ticdc --quota 64K --sink 'shop\..*=latency:5ms,cap:200KB/s' --timeline @OUT@ @IN@

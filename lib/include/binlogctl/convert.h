@@ -60,7 +60,7 @@ struct ConvertOptions {
   // Schema history's seed (--schema FILE.sql, read with load_schema_file); the DDL in the
   // binlog is applied on top of it as the conversion goes. Null = start empty.
   std::shared_ptr<const SchemaHistory> schema;
-  // --format json: threads that render row changes to JSON while this one decodes (output order
+  // --format json and sql: threads that render row changes while this one decodes (output order
   // is kept). 0 renders everything on the converting thread. Output to a terminal is rendered
   // there, line by line, whatever this says.
   unsigned render_threads = 2;

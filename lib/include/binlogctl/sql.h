@@ -57,6 +57,10 @@ struct SqlOptions {
   // Flashback: spill the statements of a transaction to a file once they pass this many bytes
   // (a tunable; tests shrink it).
   std::size_t spill_bytes = 4 * 1024 * 1024;
+  // With rendering threads (ConvertOptions::render_threads): a batch of rows events is handed on
+  // once its copied row images pass this size (larger than JSON's: SQL output is several times
+  // its input, and fewer hand-offs measured faster; a tunable, tests shrink it).
+  std::size_t render_batch_bytes = 256 * 1024;
 };
 
 // Runs convert --format sql (or --flashback); the exit status as run_convert's (0 ok, 1 damaged

@@ -14,26 +14,17 @@
 #include <binlogctl/output.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/table_map.h>
+#include "batch_pool.h"
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace binlogctl::convert_detail {
-
-// A range of Batch::arena.
-struct Span {
-  std::size_t at = 0, len = 0;
-};
 
 // What rendering one rows event needs, as views (into a batch, or into the event itself when the
 // converting thread renders it).
@@ -73,7 +64,9 @@ struct Batch {
   std::vector<Job> jobs;
   JsonBuf out;
   std::vector<Diagnostic> diags;
-  bool done = false;
+
+  std::size_t size() const { return arena.size(); }
+  bool empty() const { return jobs.empty(); }
 
   Span add(std::string_view bytes) {
     Span s{arena.size(), bytes.size()};
@@ -93,7 +86,6 @@ struct Batch {
     jobs.clear();
     out.clear();
     diags.clear();
-    done = false;
   }
 };
 
@@ -151,49 +143,36 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
 // Renders every job of `b` into b.out and its diagnostics into b.diags.
 void render_batch(Batch& b, RowImageDecoder& images, const RenderOptions& ro);
 
+// The JSON side of BatchPool.
+struct JsonRender {
+  using Batch = convert_detail::Batch;
+  using Worker = RowImageDecoder;
+  LineOutput& out;
+  DiagnosticSink& diag;
+  const RenderOptions& ro;
+  void render(Batch& b, Worker& images) const { render_batch(b, images, ro); }
+  void write(Batch& b) const;  // the output and the diagnostics of a rendered batch
+};
+
 class RenderPool {
  public:
   // `threads` 0: batches are rendered and written by the calling thread when submitted.
   // `batch_bytes`: a batch is handed on once its copied input passes this size.
   RenderPool(unsigned threads, std::size_t batch_bytes, LineOutput& out, DiagnosticSink& diag,
-             const RenderOptions& ro);
-  ~RenderPool();
-  RenderPool(const RenderPool&) = delete;
-  RenderPool& operator=(const RenderPool&) = delete;
+             const RenderOptions& ro)
+      : render_{out, diag, ro}, pool_(threads, batch_bytes, render_) {}
 
   // The batch being filled (converting thread only).
-  Batch& current() { return *current_; }
+  Batch& current() { return pool_.current(); }
   // Hands the current batch on when it is full enough.
-  void maybe_submit() {
-    if (current_->arena.size() >= batch_bytes_) submit();
-  }
+  void maybe_submit() { pool_.maybe_submit(); }
   // Hands the current batch on and waits until every batch is rendered and written: after it,
   // the caller may write to the output or to stderr itself. Rethrows a write error.
-  void sync();
+  void sync() { pool_.sync(); }
 
  private:
-  void submit();
-  void worker();
-  void write_batch(Batch& b);  // the output and the diagnostics of a rendered batch
-  void write_ready(std::unique_lock<std::mutex>& l);
-
-  std::size_t batch_bytes_;
-  LineOutput& out_;
-  DiagnosticSink& diag_;
-  const RenderOptions& ro_;
-  std::vector<std::unique_ptr<Batch>> pool_;
-  Batch* current_ = nullptr;
-  RowImageDecoder inline_images_;  // threads == 0
-
-  std::mutex m_;
-  std::condition_variable work_cv_, free_cv_;
-  std::vector<Batch*> free_;
-  std::deque<Batch*> todo_;      // submitted, not yet taken by a worker
-  std::deque<Batch*> inflight_;  // submitted, not yet written, in submission order
-  bool writing_ = false;
-  bool stop_ = false;
-  std::exception_ptr failed_;
-  std::vector<std::thread> threads_;
+  JsonRender render_;
+  BatchPool<JsonRender> pool_;
 };
 
 }  // namespace binlogctl::convert_detail

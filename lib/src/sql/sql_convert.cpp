@@ -14,17 +14,21 @@
 #include <binlogctl/sql.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
+#include "../convert/batch_pool.h"
 #include "../txn/txn_front.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <system_error>
 #include <condition_variable>
 #include <mutex>
@@ -366,848 +370,90 @@ constexpr const char* kVarNames[kVarCount] = {
     "collation_connection", "collation_server",   "foreign_key_checks", "unique_checks", "sql_auto_is_null",
     "autocommit"};
 
-class SqlConverter final : public TransactionFront::Hooks {
+// What rendering one rows event needs (views into a batch, or into the event when the
+// converting thread renders it).
+struct RowsJobView {
+  std::shared_ptr<const TableMap> map;
+  Bytes rows, present_before, present_after;
+  std::uint64_t rows_offset = 0, width = 0;
+  RowsKind kind = RowsKind::insert;
+  bool partial_json = false;
+  std::string_view head;       // the position comment every statement of the event has
+  std::string_view session;    // SET lines before the first statement (forward)
+  std::string_view generated;  // per column: 1 when generated (not set by statements)
+};
+
+// How rendering a rows event ended.
+struct RowsOutcome {
+  std::optional<DecodeError> error;  // the error that stopped it (the rows before it are rendered)
+  bool render_error = false;         // the row decoded but its statement could not be rendered
+};
+
+// Renders the rows of rows events as statements: one per rendering thread (and one for the
+// converting thread). Forward: head, the session lines before the first statement, then the
+// statement, per row. Flashback: per row, its undo statement alone, preceded by its length in 4
+// bytes (the shared lines travel once per event: Records::kPrefix).
+class SqlRowRenderer {
  public:
-  SqlConverter(const ConvertOptions& opts, const SqlOptions& sql, LineOutput& out, StderrDiagnostics& diag,
-               std::FILE* err)
-      : opts_(opts), sql_(sql), out_(out), diag_(diag), err_(err), store_(sql.tmpdir, sql.spill_bytes) {
-    if (opts.schema) schema_ = *opts.schema;
+  void configure(const SqlOptions& sql) {
+    flashback_ = sql.flashback;
+    set_ = sql.set;
   }
 
-  bool mid_stream = false;
-
-  void begin_file(const InputFile& f) {
-    if (log_name_ != nullptr) cut_off(true);
-    file_ = f;
-    log_name_ = &file_.log_name;
-    front_.reset();
-    tables_.clear();
-  }
-
-  // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF
-  // TRANSACTIONS): the finding on stderr, as every row consumer reports it; the output rolls it
-  // back (flashback: it is not undone).
-  void cut_off(bool more_files) {
-    auto c = front_.cut_off(more_files, stop_given);
-    if (c) report(c->diagnostic(file_));
-    if (!open_) return;
-    open_ = false;
-    if (!sql_.flashback) {
-      put(fmt::format("ROLLBACK; # cut off: {}\n", c ? clean(c->message()) : std::string("the transaction is incomplete")));
-      return;
-    }
-    if (txn_spilled_) {
-      note_unsafe_at_end("a cut-off transaction too large to take back");
-      flush_txn_records(true);
-      return;
-    }
-    txn_records_.clear();  // only ever held here: nothing of it reached the store
-    txn_bytes_ = 0;
-  }
-
-  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
-
-  void event(const Event& ev) {
-    const TransactionFront::Step& step = front_.begin(ev, *this);
-    if (step.hole_bytes > 0) {
-      const std::uint64_t at = top_pos(ev) - (ev.is_inner() ? 0 : step.hole_bytes);
-      comment_line(fmt::format("# DAMAGE {}:{}: {} bytes could not be read as events; nothing of them is rendered",
-                               clean(*log_name_), at, step.hole_bytes));
-      note_unsafe(ev, "a hole in the data inside the range", false);
-      if (open_) txn_incomplete_ = true;
-    }
-    if (step.damaged) {
-      comment_line(fmt::format("# DAMAGE {}:{}: the event failed its checksum; nothing of it is rendered",
-                               clean(*log_name_), top_pos(ev)));
-      note_unsafe(ev, "a damaged event inside the range", false);
-      if (open_) txn_incomplete_ = true;
-      front_.end();
-      return;
-    }
-    if (step.is_statement && !step.statement_ok) {
-      front_.end();
-      return;
-    }
-    const TransactionState& ts = front_.state();
-    if (open_ && ts.txn_id != open_txn_) close_open("the next transaction began before it ended");
-    switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-        if (!ev.is_inner()) tables_.clear();
-        break;
-      case EventType::table_map: {
-        auto l = loader_.load(ev, *log_name_, top_pos(ev));
-        if (!l) undecodable(ev, "TABLE_MAP", l.error());
-        break;
+  // `sink` has `JsonBuf& buf()` and `void row_done()` (after each row's text is appended).
+  template <class Sink>
+  RowsOutcome render(const RowsJobView& v, Sink& sink) {
+    RowsOutcome o;
+    const TableMap& tm = *v.map;
+    const bool update = v.kind == RowsKind::update;
+    quote_names(v.map);
+    generated_ = v.generated;
+    insert_prefix_.clear();
+    std::string_view session = v.session;
+    ByteReader r(v.rows, v.rows_offset);
+    while (r.ok() && !r.empty()) {
+      const std::size_t before_pos = r.position();
+      Status st = decode_image_cells(tm, v.width, v.present_before, update ? ImageRole::before : ImageRole::after,
+                                     false, r, cells_a_);
+      if (st.ok() && update)
+        st = decode_image_cells(tm, v.width, v.present_after, ImageRole::after, v.partial_json, r, cells_b_);
+      if (st.ok() && r.position() == before_pos) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
+      if (!st.ok()) {
+        o.error = st.error();
+        return o;
       }
-      case EventType::intvar: {
-        auto iv = decode_intvar(ev.body_reader(), *ev.fde);
-        if (!iv) {
-          undecodable(ev, "INTVAR", iv.error());
-          break;
-        }
-        pending_.append(iv->type == 1 ? "SET LAST_INSERT_ID=" : "SET INSERT_ID=");
-        pending_.append(std::to_string(iv->value));
-        pending_.append(";\n");
-        break;
+      row_.clear();
+      st = render_row(row_, tm, v.kind);
+      if (!st.ok()) {
+        o.error = st.error();
+        o.render_error = true;
+        return o;
       }
-      case EventType::rand: {
-        auto rv = decode_rand(ev.body_reader(), *ev.fde);
-        if (!rv) {
-          undecodable(ev, "RAND", rv.error());
-          break;
-        }
-        pending_.append(fmt::format("SET @@RAND_SEED1={}, @@RAND_SEED2={};\n", rv->seed1, rv->seed2));
-        break;
+      JsonBuf& dst = sink.buf();
+      if (flashback_) {
+        const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(row_.size(), 0xffffffffu));
+        char len[4];
+        std::memcpy(len, &n, 4);
+        dst.append(len, 4);
+      } else {
+        dst.append(v.head);
+        dst.append(session);
+        session = {};
       }
-      case EventType::user_var: {
-        std::string text;
-        Status st = append_info(text, ev, scratch_);
-        if (!st.ok()) {
-          undecodable(ev, "USER_VAR", st.error());
-          break;
-        }
-        pending_.append("SET ");
-        pending_.append(text);
-        pending_.append(";\n");
-        break;
-      }
-      case EventType::query:
-      case EventType::mariadb_query_compressed:
-        statement(ev, step.query, step.kind);
-        break;
-      case EventType::load:
-      case EventType::new_load:
-      case EventType::exec_load:
-      case EventType::execute_load_query:
-        // LOAD DATA logged as a statement: its file travels in other events; not written as SQL.
-        if (front_.selected()) {
-          if (open_) txn_incomplete_ = true;
-          comment_line(fmt::format("# SKIPPED {}:{}: LOAD DATA logged as a statement (its data is not written as SQL)",
-                                   clean(*log_name_), top_pos(ev)));
-          if (!note_unsafe(ev, "LOAD DATA logged as a statement", false))
-            report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                              "LOAD DATA logged as a statement: not written as SQL (binlog_format=ROW logs its rows)"});
-        }
-        break;
-      case EventType::incident:
-        // The server lost events here (LOST_EVENTS): whatever follows may not match the data.
-        comment_line(fmt::format("# INCIDENT {}:{}: the server recorded lost events here", clean(*log_name_),
-                                 top_pos(ev)));
-        if (!note_unsafe(ev, "an INCIDENT (lost events) inside the range", false))
-          report(Diagnostic{Check::undecodable_event, Severity::warning, *log_name_, top_pos(ev),
-                            "INCIDENT event: the server recorded lost events here"});
-        break;
-      case EventType::xa_prepare:
-        if (open_) {
-          finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
-        } else if (sql_.flashback && front_.selected() && !ts.xid.empty()) {
-          // Prepared in the range with nothing to undo (its rows are not selected): its XA COMMIT
-          // is then no commit of a transaction prepared before the range.
-          prepared_.try_emplace(ts.xid, Prepared{ts.txn_id, 0, {}});
-        }
-        break;
-      default:
-        if (auto k = classify_rows_event(ev.type_code())) rows(ev, *k);
-        break;
+      dst.append(row_.view());
+      sink.row_done();
     }
-    front_.end();
-    if (ev.type() == EventType::xid || ev.type() == EventType::xa_prepare) pending_.clear();
-    if (open_ && !front_.state().open) {
-      // The event ended the transaction: XID, COMMIT, or a rows event flagged STMT_END in a
-      // transaction without GTID or BEGIN.
-      if (step.is_statement && step.kind == StatementKind::rollback) finish("ROLLBACK;\n");
-      else finish("COMMIT;\n");
-    }
-    if (out_.interactive()) out_.flush();
-  }
-
-  int finish_run() {
-    if (log_name_ != nullptr) cut_off(false);
-    if (sql_.flashback) {
-      for (const auto& [xid, p] : prepared_)
-        if (!p.records.empty())
-          note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
-      ddl_conflicts();
-      if (refused_) {
-        fmt::print(err_, "binlogctl: --flashback: the range cannot be undone from its row changes (see the errors "
-                         "above; --flashback-skip-unsafe skips those parts with a warning): nothing written\n");
-        return 1;
-      }
-      // The records are read back reversed: the session they need is set once, first.
-      put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
-                 "@@session.character_set_client=45, @@session.collation_connection=45;\n");
-      store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
-    }
-    out_.flush();
-    return 0;
-  }
-
-  // TransactionFront::Hooks
-  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
-    undecodable(ev, layer, e);
-  }
-  void gtid_undecodable(const Event& ev) override {
-    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
-  }
-  void open_at_gtid(const Event& ev) override {
-    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
+    return o;
   }
 
  private:
-  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
-  // Output in blocks (LineOutput::write would make a system call per statement).
-  void put(std::string_view text) {
-    std::string& b = out_.buf();
-    b.append(text);
-    if (b.size() >= kOutBlock) out_.flush();
-  }
-  static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
-  // A log name inside a comment line: no line breaks.
-  static std::string clean(std::string_view s) {
-    std::string r(s);
-    for (char& c : r)
-      if (c == '\n' || c == '\r') c = ' ';
-    return r;
-  }
-
-  void report(const Diagnostic& d) {
-    out_.flush();
-    diag_.report(d);
-  }
-  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
-    if (open_) txn_incomplete_ = true;
-    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, e.offset,
-                      fmt::format("{} event at {} does not decode: {}", what, top_pos(ev), e.what)});
-  }
-
-  // Something the flashback cannot undo: an error (nothing is written at the end), or with
-  // --flashback-skip-unsafe a warning and a comment where it was. In forward mode `forward`
-  // says whether it is worth a message at all.
-  bool note_unsafe(const Event& ev, std::string_view why, bool forward_error) {
-    if (!sql_.flashback) {
-      if (forward_error)
-        report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev), std::string(why)});
-      return false;
-    }
-    if (sql_.skip_unsafe) {
-      report(Diagnostic{Check::undecodable_event, Severity::warning, *log_name_, top_pos(ev),
-                        fmt::format("--flashback: {}: skipped", why)});
-      std::string c = fmt::format("# SKIPPED {}:{}: {} (not undone)\n", clean(*log_name_), top_pos(ev), why);
-      if (open_) txn_records_.add(c);
-      else store_.add(c);
-      return true;
-    }
-    refused_ = true;
-    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                      fmt::format("--flashback: {}: cannot be undone", why)});
-    return true;
-  }
-
-  // ---- flashback and DDL ---------------------------------------------------------------------
-  // Undoing DDL is out of scope: a DDL statement in the range is never undone. It is an
-  // obstacle only when it acts on a table whose rows the range changes (the undo of those rows
-  // would meet another table definition), before or after the rows: known at the end. DDL on
-  // other tables, or on no table, is passed over with a "# SKIPPED" comment at its place.
-  // Memory: one entry per table (or dropped database) that DDL names, not per statement.
-
-  static std::string fold(std::string_view s) {
-    std::string r(s);
-    for (char& c : r)
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-    return r;
-  }
-
-  struct DdlSeen {  // the first DDL statement of the range on a table or database
-    std::string log;
-    std::uint64_t pos = 0;
-    std::string verb, shown;
-    std::uint64_t count = 0;
-    std::uint64_t seq = 0;  // the order of the statements, for the messages
-  };
-
-  void note_first(std::map<std::string, DdlSeen>& m, std::string key, const std::string& log, std::uint64_t pos,
-                  const std::string& verb, std::string shown) {
-    DdlSeen& d = m[std::move(key)];
-    if (d.count++ == 0) {
-      d.seq = ddl_seq_++;
-      d.log = log;
-      d.pos = pos;
-      d.verb = verb;
-      d.shown = std::move(shown);
-    }
-  }
-
-  void add_record(std::string rec) {
-    if (open_) {
-      txn_bytes_ += rec.size();
-      txn_records_.add(rec);
-    } else {
-      store_.add(rec);
-    }
-  }
-
-  void flashback_ddl(const Event& ev, const QueryEvent& q) {
-    const DdlTargets t = ddl_targets(q.db, q.sql);
-    const std::string verb = t.verb.empty() ? std::string("DDL") : t.verb;
-    const std::string at = fmt::format("{}:{}", clean(*log_name_), top_pos(ev));
-    switch (t.scope) {
-      case DdlTargets::Scope::none:
-        add_record(fmt::format("# SKIPPED {}: {} (DDL that acts on no table; not undone)\n", at, verb));
-        return;
-      case DdlTargets::Scope::unknown:
-        note_unsafe(ev, fmt::format("{} (DDL whose tables binlogctl cannot tell: it may act on a table whose rows the "
-                                    "range changes)", verb), false);
-        return;
-      case DdlTargets::Scope::database:
-      case DdlTargets::Scope::tables:
-        break;
-    }
-    // The note, completed at the end: "\0" at "\0" verb "\0", then per target "d" db "\0" or
-    // "t" db "\0" table "\0" (names hold no NUL: the parser refuses them).
-    std::string rec(1, '\0');
-    rec.append(at).push_back('\0');
-    rec.append(verb).push_back('\0');
-    if (t.scope == DdlTargets::Scope::database) {
-      rec.push_back('d');
-      rec.append(t.database).push_back('\0');
-      note_first(ddl_dbs_, fold(t.database), *log_name_, top_pos(ev), verb,
-                 "every table of database " + clean(t.database));
-    } else {
-      for (const auto& [db, table] : t.tables) {
-        rec.push_back('t');
-        rec.append(db).push_back('\0');
-        rec.append(table).push_back('\0');
-        note_first(ddl_tables_, fold(db + '\n' + table), *log_name_, top_pos(ev), verb,
-                   clean(db) + '.' + clean(table));
-      }
-    }
-    add_record(std::move(rec));
-  }
-
-  // The DDL notes' targets against the tables whose rows the range changes: an error each (or a
-  // warning with --flashback-skip-unsafe), at the first DDL statement on that table.
-  void ddl_conflicts() {
-    auto conflict = [&](const DdlSeen& d) {
-      const std::string more =
-          d.count > 1 ? fmt::format(" (the first of {} DDL statements on it in the range)", d.count) : std::string();
-      const std::string why = fmt::format("{} on {}, whose rows the range changes{}", d.verb, d.shown, more);
-      if (sql_.skip_unsafe) {
-        report(Diagnostic{Check::undecodable_event, Severity::warning, d.log, d.pos,
-                          fmt::format("--flashback: {}: the DDL is skipped, the undo of the rows may not apply", why)});
-        return;
-      }
-      refused_ = true;
-      report(Diagnostic{Check::undecodable_event, Severity::error, d.log, d.pos,
-                        fmt::format("--flashback: {}: cannot be undone", why)});
-    };
-    std::vector<const DdlSeen*> found;
-    for (const auto& [key, d] : ddl_tables_)
-      if (changed_folded_.count(key) != 0) found.push_back(&d);
-    for (const auto& [db, d] : ddl_dbs_)
-      if (changed_dbs_.count(db) != 0) found.push_back(&d);
-    std::sort(found.begin(), found.end(), [](const DdlSeen* a, const DdlSeen* b) { return a->seq < b->seq; });
-    for (const DdlSeen* d : found) conflict(*d);
-  }
-
-  // The comment of a DDL note (see flashback_ddl), now that every changed table is known.
-  void expand_ddl_note(std::string_view note, std::string& dst) const {
-    auto field = [&note]() {
-      const std::size_t e = note.find('\0');
-      std::string_view f = note.substr(0, e);
-      note = e == std::string_view::npos ? std::string_view() : note.substr(e + 1);
-      return f;
-    };
-    const std::string_view at = field(), verb = field();
-    std::string shown;
-    bool changed = false;
-    while (!note.empty()) {
-      const char kind = note[0];
-      note.remove_prefix(1);
-      const std::string_view db = field();
-      if (!shown.empty()) shown.append(", ");
-      if (kind == 'd') {
-        shown.append("every table of database ").append(clean(db));
-        changed = changed || changed_dbs_.count(fold(db)) != 0;
-        continue;
-      }
-      const std::string_view table = field();
-      shown.append(clean(db)).append(".").append(clean(table));
-      changed = changed || changed_folded_.count(fold(std::string(db) + '\n' + std::string(table))) != 0;
-    }
-    dst.append(fmt::format("# SKIPPED {}: {} on {}", at, verb, shown));
-    dst.append(changed ? ", whose rows the range changes (not undone; --flashback-skip-unsafe)\n"
-                       : " (DDL on tables whose rows the range does not change; not undone)\n");
-  }
-
-  void comment_line(const std::string& line) {
-    if (sql_.flashback) return;  // flashback output holds undo statements and SKIPPED notes only
-    put(line);
-    put("\n");
-  }
-
-  // "# log:pos GTID g YYYY-MM-DD HH:MM:SS" before every statement.
-  void position_comment(std::string& s, const Event& ev) {
-    const TransactionState& ts = front_.state();
-    s.append("# ");
-    s.append(clean(*log_name_));
-    s.push_back(':');
-    s.append(std::to_string(top_pos(ev)));
-    if (ev.is_inner()) s.append(fmt::format(" inner {}", ev.inner_index));
-    if (!ts.gtid_text.empty()) {
-      s.append(" GTID ");
-      s.append(ts.gtid_text);
-    }
-    s.push_back(' ');
-    append_utc_datetime(s, ev.header.timestamp);
-    s.append(" UTC\n");
-  }
-
-  // SET statements for the session variables that `want` gives (nullptr: leave as is).
-  void session(std::string& s, const std::array<const std::string*, kVarCount>& want) {
-    std::string sets;
-    for (std::size_t i = 0; i < kVarCount; ++i) {
-      if (want[i] == nullptr || (have_set_[i] && have_[i] == *want[i])) continue;
-      have_[i] = *want[i];
-      have_set_[i] = true;
-      sets.append(sets.empty() ? "SET " : ", ");
-      if (i == kTimestamp) sets.append("TIMESTAMP");
-      else sets.append("@@session.").append(kVarNames[i]);
-      sets.push_back('=');
-      sets.append(*want[i]);
-    }
-    if (!sets.empty()) {
-      s.append(sets);
-      s.append(";\n");
-    }
-  }
-
-  // What row statements need: UTC for TIMESTAMP literals, utf8mb4 for identifiers, a sql_mode
-  // that stores the values as given (NO_AUTO_VALUE_ON_ZERO keeps an explicit 0 in an
-  // AUTO_INCREMENT column; no STRICT, so zero dates are accepted as the source had them), the
-  // event's time for ON UPDATE CURRENT_TIMESTAMP columns, and the checks the event was run with.
-  void row_session(std::string& s, const Event& ev, std::uint16_t rows_flags) {
-    static const std::string utc = "'+00:00'", mode = "'NO_AUTO_VALUE_ON_ZERO'", utf8mb4 = "45", zero = "0",
-                             one = "1";
-    const std::string ts = std::to_string(ev.header.timestamp);
-    std::array<const std::string*, kVarCount> want{};
-    want[kTimestamp] = &ts;
-    want[kSqlMode] = &mode;
-    want[kTimeZone] = &utc;
-    want[kCharsetClient] = &utf8mb4;
-    want[kCollationConnection] = &utf8mb4;
-    want[kForeignKeyChecks] = (rows_flags & kRowsNoForeignKeyChecks) ? &zero : &one;
-    want[kUniqueChecks] = (rows_flags & kRowsRelaxedUniqueChecks) ? &zero : &one;
-    session(s, want);
-  }
-
-  void query_session(std::string& s, const Event& ev, const QueryEvent& q) {
-    std::string ts = std::to_string(ev.header.timestamp);
-    if (q.microseconds != 0) ts += fmt::format(".{:06}", q.microseconds);
-    const std::string thread = std::to_string(q.thread_id);
-    const std::string mode = std::to_string(q.sql_mode);
-    const std::string tz = q.time_zone.empty() ? "'SYSTEM'" : quote_plain(q.time_zone);
-    const std::string cc = std::to_string(q.charset_client), cn = std::to_string(q.collation_connection),
-                      cs = std::to_string(q.collation_server);
-    const std::string fk = (q.flags2 & kOptNoForeignKeyChecks) ? "0" : "1";
-    const std::string uc = (q.flags2 & kOptRelaxedUniqueChecks) ? "0" : "1";
-    const std::string ai = (q.flags2 & kOptAutoIsNull) ? "1" : "0";
-    const std::string ac = (q.flags2 & kOptNotAutocommit) ? "0" : "1";
-    std::array<const std::string*, kVarCount> want{};
-    want[kPseudoThreadId] = &thread;
-    want[kTimestamp] = &ts;
-    if (q.has_sql_mode) want[kSqlMode] = &mode;
-    want[kTimeZone] = &tz;
-    if (q.has_charset) {
-      want[kCharsetClient] = &cc;
-      want[kCollationConnection] = &cn;
-      want[kCollationServer] = &cs;
-    }
-    if (q.has_flags2) {
-      want[kForeignKeyChecks] = &fk;
-      want[kUniqueChecks] = &uc;
-      want[kAutoIsNull] = &ai;
-      want[kAutocommit] = &ac;
-    }
-    session(s, want);
-  }
-
-  static std::string quote_plain(std::string_view v) {
-    std::string r = "'";
-    for (char c : v) {
-      if (c == '\'') r.push_back('\'');
-      if (c == '\\') r.push_back('\\');
-      r.push_back(c);
-    }
-    r.push_back('\'');
-    return r;
-  }
-
-  // The BEGIN of the current transaction, once something of it is written.
-  void open_txn(const Event& ev) {
-    if (open_) return;
-    const TransactionState& ts = front_.state();
-    open_ = true;
-    txn_incomplete_ = false;
-    open_xa_ = !ts.xid.empty();  // ends with XA PREPARE, its outcome later
-    open_txn_ = ts.txn_id;
-    txn_records_.clear();
-    if (sql_.flashback) return;
-    std::string s;
-    s.append(fmt::format("# transaction {}", ts.txn_id));
-    if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
-    s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
-    if (open_xa_) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
-      s.append("\nXA START ").append(ts.xid).append(";\n");
-    } else {
-      s.append("\nBEGIN;\n");
-    }
-    put(s);
-  }
-
-  // Ends the transaction written so far with `closing` (COMMIT, ROLLBACK, XA PREPARE).
-  void finish(std::string_view closing) {
-    if (!open_) return;
-    open_ = false;
-    if (!sql_.flashback) {
-      if (txn_incomplete_ && closing == "COMMIT;\n") {
-        // Part of it is missing (damaged or undecodable): applying the rest would be a change the
-        // server never made.
-        put("ROLLBACK; # incomplete: an event of this transaction is damaged or does not decode\n");
-        txn_incomplete_ = false;
-        return;
-      }
-      txn_incomplete_ = false;
-      put(closing);
-      return;
-    }
-    txn_incomplete_ = false;
-    const bool prepare = closing.find("XA PREPARE") != std::string_view::npos;
-    if (prepare || closing.rfind("ROLLBACK", 0) == 0) {
-      // Rolled back: nothing to undo. Prepared XA: held until its XA COMMIT / XA ROLLBACK.
-      if (txn_spilled_) {  // part of it is in the store already
-        note_unsafe_at_end(prepare ? "an XA transaction too large to hold until its outcome"
-                                   : "a rolled back transaction too large to take back");
-        flush_txn_records(true);
-        return;
-      }
-      if (prepare) {
-        if (prepared_bytes_ + txn_bytes_ > sql_.spill_bytes) {
-          note_unsafe_at_end("XA transactions prepared in the range hold more than --flashback-memory");
-        } else {
-          prepared_bytes_ += txn_bytes_;
-          Prepared& p = prepared_[front_.state().xid];
-          p.txn = open_txn_;
-          p.bytes = txn_bytes_;
-          p.records = txn_records_;
-        }
-      }
-      txn_records_.clear();
-      txn_bytes_ = 0;
-      return;
-    }
-    flush_txn_records(true);
-  }
-
-  // Flashback: the transaction's undo records go to the store as COMMIT, the rows in order, BEGIN
-  // (read back reversed). Large transactions were flushed piecewise already.
-  void flush_txn_records(bool complete) {
-    if (txn_records_.empty() && !txn_spilled_) return;
-    if (!txn_spilled_) store_.add("COMMIT;\n");
-    store_.add(txn_records_);
-    txn_records_.clear();
-    txn_bytes_ = 0;
-    if (complete) {
-      store_.add(fmt::format("# undo of transaction {}\nBEGIN;\n", open_txn_));
-      txn_spilled_ = false;
-    }
-  }
-
-  void note_unsafe_at_end(std::string_view why) {
-    if (sql_.skip_unsafe) {
-      fmt::print(err_, "binlogctl: warning: --flashback: {}: skipped\n", why);
-      return;
-    }
-    refused_ = true;
-    fmt::print(err_, "binlogctl: error: --flashback: {}: cannot be undone\n", why);
-    diag_errors_ = true;
-  }
-
-  void close_open(std::string_view why) {
-    if (!open_) return;
-    open_ = false;
-    out_.flush();
-    fmt::print(err_, "binlogctl: warning: transaction {} is incomplete ({}): {}\n", open_txn_, why,
-               sql_.flashback ? "not undone" : "rolled back in the output");
-    if (!sql_.flashback) {
-      put("ROLLBACK; # incomplete transaction\n");
-      return;
-    }
-    if (txn_spilled_) {
-      // Part of it is in the spill file already: cannot be taken back out.
-      note_unsafe_at_end("an incomplete transaction too large to hold back");
-      flush_txn_records(true);
-      return;
-    }
-    txn_records_.clear();  // only ever held here: nothing of it reached the store
-  }
-
-  // Flashback: the kPrefix record of the current rows event's rows, after them (see Records).
-  void end_rows_prefix(std::size_t rows) {
-    if (rows == 0) return;
-    std::size_t mark = 0;
-    std::string& b = txn_records_.begin(mark);
-    b.push_back(Records::kPrefix);
-    b.append(head_);
-    b.append(session_);
-    txn_records_.end(mark);
-  }
-
-  void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
-    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
-    std::string pending;  // the context events before this statement are for it alone
-    pending.swap(pending_);
-    switch (k) {
-      case StatementKind::begin:
-      case StatementKind::commit:
-      case StatementKind::rollback:
-        return;  // transaction structure: written by open_txn / finish
-      case StatementKind::xa_end:
-        return;  // written with XA PREPARE
-      case StatementKind::savepoint:
-        if (sql_.flashback) return;  // nothing to undo
-        break;
-      default:
-        break;
-    }
-    if (!front_.selected()) return;
-    // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
-    if (!opts_.database.empty() && q.db != opts_.database && k != StatementKind::xa_finish &&
-        k != StatementKind::xa_start)
-      return;
-    std::string db(q.db), table;
-    const bool is_ddl = k == StatementKind::ddl;
-    if (is_ddl) {
-      if (!ddl_table(q.sql, db, table)) table.clear();
-      if (!opts_.filter.empty() && !opts_.filter.matches(db, table)) return;
-    } else if (!opts_.filter.empty() && k == StatementKind::other) {
-      return;  // statements name no table we can check reliably
-    }
-    if (sql_.flashback) {
-      if (is_ddl) {
-        flashback_ddl(ev, q);
-      } else if (k == StatementKind::xa_finish) {
-        const bool rollback = xa_statement_is_rollback(q.sql);
-        auto it = prepared_.find(std::string(xa_statement_xid(q.sql)));
-        if (it != prepared_.end()) {  // prepared in the range: undone where it committed
-          if (!rollback) {
-            store_.add("COMMIT;\n");
-            store_.add(it->second.records);
-            store_.add(fmt::format("# undo of XA transaction {} ({})\nBEGIN;\n", it->second.txn, it->first));
-          }
-          prepared_bytes_ -= it->second.bytes;
-          prepared_.erase(it);
-          return;
-        }
-        if (rollback) return;  // nothing happened
-        note_unsafe(ev, "XA COMMIT of a transaction prepared before the range", false);
-      } else if (k == StatementKind::xa_start) {
-        return;
-      } else {
-        note_unsafe(ev, "a statement-logged change (binlog_format=STATEMENT/MIXED)", false);
-      }
-      return;
-    }
-    std::string s;
-    position_comment(s, ev);
-    query_session(s, ev, q);
-    if (!(ev.header.flags & kSuppressUse) && !q.db.empty() && cur_db_ != q.db) {
-      s.append("USE ");
-      append_quoted_identifier(s, q.db);
-      s.append(";\n");
-      cur_db_ = std::string(q.db);
-    }
-    if (k == StatementKind::xa_start) {
-      put(s);
-      if (!open_) {
-        open_ = true;
-        open_xa_ = true;
-        open_txn_ = front_.state().txn_id;
-      }
-      std::string x;
-      append_statement(x, q.sql);
-      put(x);
-      return;
-    }
-    const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
-    if (in_txn) open_txn(ev);
-    s.append(pending);
-    append_statement(s, q.sql);
-    put(s);
-  }
-
-  // A logged statement and its terminator. A statement with a ';' of its own (CREATE TRIGGER /
-  // PROCEDURE / FUNCTION / EVENT with a BEGIN ... END body) would be cut there by the client:
-  // it goes between DELIMITER lines, as mysqlbinlog writes it, with a delimiter it does not hold.
-  static void append_statement(std::string& s, std::string_view sql) {
-    if (sql.find(';') == std::string_view::npos) {
-      s.append(sql);
-      s.append(";\n");
-      return;
-    }
-    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
-    std::string_view d = kDelimiters[0];
-    for (std::string_view c : kDelimiters) {
-      d = c;
-      if (sql.find(c) == std::string_view::npos) break;
-    }
-    s.append("DELIMITER ").append(d).append("\n");
-    s.append(sql);
-    s.append(d).append("\nDELIMITER ;\n");
-  }
-
-  bool rows_type_in_this_server(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    if (t > ev.fde->n_post_headers) return true;
-    const std::uint8_t ph = ev.fde->post_header(t);
-    return ph == 6 || ph == 8 || ph == 10;
-  }
-
-  // All `width` columns present in the bitmap.
-  static bool full_image(Bytes present, std::uint64_t width, const TableMap& tm) {
-    return width == tm.columns.size() && count_bits(present, width) == width;
-  }
-
-  void rows(const Event& ev, RowsEventKind kind) {
-    if (!rows_type_in_this_server(ev)) return;
-    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
-    if (!h) {
-      undecodable(ev, event_name(ev), h.error());
-      return;
-    }
-    TableMap* tm = tables_.find(h->table_id);
-    if (tm == nullptr) {
-      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
-      report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error, *log_name_,
-                        top_pos(ev),
-                        fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev), h->table_id)});
-      return;
-    }
-    if (!front_.selected()) return;
-    if (tm->selected < 0)
-      tm->selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
-    if (tm->selected == 0) return;
-    const std::string table_key = tm->db + '\n' + tm->table;
-    if (!tm->has_names()) {
-      if (refused_tables_.insert(table_key).second)
-        report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
-                          fmt::format("table {}.{} has no column names (binlog_row_metadata is not FULL and no "
-                                      "definition was given with --schema): its row changes are not written as SQL",
-                                      tm->db, tm->table)});
-      if (sql_.flashback) refused_ = !sql_.skip_unsafe || refused_;
-      if (!sql_.flashback)
-        comment_line(fmt::format("# SKIPPED {}:{}: rows of {}.{} (no column names)", clean(*log_name_), top_pos(ev),
-                                 clean(tm->db), clean(tm->table)));
-      return;
-    }
-    if (changed_tables_.insert(table_key).second && sql_.flashback) {
-      changed_folded_.insert(fold(table_key));
-      changed_dbs_.insert(fold(tm->db));
-    }
-    const bool update = kind.kind == RowsKind::update;
-    if (sql_.flashback) {
-      const bool full = full_image(h->columns_before, h->width, *tm) &&
-                        (!update || full_image(h->columns_after, h->width, *tm)) && !kind.partial_json;
-      if (!full) {
-        note_unsafe(ev, fmt::format("row images of {}.{} are not FULL (binlog_row_image)", tm->db, tm->table), false);
-        return;
-      }
-    }
-    Bytes data = h->rows;
-    std::uint64_t at = h->rows_offset;
-    if (kind.compressed) {
-      Status st = decompress_mariadb(data, at, rows_buf_);
-      if (!st.ok()) {
-        undecodable(ev, event_name(ev), st.error());
-        return;
-      }
-      data = Bytes(reinterpret_cast<const std::uint8_t*>(rows_buf_.data()), rows_buf_.size());
-    }
-    open_txn(ev);
-    load_generated(*tm);
-    ByteReader r(data, at);
-    // What every row of the event shares: the comment line, the session settings (written before
-    // the first row only), the quoted column names.
-    head_.clear();
-    position_comment(head_, ev);
-    session_.clear();
-    if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
-    else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
-      session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
-    quote_names(*tm);
-    insert_prefix_.clear();
-    std::size_t rows_written = 0;  // flashback: rows recorded without their prefix yet
-    while (r.ok() && !r.empty()) {
-      const std::size_t before_pos = r.position();
-      Status st = decode_image_cells(*tm, h->width, h->columns_before, update ? ImageRole::before : ImageRole::after,
-                                     false, r, cells_a_);
-      if (st.ok() && update)
-        st = decode_image_cells(*tm, h->width, h->columns_after, ImageRole::after, kind.partial_json, r, cells_b_);
-      if (st.ok() && r.position() == before_pos) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
-      if (!st.ok()) {
-        end_rows_prefix(rows_written);
-        undecodable(ev, event_name(ev), st.error());
-        note_unsafe(ev, "a rows event that does not decode", false);
-        return;
-      }
-      if (sql_.flashback) {
-        // One kRow record per row, its statement alone (the shared lines in the kPrefix record).
-        row_.clear();
-        st = render_row(row_, *tm, kind.kind);
-        if (!st.ok()) {
-          end_rows_prefix(rows_written);
-          undecodable(ev, event_name(ev), st.error());
-          note_unsafe(ev, "a row that cannot be rendered", false);
-          return;
-        }
-        std::size_t mark = 0;
-        std::string& dst = txn_records_.begin(mark);
-        dst.push_back(Records::kRow);
-        dst.append(row_.view());
-        txn_records_.end(mark);
-        const std::size_t stmt = row_.size();
-        ++rows_written;
-        // What the statement is as text, as the spill threshold counts it.
-        txn_bytes_ += head_.size() + session_.size() + stmt;
-        if (txn_bytes_ >= sql_.spill_bytes) {  // a large transaction: to the store in pieces
-          flush_txn_records(false);
-          txn_spilled_ = true;
-        }
-        continue;
-      }
-      // Forward: straight into the output buffer.
-      row_.clear();
-      st = render_row(row_, *tm, kind.kind);
-      if (!st.ok()) {
-        undecodable(ev, event_name(ev), st.error());
-        note_unsafe(ev, "a row that cannot be rendered", false);
-        return;
-      }
-      std::string& dst = out_.buf();
-      dst.append(head_);
-      dst.append(session_);
-      session_.clear();
-      dst.append(row_.view());
-      if (dst.size() >= kOutBlock) out_.flush();
-    }
-    end_rows_prefix(rows_written);
-  }
-
   // `name` per column of the table, quoted, for the statements of one rows event.
-  void quote_names(const TableMap& tm) {
-    // Maps are mapped again by every transaction: reuse the names while the map is the same.
-    if (names_map_ == &tm && names_generation_ == tm.schema_generation && names_signature_ == tm.signature) return;
-    names_map_ = &tm;
+  void quote_names(const std::shared_ptr<const TableMap>& map) {
+    const TableMap& tm = *map;
+    // Maps are mapped again by every transaction: reuse the names while the map is the same (held
+    // here, so that its address is not reused by another).
+    if (names_map_ == map && names_generation_ == tm.schema_generation && names_signature_ == tm.signature) return;
+    names_map_ = map;
     names_generation_ = tm.schema_generation;
     names_signature_ = tm.signature;
     table_q_.clear();
@@ -1337,14 +583,6 @@ class SqlConverter final : public TransactionFront::Hooks {
     return {};
   }
 
-  // Columns a statement must not set: generated ones (VIRTUAL/STORED, known from schema history).
-  void load_generated(const TableMap& tm) {
-    generated_.assign(tm.columns.size(), false);
-    const SchemaTable* def = schema_.find(tm.db, tm.table);
-    if (def == nullptr || def->columns.size() != tm.columns.size()) return;
-    for (std::size_t i = 0; i < def->columns.size(); ++i) generated_[i] = def->columns[i].generated;
-  }
-
   void table_name(JsonBuf& s, const TableMap&) { s.append(table_q_); }
 
   // INSERT INTO t (present columns) VALUES (...): the part before the values is the same for
@@ -1444,7 +682,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     bool any = false;
     for (std::size_t i = 0; i < set_image.cells->size(); ++i) {
       if (!present(set_image, i) || generated_[i]) continue;
-      if (sql_.set == SqlSet::changed && present(where_image, i) && same(i)) continue;
+      if (set_ == SqlSet::changed && present(where_image, i) && same(i)) continue;
       std::string_view l;
       Status st = literal(tm, set_image, i, l);
       if (!st.ok()) return st;
@@ -1466,20 +704,1105 @@ class SqlConverter final : public TransactionFront::Hooks {
   }
 
   Status render_row(JsonBuf& s, const TableMap& tm, RowsKind kind) {
-    if (generated_.size() != tm.columns.size()) generated_.assign(tm.columns.size(), false);
     // An INSERT needs no literal kept: the values go out as they are rendered.
-    if (kind == RowsKind::insert && !sql_.flashback) return insert_cells(s, tm, cells_a_);
-    if (kind == RowsKind::delete_ && sql_.flashback) return insert_cells(s, tm, cells_a_);
+    if (kind == RowsKind::insert && !flashback_) return insert_cells(s, tm, cells_a_);
+    if (kind == RowsKind::delete_ && flashback_) return insert_cells(s, tm, cells_a_);
     reset_literals(cells_a_.size());
     switch (kind) {
       case RowsKind::insert:   // flashback
       case RowsKind::delete_:  // forward
         return delete_stmt(s, tm, image_a());
       case RowsKind::update:
-        return sql_.flashback ? update_stmt(s, tm, image_a(), image_b()) : update_stmt(s, tm, image_b(), image_a());
+        return flashback_ ? update_stmt(s, tm, image_a(), image_b()) : update_stmt(s, tm, image_b(), image_a());
     }
     return {};
   }
+
+  bool flashback_ = false;
+  SqlSet set_ = SqlSet::changed;
+  std::vector<ImageCell> cells_a_, cells_b_;
+  JsonBuf lits_a_, lits_b_;
+  std::vector<LitSpan> spans_a_, spans_b_;
+  JsonBuf row_;  // the statement of the row being rendered
+  std::vector<char> done_a_, done_b_;
+  std::string json_before_, json_after_;
+  std::string_view generated_;  // per column of the table being written (1: generated)
+  std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
+  std::string table_q_;                // `db`.`table`
+  std::shared_ptr<const TableMap> names_map_;  // the map names_q_ and table_q_ were made from
+  std::string names_signature_;
+  std::uint64_t names_generation_ = 0;
+  std::string insert_prefix_;
+};
+
+// --threads: the converting thread keeps transactions, table maps, session state and selection
+// and puts what it writes into batches, in order: text (already rendered), rows events to render
+// (their bytes copied, the table map held), and the ends of transactions (whose COMMIT or
+// ROLLBACK, and flashback's bookkeeping, depend on how their rows rendered). Rendering threads
+// render the rows; the batches are then written in order (batch_pool.h), so output, diagnostics
+// and the flashback spill come out as a one-thread run makes them.
+struct SqlJob {
+  enum class Kind : std::uint8_t { text, rows, finish };
+  Kind kind = Kind::text;
+  convert_detail::Span text;  // text: the text; rows: the head; finish: the closing statement
+  // rows
+  convert_detail::Span session, rows, present_before, present_after, generated, log_name;
+  std::uint64_t rows_offset = 0, width = 0;
+  std::uint64_t pos = 0;  // rows: the event's position; finish: the transaction's number
+  std::uint64_t seq = 0;  // the SqlConverter::txn_seq_ it belongs to
+  std::string_view event_name;  // static storage
+  RowsKind rows_kind = RowsKind::insert;
+  bool partial_json = false;
+  std::shared_ptr<const TableMap> map;
+  // finish
+  convert_detail::Span xid;
+  bool incomplete = false;
+  // rendered (rows)
+  convert_detail::Span out;  // in SqlBatch::out
+  RowsOutcome outcome;
+};
+
+struct SqlBatch {
+  std::string arena;
+  std::vector<SqlJob> jobs;
+  JsonBuf out;
+
+  std::size_t size() const { return arena.size(); }
+  bool empty() const { return jobs.empty(); }
+  void clear() {
+    arena.clear();
+    jobs.clear();
+    out.clear();
+  }
+  convert_detail::Span add(std::string_view bytes) {
+    convert_detail::Span sp{arena.size(), bytes.size()};
+    arena.append(bytes);
+    return sp;
+  }
+  convert_detail::Span add(Bytes b) { return add(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())); }
+  std::string_view view(convert_detail::Span sp) const { return std::string_view(arena).substr(sp.at, sp.len); }
+  Bytes bytes(convert_detail::Span sp) const {
+    return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + sp.at, sp.len);
+  }
+  RowsJobView rows_view(const SqlJob& j) const {
+    RowsJobView v;
+    v.map = j.map;
+    v.rows = bytes(j.rows);
+    v.present_before = bytes(j.present_before);
+    v.present_after = bytes(j.present_after);
+    v.rows_offset = j.rows_offset;
+    v.width = j.width;
+    v.kind = j.rows_kind;
+    v.partial_json = j.partial_json;
+    v.head = view(j.text);
+    v.session = view(j.session);
+    v.generated = view(j.generated);
+    return v;
+  }
+};
+
+class SqlConverter;
+
+// SqlConverter's side of BatchPool.
+struct SqlRender {
+  using Batch = SqlBatch;
+  using Worker = SqlRowRenderer;
+  SqlConverter& conv;
+  const SqlOptions& sql;
+  void render(Batch& b, Worker& w) const;
+  void write(Batch& b) const;
+};
+
+class SqlConverter final : public TransactionFront::Hooks {
+ public:
+  SqlConverter(const ConvertOptions& opts, const SqlOptions& sql, LineOutput& out, StderrDiagnostics& diag,
+               std::FILE* err)
+      : opts_(opts), sql_(sql), out_(out), diag_(diag), err_(err), store_(sql.tmpdir, sql.spill_bytes) {
+    if (opts.schema) schema_ = *opts.schema;
+    renderer_.configure(sql);
+    loader_.defer_warnings(&deferred_warnings_);
+    if (!out.interactive() && opts.render_threads > 0)  // a terminal: every line as it is complete
+      pool_ = std::make_unique<convert_detail::BatchPool<SqlRender>>(opts.render_threads, sql.render_batch_bytes,
+                                                                     render_);
+  }
+
+  // Writes out everything handed on so far: after it, this thread may touch what the writing
+  // side owns (the output, the flashback store and transaction records).
+  void sync() {
+    if (pool_) pool_->sync();
+  }
+
+  bool mid_stream = false;
+
+  void begin_file(const InputFile& f) {
+    if (log_name_ != nullptr) cut_off(true);
+    file_ = f;
+    log_name_ = &file_.log_name;
+    front_.reset();
+    tables_.clear();
+  }
+
+  // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF
+  // TRANSACTIONS): the finding on stderr, as every row consumer reports it; the output rolls it
+  // back (flashback: it is not undone).
+  void cut_off(bool more_files) {
+    auto c = front_.cut_off(more_files, stop_given);
+    if (c) report(c->diagnostic(file_));
+    if (!open_) return;
+    open_ = false;
+    if (!sql_.flashback) {
+      emit(fmt::format("ROLLBACK; # cut off: {}\n", c ? clean(c->message()) : std::string("the transaction is incomplete")));
+      return;
+    }
+    sync();
+    if (txn_spilled_) {
+      note_unsafe_at_end("a cut-off transaction too large to take back");
+      flush_txn_records(true, open_txn_);
+      return;
+    }
+    txn_records_.clear();  // only ever held here: nothing of it reached the store
+    txn_bytes_ = 0;
+  }
+
+  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
+
+  void event(const Event& ev) {
+    const TransactionFront::Step& step = front_.begin(ev, *this);
+    if (step.hole_bytes > 0) {
+      const std::uint64_t at = top_pos(ev) - (ev.is_inner() ? 0 : step.hole_bytes);
+      comment_line(fmt::format("# DAMAGE {}:{}: {} bytes could not be read as events; nothing of them is rendered",
+                               clean(*log_name_), at, step.hole_bytes));
+      note_unsafe(ev, "a hole in the data inside the range", false);
+      if (open_) txn_incomplete_ = true;
+    }
+    if (step.damaged) {
+      comment_line(fmt::format("# DAMAGE {}:{}: the event failed its checksum; nothing of it is rendered",
+                               clean(*log_name_), top_pos(ev)));
+      note_unsafe(ev, "a damaged event inside the range", false);
+      if (open_) txn_incomplete_ = true;
+      front_.end();
+      return;
+    }
+    if (step.is_statement && !step.statement_ok) {
+      front_.end();
+      return;
+    }
+    const TransactionState& ts = front_.state();
+    if (open_ && ts.txn_id != open_txn_) close_open("the next transaction began before it ended");
+    switch (ev.type()) {
+      case EventType::format_description:
+      case EventType::rotate:
+        if (!ev.is_inner()) tables_.clear();
+        break;
+      case EventType::table_map: {
+        auto l = loader_.load(ev, *log_name_, top_pos(ev));
+        if (!deferred_warnings_.empty()) {
+          sync();
+          std::fputs(deferred_warnings_.c_str(), err_);
+          deferred_warnings_.clear();
+        }
+        if (!l) undecodable(ev, "TABLE_MAP", l.error());
+        break;
+      }
+      case EventType::intvar: {
+        auto iv = decode_intvar(ev.body_reader(), *ev.fde);
+        if (!iv) {
+          undecodable(ev, "INTVAR", iv.error());
+          break;
+        }
+        pending_.append(iv->type == 1 ? "SET LAST_INSERT_ID=" : "SET INSERT_ID=");
+        pending_.append(std::to_string(iv->value));
+        pending_.append(";\n");
+        break;
+      }
+      case EventType::rand: {
+        auto rv = decode_rand(ev.body_reader(), *ev.fde);
+        if (!rv) {
+          undecodable(ev, "RAND", rv.error());
+          break;
+        }
+        pending_.append(fmt::format("SET @@RAND_SEED1={}, @@RAND_SEED2={};\n", rv->seed1, rv->seed2));
+        break;
+      }
+      case EventType::user_var: {
+        std::string text;
+        Status st = append_info(text, ev, scratch_);
+        if (!st.ok()) {
+          undecodable(ev, "USER_VAR", st.error());
+          break;
+        }
+        pending_.append("SET ");
+        pending_.append(text);
+        pending_.append(";\n");
+        break;
+      }
+      case EventType::query:
+      case EventType::mariadb_query_compressed:
+        statement(ev, step.query, step.kind);
+        break;
+      case EventType::load:
+      case EventType::new_load:
+      case EventType::exec_load:
+      case EventType::execute_load_query:
+        // LOAD DATA logged as a statement: its file travels in other events; not written as SQL.
+        if (front_.selected()) {
+          if (open_) txn_incomplete_ = true;
+          comment_line(fmt::format("# SKIPPED {}:{}: LOAD DATA logged as a statement (its data is not written as SQL)",
+                                   clean(*log_name_), top_pos(ev)));
+          if (!note_unsafe(ev, "LOAD DATA logged as a statement", false))
+            report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                              "LOAD DATA logged as a statement: not written as SQL (binlog_format=ROW logs its rows)"});
+        }
+        break;
+      case EventType::incident:
+        // The server lost events here (LOST_EVENTS): whatever follows may not match the data.
+        comment_line(fmt::format("# INCIDENT {}:{}: the server recorded lost events here", clean(*log_name_),
+                                 top_pos(ev)));
+        if (!note_unsafe(ev, "an INCIDENT (lost events) inside the range", false))
+          report(Diagnostic{Check::undecodable_event, Severity::warning, *log_name_, top_pos(ev),
+                            "INCIDENT event: the server recorded lost events here"});
+        break;
+      case EventType::xa_prepare:
+        if (open_) {
+          finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
+        } else if (sql_.flashback && front_.selected() && !ts.xid.empty()) {
+          // Prepared in the range with nothing to undo (its rows are not selected): its XA COMMIT
+          // is then no commit of a transaction prepared before the range.
+          sync();
+          prepared_.try_emplace(ts.xid, Prepared{ts.txn_id, 0, {}});
+        }
+        break;
+      default:
+        if (auto k = classify_rows_event(ev.type_code())) rows(ev, *k);
+        break;
+    }
+    front_.end();
+    if (ev.type() == EventType::xid || ev.type() == EventType::xa_prepare) pending_.clear();
+    if (open_ && !front_.state().open) {
+      // The event ended the transaction: XID, COMMIT, or a rows event flagged STMT_END in a
+      // transaction without GTID or BEGIN.
+      if (step.is_statement && step.kind == StatementKind::rollback) finish("ROLLBACK;\n");
+      else finish("COMMIT;\n");
+    }
+    if (pool_) pool_->maybe_submit();
+    else if (out_.interactive()) out_.flush();
+  }
+
+  int finish_run() {
+    if (log_name_ != nullptr) cut_off(false);
+    sync();  // the writing side is idle from here on
+    if (sql_.flashback) {
+      for (const auto& [xid, p] : prepared_)
+        if (!p.records.empty())
+          note_unsafe_at_end(fmt::format("XA transaction {} ({}) prepared in the range without its outcome", p.txn, xid));
+      ddl_conflicts();
+      if (refused_) {
+        fmt::print(err_, "binlogctl: --flashback: the range cannot be undone from its row changes (see the errors "
+                         "above; --flashback-skip-unsafe skips those parts with a warning): nothing written\n");
+        return 1;
+      }
+      // The records are read back reversed: the session they need is set once, first.
+      put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
+                 "@@session.character_set_client=45, @@session.collation_connection=45;\n");
+      store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
+    }
+    out_.flush();
+    return 0;
+  }
+
+  // TransactionFront::Hooks
+  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
+    undecodable(ev, layer, e);
+  }
+  void gtid_undecodable(const Event& ev) override {
+    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
+  }
+  void open_at_gtid(const Event& ev) override {
+    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
+  }
+
+ private:
+  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+  // Output in blocks (LineOutput::write would make a system call per statement).
+  void put(std::string_view text) {
+    std::string& b = out_.buf();
+    b.append(text);
+    if (b.size() >= kOutBlock) out_.flush();
+  }
+  static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
+  // A log name inside a comment line: no line breaks.
+  static std::string clean(std::string_view s) {
+    std::string r(s);
+    for (char& c : r)
+      if (c == '\n' || c == '\r') c = ' ';
+    return r;
+  }
+
+  // Text in the output, after everything handed on before it.
+  void emit(std::string_view text) {
+    if (!pool_) {
+      put(text);
+      return;
+    }
+    SqlBatch& b = pool_->current();
+    if (!b.jobs.empty() && b.jobs.back().kind == SqlJob::Kind::text &&
+        b.jobs.back().text.at + b.jobs.back().text.len == b.arena.size()) {
+      b.jobs.back().text.len += text.size();
+      b.arena.append(text);
+      return;
+    }
+    SqlJob j;
+    j.text = b.add(text);
+    b.jobs.push_back(std::move(j));
+  }
+
+  // A diagnostic after everything handed on before it.
+  void report(const Diagnostic& d) {
+    sync();
+    report_now(d);
+  }
+  // (the writing side, or this thread after sync())
+  void report_now(const Diagnostic& d) {
+    out_.flush();
+    diag_.report(d);
+  }
+  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
+    if (open_) txn_incomplete_ = true;
+    report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, e.offset,
+                      fmt::format("{} event at {} does not decode: {}", what, top_pos(ev), e.what)});
+  }
+
+  // Something the flashback cannot undo: an error (nothing is written at the end), or with
+  // --flashback-skip-unsafe a warning and a comment where it was. In forward mode `forward`
+  // says whether it is worth a message at all.
+  bool note_unsafe(const Event& ev, std::string_view why, bool forward_error) {
+    if (sql_.flashback || forward_error) sync();
+    return note_unsafe_at(*log_name_, top_pos(ev), why, forward_error, open_);
+  }
+  // (the writing side, or this thread after sync(); `open`: within a transaction written)
+  bool note_unsafe_at(std::string_view log_name, std::uint64_t pos, std::string_view why, bool forward_error,
+                      bool open) {
+    if (!sql_.flashback) {
+      if (forward_error)
+        report_now(Diagnostic{Check::undecodable_event, Severity::error, std::string(log_name), pos, std::string(why)});
+      return false;
+    }
+    if (sql_.skip_unsafe) {
+      report_now(Diagnostic{Check::undecodable_event, Severity::warning, std::string(log_name), pos,
+                            fmt::format("--flashback: {}: skipped", why)});
+      std::string c = fmt::format("# SKIPPED {}:{}: {} (not undone)\n", clean(log_name), pos, why);
+      if (open) txn_records_.add(c);
+      else store_.add(c);
+      return true;
+    }
+    refused_ = true;
+    report_now(Diagnostic{Check::undecodable_event, Severity::error, std::string(log_name), pos,
+                          fmt::format("--flashback: {}: cannot be undone", why)});
+    return true;
+  }
+
+  // ---- flashback and DDL ---------------------------------------------------------------------
+  // Undoing DDL is out of scope: a DDL statement in the range is never undone. It is an
+  // obstacle only when it acts on a table whose rows the range changes (the undo of those rows
+  // would meet another table definition), before or after the rows: known at the end. DDL on
+  // other tables, or on no table, is passed over with a "# SKIPPED" comment at its place.
+  // Memory: one entry per table (or dropped database) that DDL names, not per statement.
+
+  static std::string fold(std::string_view s) {
+    std::string r(s);
+    for (char& c : r)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+    return r;
+  }
+
+  struct DdlSeen {  // the first DDL statement of the range on a table or database
+    std::string log;
+    std::uint64_t pos = 0;
+    std::string verb, shown;
+    std::uint64_t count = 0;
+    std::uint64_t seq = 0;  // the order of the statements, for the messages
+  };
+
+  void note_first(std::map<std::string, DdlSeen>& m, std::string key, const std::string& log, std::uint64_t pos,
+                  const std::string& verb, std::string shown) {
+    DdlSeen& d = m[std::move(key)];
+    if (d.count++ == 0) {
+      d.seq = ddl_seq_++;
+      d.log = log;
+      d.pos = pos;
+      d.verb = verb;
+      d.shown = std::move(shown);
+    }
+  }
+
+  void add_record(std::string rec) {
+    sync();
+    if (open_) {
+      txn_bytes_ += rec.size();
+      txn_records_.add(rec);
+    } else {
+      store_.add(rec);
+    }
+  }
+
+  void flashback_ddl(const Event& ev, const QueryEvent& q) {
+    const DdlTargets t = ddl_targets(q.db, q.sql);
+    const std::string verb = t.verb.empty() ? std::string("DDL") : t.verb;
+    const std::string at = fmt::format("{}:{}", clean(*log_name_), top_pos(ev));
+    switch (t.scope) {
+      case DdlTargets::Scope::none:
+        add_record(fmt::format("# SKIPPED {}: {} (DDL that acts on no table; not undone)\n", at, verb));
+        return;
+      case DdlTargets::Scope::unknown:
+        note_unsafe(ev, fmt::format("{} (DDL whose tables binlogctl cannot tell: it may act on a table whose rows the "
+                                    "range changes)", verb), false);
+        return;
+      case DdlTargets::Scope::database:
+      case DdlTargets::Scope::tables:
+        break;
+    }
+    // The note, completed at the end: "\0" at "\0" verb "\0", then per target "d" db "\0" or
+    // "t" db "\0" table "\0" (names hold no NUL: the parser refuses them).
+    std::string rec(1, '\0');
+    rec.append(at).push_back('\0');
+    rec.append(verb).push_back('\0');
+    if (t.scope == DdlTargets::Scope::database) {
+      rec.push_back('d');
+      rec.append(t.database).push_back('\0');
+      note_first(ddl_dbs_, fold(t.database), *log_name_, top_pos(ev), verb,
+                 "every table of database " + clean(t.database));
+    } else {
+      for (const auto& [db, table] : t.tables) {
+        rec.push_back('t');
+        rec.append(db).push_back('\0');
+        rec.append(table).push_back('\0');
+        note_first(ddl_tables_, fold(db + '\n' + table), *log_name_, top_pos(ev), verb,
+                   clean(db) + '.' + clean(table));
+      }
+    }
+    add_record(std::move(rec));
+  }
+
+  // The DDL notes' targets against the tables whose rows the range changes: an error each (or a
+  // warning with --flashback-skip-unsafe), at the first DDL statement on that table.
+  void ddl_conflicts() {
+    auto conflict = [&](const DdlSeen& d) {
+      const std::string more =
+          d.count > 1 ? fmt::format(" (the first of {} DDL statements on it in the range)", d.count) : std::string();
+      const std::string why = fmt::format("{} on {}, whose rows the range changes{}", d.verb, d.shown, more);
+      if (sql_.skip_unsafe) {
+        report(Diagnostic{Check::undecodable_event, Severity::warning, d.log, d.pos,
+                          fmt::format("--flashback: {}: the DDL is skipped, the undo of the rows may not apply", why)});
+        return;
+      }
+      refused_ = true;
+      report(Diagnostic{Check::undecodable_event, Severity::error, d.log, d.pos,
+                        fmt::format("--flashback: {}: cannot be undone", why)});
+    };
+    std::vector<const DdlSeen*> found;
+    for (const auto& [key, d] : ddl_tables_)
+      if (changed_folded_.count(key) != 0) found.push_back(&d);
+    for (const auto& [db, d] : ddl_dbs_)
+      if (changed_dbs_.count(db) != 0) found.push_back(&d);
+    std::sort(found.begin(), found.end(), [](const DdlSeen* a, const DdlSeen* b) { return a->seq < b->seq; });
+    for (const DdlSeen* d : found) conflict(*d);
+  }
+
+  // The comment of a DDL note (see flashback_ddl), now that every changed table is known.
+  void expand_ddl_note(std::string_view note, std::string& dst) const {
+    auto field = [&note]() {
+      const std::size_t e = note.find('\0');
+      std::string_view f = note.substr(0, e);
+      note = e == std::string_view::npos ? std::string_view() : note.substr(e + 1);
+      return f;
+    };
+    const std::string_view at = field(), verb = field();
+    std::string shown;
+    bool changed = false;
+    while (!note.empty()) {
+      const char kind = note[0];
+      note.remove_prefix(1);
+      const std::string_view db = field();
+      if (!shown.empty()) shown.append(", ");
+      if (kind == 'd') {
+        shown.append("every table of database ").append(clean(db));
+        changed = changed || changed_dbs_.count(fold(db)) != 0;
+        continue;
+      }
+      const std::string_view table = field();
+      shown.append(clean(db)).append(".").append(clean(table));
+      changed = changed || changed_folded_.count(fold(std::string(db) + '\n' + std::string(table))) != 0;
+    }
+    dst.append(fmt::format("# SKIPPED {}: {} on {}", at, verb, shown));
+    dst.append(changed ? ", whose rows the range changes (not undone; --flashback-skip-unsafe)\n"
+                       : " (DDL on tables whose rows the range does not change; not undone)\n");
+  }
+
+  void comment_line(const std::string& line) {
+    if (sql_.flashback) return;  // flashback output holds undo statements and SKIPPED notes only
+    emit(line);
+    emit("\n");
+  }
+
+  // "# log:pos GTID g YYYY-MM-DD HH:MM:SS" before every statement.
+  void position_comment(std::string& s, const Event& ev) {
+    const TransactionState& ts = front_.state();
+    s.append("# ");
+    s.append(clean(*log_name_));
+    s.push_back(':');
+    s.append(std::to_string(top_pos(ev)));
+    if (ev.is_inner()) s.append(fmt::format(" inner {}", ev.inner_index));
+    if (!ts.gtid_text.empty()) {
+      s.append(" GTID ");
+      s.append(ts.gtid_text);
+    }
+    s.push_back(' ');
+    append_utc_datetime(s, ev.header.timestamp);
+    s.append(" UTC\n");
+  }
+
+  // SET statements for the session variables that `want` gives (nullptr: leave as is).
+  void session(std::string& s, const std::array<const std::string*, kVarCount>& want) {
+    std::string sets;
+    for (std::size_t i = 0; i < kVarCount; ++i) {
+      if (want[i] == nullptr || (have_set_[i] && have_[i] == *want[i])) continue;
+      have_[i] = *want[i];
+      have_set_[i] = true;
+      sets.append(sets.empty() ? "SET " : ", ");
+      if (i == kTimestamp) sets.append("TIMESTAMP");
+      else sets.append("@@session.").append(kVarNames[i]);
+      sets.push_back('=');
+      sets.append(*want[i]);
+    }
+    if (!sets.empty()) {
+      s.append(sets);
+      s.append(";\n");
+    }
+  }
+
+  // What row statements need: UTC for TIMESTAMP literals, utf8mb4 for identifiers, a sql_mode
+  // that stores the values as given (NO_AUTO_VALUE_ON_ZERO keeps an explicit 0 in an
+  // AUTO_INCREMENT column; no STRICT, so zero dates are accepted as the source had them), the
+  // event's time for ON UPDATE CURRENT_TIMESTAMP columns, and the checks the event was run with.
+  void row_session(std::string& s, const Event& ev, std::uint16_t rows_flags) {
+    static const std::string utc = "'+00:00'", mode = "'NO_AUTO_VALUE_ON_ZERO'", utf8mb4 = "45", zero = "0",
+                             one = "1";
+    const std::string ts = std::to_string(ev.header.timestamp);
+    std::array<const std::string*, kVarCount> want{};
+    want[kTimestamp] = &ts;
+    want[kSqlMode] = &mode;
+    want[kTimeZone] = &utc;
+    want[kCharsetClient] = &utf8mb4;
+    want[kCollationConnection] = &utf8mb4;
+    want[kForeignKeyChecks] = (rows_flags & kRowsNoForeignKeyChecks) ? &zero : &one;
+    want[kUniqueChecks] = (rows_flags & kRowsRelaxedUniqueChecks) ? &zero : &one;
+    session(s, want);
+  }
+
+  void query_session(std::string& s, const Event& ev, const QueryEvent& q) {
+    std::string ts = std::to_string(ev.header.timestamp);
+    if (q.microseconds != 0) ts += fmt::format(".{:06}", q.microseconds);
+    const std::string thread = std::to_string(q.thread_id);
+    const std::string mode = std::to_string(q.sql_mode);
+    const std::string tz = q.time_zone.empty() ? "'SYSTEM'" : quote_plain(q.time_zone);
+    const std::string cc = std::to_string(q.charset_client), cn = std::to_string(q.collation_connection),
+                      cs = std::to_string(q.collation_server);
+    const std::string fk = (q.flags2 & kOptNoForeignKeyChecks) ? "0" : "1";
+    const std::string uc = (q.flags2 & kOptRelaxedUniqueChecks) ? "0" : "1";
+    const std::string ai = (q.flags2 & kOptAutoIsNull) ? "1" : "0";
+    const std::string ac = (q.flags2 & kOptNotAutocommit) ? "0" : "1";
+    std::array<const std::string*, kVarCount> want{};
+    want[kPseudoThreadId] = &thread;
+    want[kTimestamp] = &ts;
+    if (q.has_sql_mode) want[kSqlMode] = &mode;
+    want[kTimeZone] = &tz;
+    if (q.has_charset) {
+      want[kCharsetClient] = &cc;
+      want[kCollationConnection] = &cn;
+      want[kCollationServer] = &cs;
+    }
+    if (q.has_flags2) {
+      want[kForeignKeyChecks] = &fk;
+      want[kUniqueChecks] = &uc;
+      want[kAutoIsNull] = &ai;
+      want[kAutocommit] = &ac;
+    }
+    session(s, want);
+  }
+
+  static std::string quote_plain(std::string_view v) {
+    std::string r = "'";
+    for (char c : v) {
+      if (c == '\'') r.push_back('\'');
+      if (c == '\\') r.push_back('\\');
+      r.push_back(c);
+    }
+    r.push_back('\'');
+    return r;
+  }
+
+  // The BEGIN of the current transaction, once something of it is written.
+  void open_txn(const Event& ev) {
+    if (open_) return;
+    const TransactionState& ts = front_.state();
+    open_ = true;
+    txn_incomplete_ = false;
+    ++txn_seq_;
+    open_xa_ = !ts.xid.empty();  // ends with XA PREPARE, its outcome later
+    open_txn_ = ts.txn_id;
+    // (flashback: txn_records_ is empty here, every end of a transaction empties it)
+    if (sql_.flashback) return;
+    std::string s;
+    s.append(fmt::format("# transaction {}", ts.txn_id));
+    if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
+    s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
+    if (open_xa_) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
+      s.append("\nXA START ").append(ts.xid).append(";\n");
+    } else {
+      s.append("\nBEGIN;\n");
+    }
+    emit(s);
+  }
+
+  // Ends the transaction written so far with `closing` (COMMIT, ROLLBACK, XA PREPARE): what it
+  // becomes depends on how its rows rendered, so it is decided by the writing side.
+  void finish(std::string_view closing) {
+    if (!open_) return;
+    open_ = false;
+    const bool incomplete = txn_incomplete_;
+    txn_incomplete_ = false;
+    const std::uint64_t seq = txn_seq_++;
+    if (!pool_) {
+      finish_txn(closing, incomplete, seq, open_txn_, front_.state().xid);
+      return;
+    }
+    SqlBatch& b = pool_->current();
+    SqlJob j;
+    j.kind = SqlJob::Kind::finish;
+    j.text = b.add(closing);
+    j.xid = b.add(front_.state().xid);
+    j.incomplete = incomplete;
+    j.seq = seq;
+    j.pos = open_txn_;
+    b.jobs.push_back(std::move(j));
+  }
+
+  // (the writing side) The end of transaction `txn`: `incomplete` when an event of it was damaged
+  // or did not decode; `seq` its txn_seq_, which failed_seq_ has when one of its rows did not.
+  void finish_txn(std::string_view closing, bool incomplete, std::uint64_t seq, std::uint64_t txn,
+                  std::string_view xid) {
+    if (!sql_.flashback) {
+      if ((incomplete || failed_seq_ == seq) && closing == "COMMIT;\n") {
+        // Part of it is missing (damaged or undecodable): applying the rest would be a change the
+        // server never made.
+        put("ROLLBACK; # incomplete: an event of this transaction is damaged or does not decode\n");
+        return;
+      }
+      put(closing);
+      return;
+    }
+    const bool prepare = closing.find("XA PREPARE") != std::string_view::npos;
+    if (prepare || closing.rfind("ROLLBACK", 0) == 0) {
+      // Rolled back: nothing to undo. Prepared XA: held until its XA COMMIT / XA ROLLBACK.
+      if (txn_spilled_) {  // part of it is in the store already
+        note_unsafe_at_end(prepare ? "an XA transaction too large to hold until its outcome"
+                                   : "a rolled back transaction too large to take back");
+        flush_txn_records(true, txn);
+        return;
+      }
+      if (prepare) {
+        if (prepared_bytes_ + txn_bytes_ > sql_.spill_bytes) {
+          note_unsafe_at_end("XA transactions prepared in the range hold more than --flashback-memory");
+        } else {
+          prepared_bytes_ += txn_bytes_;
+          Prepared& p = prepared_[std::string(xid)];
+          p.txn = txn;
+          p.bytes = txn_bytes_;
+          p.records = txn_records_;
+        }
+      }
+      txn_records_.clear();
+      txn_bytes_ = 0;
+      return;
+    }
+    flush_txn_records(true, txn);
+  }
+
+  // Flashback: the transaction's undo records go to the store as COMMIT, the rows in order, BEGIN
+  // (read back reversed). Large transactions were flushed piecewise already.
+  void flush_txn_records(bool complete, std::uint64_t txn) {
+    if (txn_records_.empty() && !txn_spilled_) return;
+    if (!txn_spilled_) store_.add("COMMIT;\n");
+    store_.add(txn_records_);
+    txn_records_.clear();
+    txn_bytes_ = 0;
+    if (complete) {
+      store_.add(fmt::format("# undo of transaction {}\nBEGIN;\n", txn));
+      txn_spilled_ = false;
+    }
+  }
+
+  void note_unsafe_at_end(std::string_view why) {
+    if (sql_.skip_unsafe) {
+      fmt::print(err_, "binlogctl: warning: --flashback: {}: skipped\n", why);
+      return;
+    }
+    refused_ = true;
+    fmt::print(err_, "binlogctl: error: --flashback: {}: cannot be undone\n", why);
+    diag_errors_ = true;
+  }
+
+  void close_open(std::string_view why) {
+    if (!open_) return;
+    open_ = false;
+    sync();
+    out_.flush();
+    fmt::print(err_, "binlogctl: warning: transaction {} is incomplete ({}): {}\n", open_txn_, why,
+               sql_.flashback ? "not undone" : "rolled back in the output");
+    if (!sql_.flashback) {
+      put("ROLLBACK; # incomplete transaction\n");
+      return;
+    }
+    if (txn_spilled_) {
+      // Part of it is in the spill file already: cannot be taken back out.
+      note_unsafe_at_end("an incomplete transaction too large to hold back");
+      flush_txn_records(true, open_txn_);
+      return;
+    }
+    txn_records_.clear();  // only ever held here: nothing of it reached the store
+  }
+
+  // Flashback: the kPrefix record of the current rows event's rows, after them (see Records).
+  void end_rows_prefix(std::size_t rows, std::string_view head, std::string_view session) {
+    if (rows == 0) return;
+    std::size_t mark = 0;
+    std::string& b = txn_records_.begin(mark);
+    b.push_back(Records::kPrefix);
+    b.append(head);
+    b.append(session);
+    txn_records_.end(mark);
+  }
+
+  void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
+    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
+    std::string pending;  // the context events before this statement are for it alone
+    pending.swap(pending_);
+    switch (k) {
+      case StatementKind::begin:
+      case StatementKind::commit:
+      case StatementKind::rollback:
+        return;  // transaction structure: written by open_txn / finish
+      case StatementKind::xa_end:
+        return;  // written with XA PREPARE
+      case StatementKind::savepoint:
+        if (sql_.flashback) return;  // nothing to undo
+        break;
+      default:
+        break;
+    }
+    if (!front_.selected()) return;
+    // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
+    if (!opts_.database.empty() && q.db != opts_.database && k != StatementKind::xa_finish &&
+        k != StatementKind::xa_start)
+      return;
+    std::string db(q.db), table;
+    const bool is_ddl = k == StatementKind::ddl;
+    if (is_ddl) {
+      if (!ddl_table(q.sql, db, table)) table.clear();
+      if (!opts_.filter.empty() && !opts_.filter.matches(db, table)) return;
+    } else if (!opts_.filter.empty() && k == StatementKind::other) {
+      return;  // statements name no table we can check reliably
+    }
+    if (sql_.flashback) {
+      if (is_ddl) {
+        flashback_ddl(ev, q);
+      } else if (k == StatementKind::xa_finish) {
+        const bool rollback = xa_statement_is_rollback(q.sql);
+        sync();
+        auto it = prepared_.find(std::string(xa_statement_xid(q.sql)));
+        if (it != prepared_.end()) {  // prepared in the range: undone where it committed
+          if (!rollback) {
+            store_.add("COMMIT;\n");
+            store_.add(it->second.records);
+            store_.add(fmt::format("# undo of XA transaction {} ({})\nBEGIN;\n", it->second.txn, it->first));
+          }
+          prepared_bytes_ -= it->second.bytes;
+          prepared_.erase(it);
+          return;
+        }
+        if (rollback) return;  // nothing happened
+        note_unsafe(ev, "XA COMMIT of a transaction prepared before the range", false);
+      } else if (k == StatementKind::xa_start) {
+        return;
+      } else {
+        note_unsafe(ev, "a statement-logged change (binlog_format=STATEMENT/MIXED)", false);
+      }
+      return;
+    }
+    std::string s;
+    position_comment(s, ev);
+    query_session(s, ev, q);
+    if (!(ev.header.flags & kSuppressUse) && !q.db.empty() && cur_db_ != q.db) {
+      s.append("USE ");
+      append_quoted_identifier(s, q.db);
+      s.append(";\n");
+      cur_db_ = std::string(q.db);
+    }
+    if (k == StatementKind::xa_start) {
+      emit(s);
+      if (!open_) {
+        open_ = true;
+        open_xa_ = true;
+        open_txn_ = front_.state().txn_id;
+      }
+      std::string x;
+      append_statement(x, q.sql);
+      emit(x);
+      return;
+    }
+    const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
+    if (in_txn) open_txn(ev);
+    s.append(pending);
+    append_statement(s, q.sql);
+    emit(s);
+  }
+
+  // A logged statement and its terminator. A statement with a ';' of its own (CREATE TRIGGER /
+  // PROCEDURE / FUNCTION / EVENT with a BEGIN ... END body) would be cut there by the client:
+  // it goes between DELIMITER lines, as mysqlbinlog writes it, with a delimiter it does not hold.
+  static void append_statement(std::string& s, std::string_view sql) {
+    if (sql.find(';') == std::string_view::npos) {
+      s.append(sql);
+      s.append(";\n");
+      return;
+    }
+    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
+    std::string_view d = kDelimiters[0];
+    for (std::string_view c : kDelimiters) {
+      d = c;
+      if (sql.find(c) == std::string_view::npos) break;
+    }
+    s.append("DELIMITER ").append(d).append("\n");
+    s.append(sql);
+    s.append(d).append("\nDELIMITER ;\n");
+  }
+
+  bool rows_type_in_this_server(const Event& ev) {
+    const std::uint8_t t = ev.type_code();
+    if (t > ev.fde->n_post_headers) return true;
+    const std::uint8_t ph = ev.fde->post_header(t);
+    return ph == 6 || ph == 8 || ph == 10;
+  }
+
+  // All `width` columns present in the bitmap.
+  static bool full_image(Bytes present, std::uint64_t width, const TableMap& tm) {
+    return width == tm.columns.size() && count_bits(present, width) == width;
+  }
+
+  void rows(const Event& ev, RowsEventKind kind) {
+    if (!rows_type_in_this_server(ev)) return;
+    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
+    if (!h) {
+      undecodable(ev, event_name(ev), h.error());
+      return;
+    }
+    TableMap* tm = tables_.find(h->table_id);
+    if (tm == nullptr) {
+      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
+      report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error, *log_name_,
+                        top_pos(ev),
+                        fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev), h->table_id)});
+      return;
+    }
+    if (!front_.selected()) return;
+    if (tm->selected < 0)
+      tm->selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+    if (tm->selected == 0) return;
+    const std::string table_key = tm->db + '\n' + tm->table;
+    if (!tm->has_names()) {
+      if (refused_tables_.insert(table_key).second)
+        report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
+                          fmt::format("table {}.{} has no column names (binlog_row_metadata is not FULL and no "
+                                      "definition was given with --schema): its row changes are not written as SQL",
+                                      tm->db, tm->table)});
+      if (sql_.flashback && !sql_.skip_unsafe) refused_ = true;
+      if (!sql_.flashback)
+        comment_line(fmt::format("# SKIPPED {}:{}: rows of {}.{} (no column names)", clean(*log_name_), top_pos(ev),
+                                 clean(tm->db), clean(tm->table)));
+      return;
+    }
+    if (changed_tables_.insert(table_key).second && sql_.flashback) {
+      changed_folded_.insert(fold(table_key));
+      changed_dbs_.insert(fold(tm->db));
+    }
+    const bool update = kind.kind == RowsKind::update;
+    if (sql_.flashback) {
+      const bool full = full_image(h->columns_before, h->width, *tm) &&
+                        (!update || full_image(h->columns_after, h->width, *tm)) && !kind.partial_json;
+      if (!full) {
+        note_unsafe(ev, fmt::format("row images of {}.{} are not FULL (binlog_row_image)", tm->db, tm->table), false);
+        return;
+      }
+    }
+    Bytes data = h->rows;
+    std::uint64_t at = h->rows_offset;
+    if (kind.compressed) {
+      Status st = decompress_mariadb(data, at, rows_buf_);
+      if (!st.ok()) {
+        undecodable(ev, event_name(ev), st.error());
+        return;
+      }
+      data = Bytes(reinterpret_cast<const std::uint8_t*>(rows_buf_.data()), rows_buf_.size());
+    }
+    open_txn(ev);
+    load_generated(*tm);
+    // What every row of the event shares: the comment line, the session settings (written before
+    // the first row only), the quoted column names.
+    head_.clear();
+    position_comment(head_, ev);
+    session_.clear();
+    if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
+    else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
+      session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
+    RowsJobView v;
+    v.map = tables_.find_shared(h->table_id);
+    v.rows = data;
+    v.rows_offset = at;
+    v.present_before = h->columns_before;
+    v.present_after = h->columns_after;
+    v.width = h->width;
+    v.kind = kind.kind;
+    v.partial_json = kind.partial_json;
+    v.head = head_;
+    v.session = session_;
+    v.generated = generated_;
+    if (pool_ && data.size() <= opts_.render_inline_bytes) {
+      SqlBatch& b = pool_->current();
+      SqlJob j;
+      j.kind = SqlJob::Kind::rows;
+      j.text = b.add(v.head);
+      j.session = b.add(v.session);
+      j.rows = b.add(v.rows);
+      j.present_before = b.add(v.present_before);
+      j.present_after = b.add(v.present_after);
+      j.generated = b.add(v.generated);
+      j.log_name = b.add(*log_name_);
+      j.rows_offset = v.rows_offset;
+      j.width = v.width;
+      j.pos = top_pos(ev);
+      j.seq = txn_seq_;
+      j.event_name = event_name(ev);
+      j.rows_kind = v.kind;
+      j.partial_json = v.partial_json;
+      j.map = std::move(v.map);
+      b.jobs.push_back(std::move(j));
+      return;
+    }
+    // Without rendering threads, or a large event (rendered here, streaming, rather than copied).
+    sync();
+    RowsOutcome o;
+    if (sql_.flashback) {
+      struct Sink {  // each row to the transaction's records as it is rendered
+        SqlConverter& c;
+        const RowsJobView& v;
+        JsonBuf b;
+        std::size_t rows = 0;
+        JsonBuf& buf() { return b; }
+        void row_done() {
+          c.add_undo_row(b.view().substr(4), v.head, v.session);
+          ++rows;
+          b.clear();
+        }
+      } sink{*this, v, {}, 0};
+      o = renderer_.render(v, sink);
+      end_rows_prefix(sink.rows, v.head, v.session);
+    } else {
+      struct Sink {  // whole statements to the output in blocks
+        SqlConverter& c;
+        JsonBuf& b;
+        JsonBuf& buf() { return b; }
+        void row_done() {
+          if (b.size() >= kOutBlock) write();
+        }
+        void write() {
+          c.put(b.view());
+          b.clear();
+        }
+      } sink{*this, stream_buf_};
+      o = renderer_.render(v, sink);
+      sink.write();
+    }
+    if (o.error) rows_failed(o, *log_name_, top_pos(ev), event_name(ev), txn_seq_);
+  }
+
+  // (the writing side) One undo statement of a rows event to the transaction's records.
+  void add_undo_row(std::string_view stmt, std::string_view head, std::string_view session) {
+    // One kRow record per row, its statement alone (the shared lines in the kPrefix record).
+    std::size_t mark = 0;
+    std::string& dst = txn_records_.begin(mark);
+    dst.push_back(Records::kRow);
+    dst.append(stmt);
+    txn_records_.end(mark);
+    // What the statement is as text, as the spill threshold counts it.
+    txn_bytes_ += head.size() + session.size() + stmt.size();
+    if (txn_bytes_ >= sql_.spill_bytes) {  // a large transaction: to the store in pieces
+      flush_txn_records(false, 0);
+      txn_spilled_ = true;
+    }
+  }
+
+  // (the writing side) A rows event whose rendering stopped at an error.
+  void rows_failed(const RowsOutcome& o, std::string_view log_name, std::uint64_t pos, std::string_view event,
+                   std::uint64_t seq) {
+    failed_seq_ = seq;  // the transaction is incomplete
+    report_now(Diagnostic{Check::undecodable_event, Severity::error, std::string(log_name), o.error->offset,
+                          fmt::format("{} event at {} does not decode: {}", event, pos, o.error->what)});
+    note_unsafe_at(log_name, pos, o.render_error ? "a row that cannot be rendered" : "a rows event that does not decode",
+                   false, true);
+  }
+
+ public:
+  // (the writing side) A batch, rendered, in order.
+  void write_batch(SqlBatch& b) {
+    for (const SqlJob& j : b.jobs) {
+      switch (j.kind) {
+        case SqlJob::Kind::text:
+          put(b.view(j.text));
+          break;
+        case SqlJob::Kind::finish:
+          finish_txn(b.view(j.text), j.incomplete, j.seq, j.pos, b.view(j.xid));
+          break;
+        case SqlJob::Kind::rows: {
+          const std::string_view out = std::string_view(b.out.data() + j.out.at, j.out.len);
+          if (!sql_.flashback) {
+            put(out);
+          } else {
+            const std::string_view head = b.view(j.text), session = b.view(j.session);
+            std::size_t rows = 0;
+            for (std::size_t at = 0; at + 4 <= out.size(); ++rows) {
+              std::uint32_t n = 0;
+              std::memcpy(&n, out.data() + at, 4);
+              add_undo_row(out.substr(at + 4, n), head, session);
+              at += 4 + std::size_t{n};
+            }
+            end_rows_prefix(rows, head, session);
+          }
+          if (j.outcome.error) rows_failed(j.outcome, b.view(j.log_name), j.pos, j.event_name, j.seq);
+          break;
+        }
+      }
+    }
+  }
+
+ private:
+  // Columns a statement must not set: generated ones (VIRTUAL/STORED, known from schema history).
+  void load_generated(const TableMap& tm) {
+    generated_.assign(tm.columns.size(), '\0');
+    const SchemaTable* def = schema_.find(tm.db, tm.table);
+    if (def == nullptr || def->columns.size() != tm.columns.size()) return;
+    for (std::size_t i = 0; i < def->columns.size(); ++i) generated_[i] = def->columns[i].generated ? '\1' : '\0';
+  }
+
 
   const ConvertOptions& opts_;
   const SqlOptions& sql_;
@@ -1495,25 +1818,17 @@ class SqlConverter final : public TransactionFront::Hooks {
   TableMapLoader loader_{tables_, schema_, err_};
   InfoScratch scratch_;
   std::string rows_buf_;
-  std::vector<ImageCell> cells_a_, cells_b_;
-  JsonBuf lits_a_, lits_b_;
-  std::vector<LitSpan> spans_a_, spans_b_;
-  JsonBuf row_;  // the statement of the row being rendered
-  std::vector<char> done_a_, done_b_;
-  std::string json_before_, json_after_;
-  std::vector<bool> generated_;  // per column of the table being written
-  std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
-  std::string table_q_;                // `db`.`table`
-  const TableMap* names_map_ = nullptr;  // the map names_q_ and table_q_ were made from
-  std::string names_signature_;
-  std::uint64_t names_generation_ = 0;
-  std::string head_, session_, insert_prefix_;  // the current rows event's shared parts
+  std::string generated_;  // per column of the table being written (1: generated)
+  std::string head_, session_;  // the current rows event's shared parts
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
   std::string cur_db_;
   std::array<std::string, kVarCount> have_{};
   std::array<bool, kVarCount> have_set_{};
   bool open_ = false, open_xa_ = false;
   bool txn_incomplete_ = false;  // an event of the open transaction is damaged or does not decode
+  // Counts the transactions opened and ended; failed_seq_ (the writing side's) is the count of the
+  // last one a rows event of which did not render: it is incomplete too.
+  std::uint64_t txn_seq_ = 1, failed_seq_ = 0;
   std::uint64_t open_txn_ = 0;
   std::unordered_set<std::string> refused_tables_, changed_tables_;
   // flashback: the changed tables (db '\n' table) and their databases, ASCII case folded (names
@@ -1526,7 +1841,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   Records txn_records_;
   std::size_t txn_bytes_ = 0;
   bool txn_spilled_ = false;
-  bool refused_ = false;
+  std::atomic<bool> refused_{false};  // set by both sides
   struct Prepared {  // an XA transaction prepared in the range: its undo records, until its outcome
     std::uint64_t txn = 0;
     std::size_t bytes = 0;
@@ -1535,10 +1850,32 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::map<std::string, Prepared> prepared_;
   std::size_t prepared_bytes_ = 0;
   bool diag_errors_ = false;
+  std::string deferred_warnings_;  // the table map loader's, written in order
+  SqlRowRenderer renderer_;        // this thread's
+  JsonBuf stream_buf_;             // rows rendered here, forward
+  SqlRender render_{*this, sql_};
+  std::unique_ptr<convert_detail::BatchPool<SqlRender>> pool_;  // null: everything on this thread
 
  public:
   bool extra_errors() const { return diag_errors_; }
 };
+
+void SqlRender::render(SqlBatch& b, SqlRowRenderer& w) const {
+  w.configure(sql);
+  struct Sink {
+    JsonBuf& b;
+    JsonBuf& buf() { return b; }
+    void row_done() {}
+  } sink{b.out};
+  for (SqlJob& j : b.jobs) {
+    if (j.kind != SqlJob::Kind::rows) continue;
+    const std::size_t at = b.out.size();
+    j.outcome = w.render(b.rows_view(j), sink);
+    j.out = {at, b.out.size() - at};
+  }
+}
+
+void SqlRender::write(SqlBatch& b) const { conv.write_batch(b); }
 
 }  // namespace
 

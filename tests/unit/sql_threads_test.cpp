@@ -1,0 +1,170 @@
+// convert --format sql and --flashback render rows events on a pool of threads (--threads): the
+// output, the diagnostics, each transaction's COMMIT or ROLLBACK and the flashback's reversal must
+// be those of a run on one thread (--threads 0), byte for byte, whatever the number of threads, the
+// batch size and the inline threshold, on real binlogs and on ones with damaged row images.
+#include <binlogctl/convert.h>
+#include <binlogctl/event_stream.h>
+#include <binlogctl/source.h>
+#include <binlogctl/sql.h>
+
+#include <doctest/doctest.h>
+
+#include "tmpfile_io.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace binlogctl;
+
+namespace {
+
+const fs::path kFixtures = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata" / "mariadb-10.11";
+
+struct Run {
+  int rc = -1;
+  std::string out, err;
+};
+
+// The SQL modes compare-outputs.sh runs: forward (changed / all columns), flashback (refusing,
+// skipping, and spilling after 4 KiB).
+struct Mode {
+  const char* name;
+  bool flashback, skip_unsafe;
+  SqlSet set;
+  std::size_t spill;
+};
+constexpr Mode kModes[] = {
+    {"sql", false, false, SqlSet::changed, 4u << 20},
+    {"sql --sql-set all", false, false, SqlSet::all, 4u << 20},
+    {"flashback", true, false, SqlSet::changed, 4u << 20},
+    {"flashback-skip-unsafe", true, true, SqlSet::changed, 4u << 20},
+    {"flashback-skip-unsafe 4k", true, true, SqlSet::changed, 4096},
+};
+
+Run convert_sql(const std::vector<std::string>& inputs, const Mode& m, unsigned threads, std::size_t batch_bytes,
+                std::size_t inline_bytes, bool verify_checksums = true) {
+  ConvertOptions o;
+  o.inputs = inputs;
+  o.progress = ProgressMode::never;
+  o.verify_checksums = verify_checksums;
+  o.render_threads = threads;
+  o.render_inline_bytes = inline_bytes;
+  SqlOptions s;
+  s.render_batch_bytes = batch_bytes;
+  s.flashback = m.flashback;
+  s.skip_unsafe = m.skip_unsafe;
+  s.set = m.set;
+  s.spill_bytes = m.spill;
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  REQUIRE(out != nullptr);
+  REQUIRE(err != nullptr);
+  Run r;
+  r.rc = run_sql_convert(o, s, out, err);
+  r.out = binlogctl::testing::read_all(out);
+  r.err = binlogctl::testing::read_all(err);
+  std::fclose(out);
+  std::fclose(err);
+  return r;
+}
+
+void check_same(const Run& a, const Run& b) {
+  CHECK(a.rc == b.rc);
+  CHECK(a.out.size() == b.out.size());
+  CHECK(a.out == b.out);
+  CHECK(a.err == b.err);
+}
+
+// Overwrites bytes inside the row images of every third rows event of `file` (past their headers,
+// so that framing holds and the damage is the converter's to report); returns how many.
+int damage_rows(const fs::path& file, const fs::path& to, unsigned seed) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct Target {
+    std::uint64_t at, len;
+  };
+  std::vector<Target> targets;
+  {
+    auto src = open_source(file.string());
+    struct Quiet : DiagnosticSink {
+      void report(const Diagnostic&) override {}
+    } quiet;
+    EventStream s(*src, file.filename().string(), quiet);
+    Event ev;
+    while (s.next(ev)) {
+      const std::uint8_t t = ev.type_code();
+      if ((t >= 23 && t <= 25) || (t >= 30 && t <= 32)) {
+        const std::uint64_t body = ev.body_offset();
+        if (ev.body.size() > 24) targets.push_back({body + 16, ev.body.size() - 16});
+      }
+    }
+  }
+  std::mt19937 rng(seed);
+  int damaged = 0;
+  for (std::size_t i = 0; i < targets.size(); i += 3) {
+    const Target& t = targets[i];
+    for (int k = 0; k < 4; ++k) bytes[t.at + rng() % t.len] = static_cast<char>(0xff);
+    ++damaged;
+  }
+  std::ofstream o(to, std::ios::binary);
+  o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return damaged;
+}
+
+}  // namespace
+
+TEST_SUITE("sql threads") {
+  TEST_CASE("sql threads: every fixture set and mode, the same output whatever the threads and batches") {
+    for (const char* set : {"basic", "compressed", "schema"}) {
+      const std::vector<std::string> in{(kFixtures / set / "binlogs").string()};
+      for (const Mode& m : kModes) {
+        CAPTURE(set);
+        CAPTURE(m.name);
+        const Run one = convert_sql(in, m, 0, 64 * 1024, 256 * 1024);
+        REQUIRE(one.rc <= 1);
+        REQUIRE(one.out.size() + one.err.size() > 500);
+        // One rows event per batch, several threads, everything inline, the defaults.
+        check_same(one, convert_sql(in, m, 1, 1, 256 * 1024));
+        check_same(one, convert_sql(in, m, 2, 1, 256 * 1024));
+        check_same(one, convert_sql(in, m, 3, 700, 256 * 1024));
+        check_same(one, convert_sql(in, m, 2, 1, 0));
+        check_same(one, convert_sql(in, m, 2, 64 * 1024, 256 * 1024));
+      }
+    }
+  }
+
+  TEST_CASE("sql threads: damaged row images give the same ROLLBACKs, diagnostics and exit status") {
+    const fs::path dir = fs::temp_directory_path() / "binlogctl-sql-threads";
+    fs::create_directories(dir);
+    const fs::path src = kFixtures / "basic" / "binlogs" / "mariadb-bin.000003";
+    const fs::path bad = dir / "mariadb-bin.000003";
+    const int damaged = damage_rows(src, bad, 7);
+    REQUIRE(damaged > 3);
+    const std::vector<std::string> in{bad.string()};
+    for (const Mode& m : kModes) {
+      CAPTURE(m.name);
+      const Run one = convert_sql(in, m, 0, 64 * 1024, 256 * 1024, false);
+      CHECK(one.rc == 1);
+      // Several undecodable rows events, each reported; forward: their transactions rolled back.
+      std::size_t reports = 0;
+      for (std::size_t p = one.err.find("does not decode"); p != std::string::npos;
+           p = one.err.find("does not decode", p + 1))
+        ++reports;
+      CHECK(reports >= 2);
+      if (!m.flashback) CHECK(one.out.find("ROLLBACK; # incomplete") != std::string::npos);
+      for (unsigned threads : {1u, 2u, 4u}) {
+        CAPTURE(threads);
+        check_same(one, convert_sql(in, m, threads, 1, 256 * 1024, false));
+        check_same(one, convert_sql(in, m, threads, 4096, 256 * 1024, false));
+        check_same(one, convert_sql(in, m, threads, 1, 0, false));
+      }
+    }
+    fs::remove_all(dir);
+  }
+}
