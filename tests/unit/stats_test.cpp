@@ -609,37 +609,60 @@ TEST_SUITE("stats") {
     CHECK(out.find("packed    docs") != std::string::npos);
   }
 
-  TEST_CASE("row walk: fixed_value_size is column_value_size for every type with one size") {
-    // Every type code and a spread of metadata: where fixed_value_size gives a size, so does
-    // column_value_size on any bytes; where the type is length-prefixed or STRING, 0.
+  TEST_CASE("row walk: value_size_rule gives what column_value_size gives, for every type") {
+    // Every type code and a spread of metadata, random bytes: a fixed size is column_value_size's
+    // on any bytes; a prefix rule is prefix + the length it reads when that fits, and an error
+    // of column_value_size when it does not.
     std::mt19937 rng(7);
-    std::vector<std::uint8_t> buf(64);
-    int fixed = 0;
+    std::vector<std::uint8_t> buf(300);
+    int fixed = 0, prefixed = 0;
     for (int code = 0; code < 256; ++code) {
       for (std::uint16_t meta : {0, 1, 2, 3, 4, 5, 6, 7, 8, 40, 255, 256, 300, 0x0102, 0x0a02, 0x4100,
-                                 0x411e, 0x0801, 0x0107, 0xf702, 0xfe01, 0xf801, 0xffff}) {
+                                 0x411e, 0x0801, 0x0107, 0xf702, 0xf801, 0xfe01, 0xfe10, 0xee30, 0xffff}) {
         const auto t = static_cast<ColumnType>(code);
-        const std::size_t n = fixed_value_size(t, meta);
-        if (n == 0) continue;
-        ++fixed;
-        for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
-        auto sz = column_value_size(t, meta, ByteReader(Bytes(buf.data(), buf.size()), 0));
+        const ValueSizeRule sr = value_size_rule(t, meta);
         INFO("type " << code << " meta " << meta);
-        REQUIRE(sz.ok());
-        CHECK(*sz == n);
+        CHECK((sr.fixed == 0 || sr.prefix == 0));
+        if (sr.fixed == 0 && sr.prefix == 0) continue;
+        sr.fixed != 0 ? ++fixed : ++prefixed;
+        for (int k = 0; k < 20; ++k) {
+          for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
+          if (k % 2 == 0 && sr.prefix != 0) {  // half the time a length that fits
+            for (std::size_t b = 0; b < sr.prefix; ++b) buf[b] = 0;
+            buf[0] = static_cast<std::uint8_t>(rng() % 200);
+          }
+          auto sz = column_value_size(t, meta, ByteReader(Bytes(buf.data(), buf.size()), 0));
+          if (sr.fixed != 0) {
+            REQUIRE(sz.ok());
+            CHECK(*sz == sr.fixed);
+          } else {
+            const std::uint64_t len = load_le(buf.data(), sr.prefix);
+            if (len <= buf.size() - sr.prefix) {
+              REQUIRE(sz.ok());
+              CHECK(*sz == sr.prefix + len);
+            } else {
+              CHECK_FALSE(sz.ok());
+            }
+          }
+        }
       }
     }
     CHECK(fixed > 100);
-    CHECK(fixed_value_size(ColumnType::longlong, 0) == 8);
-    CHECK(fixed_value_size(ColumnType::datetime2, 3) == 7);
-    CHECK(fixed_value_size(ColumnType::newdecimal, 0x0a02) == 5);
-    CHECK(fixed_value_size(ColumnType::varchar, 40) == 0);
-    CHECK(fixed_value_size(ColumnType::blob, 2) == 0);
-    CHECK(fixed_value_size(ColumnType::string, 0xfe01) == 0);
-    CHECK(fixed_value_size(ColumnType::datetime2, 7) == 0);  // refused by column_value_size
+    CHECK(prefixed > 20);
+    CHECK(value_size_rule(ColumnType::longlong, 0).fixed == 8);
+    CHECK(value_size_rule(ColumnType::datetime2, 3).fixed == 7);
+    CHECK(value_size_rule(ColumnType::newdecimal, 0x0a02).fixed == 5);
+    CHECK(value_size_rule(ColumnType::varchar, 40).prefix == 1);
+    CHECK(value_size_rule(ColumnType::varchar, 300).prefix == 2);
+    CHECK(value_size_rule(ColumnType::blob, 3).prefix == 3);
+    CHECK(value_size_rule(ColumnType::string, 0xfe10).prefix == 1);   // CHAR(16)
+    CHECK(value_size_rule(ColumnType::string, 0xf702).fixed == 2);    // ENUM inside STRING
+    CHECK(value_size_rule(ColumnType::datetime2, 7).fixed == 0);      // refused by column_value_size
+    CHECK(value_size_rule(ColumnType::datetime2, 7).prefix == 0);
+    CHECK(value_size_rule(ColumnType::blob, 5).prefix == 0);
   }
 
-  TEST_CASE("row walk: count_row_changes with fixed sizes = without, counts and errors") {
+  TEST_CASE("row walk: count_row_changes with size rules = without, counts and errors") {
     // Two-row UPDATE image pairs over INT, VARCHAR(40), DATETIME2(3), BIGINT; then every prefix
     // of the bytes (cut anywhere) gives the same result and the same error offset both ways.
     TableMap tm;
@@ -651,9 +674,13 @@ TEST_SUITE("stats") {
     };
     tm.columns = {col(ColumnType::long_, 0), col(ColumnType::varchar, 40), col(ColumnType::datetime2, 3),
                   col(ColumnType::longlong, 0)};
-    std::vector<std::uint32_t> fixed;
-    for (const ColumnDef& c : tm.columns) fixed.push_back(static_cast<std::uint32_t>(fixed_value_size(c.type, c.meta)));
-    CHECK(fixed == std::vector<std::uint32_t>{4, 0, 7, 8});
+    std::vector<ValueSizeRule> fixed;
+    for (const ColumnDef& c : tm.columns) fixed.push_back(value_size_rule(c.type, c.meta));
+    REQUIRE(fixed.size() == 4);
+    CHECK(fixed[0].fixed == 4);
+    CHECK(fixed[1].prefix == 1);
+    CHECK(fixed[2].fixed == 7);
+    CHECK(fixed[3].fixed == 8);
     const std::uint8_t bitmap[] = {0x0f};
     RowsEventHeader h;
     h.width = 4;

@@ -97,11 +97,17 @@ StringMeta unpack_string_meta(std::uint16_t meta) noexcept;
 // prefix that promises more bytes than remain gives Errc::truncated at the offset of the value's
 // data.
 Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, const ByteReader& r) noexcept;
-// Bytes of every value of a column whose type has one size whatever the row holds (numbers,
-// temporals, NEWDECIMAL, BIT, ENUM/SET by their type codes): what column_value_size returns for
-// it; 0 for the length-prefixed types, STRING (CHAR, or ENUM/SET inside it) and metadata that
-// column_value_size refuses. For skipping values without a call per value.
-std::size_t fixed_value_size(ColumnType t, std::uint16_t meta) noexcept;
+// How a value of a column can be skipped without a call per value: `fixed` bytes whatever the
+// row holds (numbers, temporals, NEWDECIMAL, BIT, ENUM/SET), or a little-endian length of
+// `prefix` bytes (1..4) followed by that many bytes (VARCHAR, CHAR, BLOB, JSON, GEOMETRY,
+// VECTOR), or neither (both 0: NULL type, metadata column_value_size refuses). Derived from
+// column_value_size itself, so the two never disagree; a prefix promising more bytes than
+// remain is column_value_size's error to report.
+struct ValueSizeRule {
+  std::uint32_t fixed = 0;
+  std::uint8_t prefix = 0;
+};
+ValueSizeRule value_size_rule(ColumnType t, std::uint16_t meta) noexcept;
 
 // ---- rendering ---------------------------------------------------------------------------------
 

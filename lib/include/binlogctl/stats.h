@@ -173,16 +173,16 @@ int run_stats(const StatsOptions& opts, std::FILE* out, std::FILE* err);
 // (value_options, then the partial JSON bitmap when bit 0 is set). Errors: Errc::bad_value when
 // the event has more columns than the TABLE_MAP, else those of column_value_size / the reader,
 // with the offset of the failing field.
-// `fixed`: optional, fixed_value_size of each column of `tm` (as many as its columns), so that
-// fixed-size values are skipped without a call.
+// `rules`: optional, value_size_rule of each column of `tm` (as many as its columns), so that
+// fixed-size and length-prefixed values are skipped without a call.
 Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bool partial_after,
-                      ByteReader& r, std::span<const std::uint32_t> fixed = {});
+                      ByteReader& r, std::span<const ValueSizeRule> rules = {});
 
 // Number of row changes in the (already decompressed) rows part of a rows event: images for
 // WRITE and DELETE, before/after pairs for UPDATE. `rows_offset` is the absolute offset of
-// rows[0], for error offsets; `fixed` as for skip_row_image.
+// rows[0], for error offsets; `rules` as for skip_row_image.
 Result<std::uint64_t> count_row_changes(const TableMap& tm, const RowsEventHeader& h,
                                         RowsEventKind kind, Bytes rows, std::uint64_t rows_offset,
-                                        std::span<const std::uint32_t> fixed = {});
+                                        std::span<const ValueSizeRule> rules = {});
 
 }  // namespace binlogctl

@@ -264,27 +264,17 @@ Result<std::size_t> column_value_size(ColumnType t, std::uint16_t meta, const By
   return n;
 }
 
-std::size_t fixed_value_size(ColumnType t, std::uint16_t meta) noexcept {
-  switch (t) {
-    case ColumnType::varchar:
-    case ColumnType::var_string:
-    case ColumnType::string:
-    case ColumnType::tiny_blob:
-    case ColumnType::medium_blob:
-    case ColumnType::long_blob:
-    case ColumnType::blob:
-    case ColumnType::geometry:
-    case ColumnType::json:
-    case ColumnType::vector:
-    case ColumnType::null:
-      return 0;
-    default:
-      break;
-  }
-  // The size column_value_size gives, read over zeros (no fixed-size type reads its bytes).
-  static constexpr std::uint8_t kZeros[64] = {};
-  auto n = column_value_size(t, meta, ByteReader(Bytes(kZeros, sizeof kZeros), 0));
-  return n && *n > 0 && *n < sizeof kZeros ? *n : 0;
+ValueSizeRule value_size_rule(ColumnType t, std::uint16_t meta) noexcept {
+  // column_value_size over a value whose first bytes say 0 and then over one whose first byte
+  // says 5: a fixed size is the same both times, a length prefix adds the 5.
+  static constexpr std::uint8_t kZero[16] = {};
+  static constexpr std::uint8_t kFive[16] = {5};
+  auto n0 = column_value_size(t, meta, ByteReader(Bytes(kZero, sizeof kZero), 0));
+  auto n5 = column_value_size(t, meta, ByteReader(Bytes(kFive, sizeof kFive), 0));
+  if (!n0 || !n5) return {};
+  if (*n0 == *n5) return *n0 > 0 && *n0 < sizeof kZero ? ValueSizeRule{static_cast<std::uint32_t>(*n0), 0} : ValueSizeRule{};
+  if (*n5 == *n0 + 5 && *n0 >= 1 && *n0 <= 4) return ValueSizeRule{0, static_cast<std::uint8_t>(*n0)};
+  return {};
 }
 
 }  // namespace binlogctl

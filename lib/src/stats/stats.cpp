@@ -241,11 +241,15 @@ class StatsCollector final : public TransactionFront::Hooks {
   }
 
   IntervalStats& interval_at(std::int64_t t) {
+    // Events come in time order nearly always: the last interval is the one asked for.
+    if (last_interval_ != nullptr && t >= last_interval_->start && t - last_interval_->start < interval_)
+      return *last_interval_;
     const std::int64_t w = interval_;
     std::int64_t start = t - t % w;
     if (t % w < 0) start -= w;
     auto it = intervals_.try_emplace(start).first;
     it->second.start = start;
+    last_interval_ = &it->second;  // std::map: stays valid while the map grows
     return it->second;
   }
 
@@ -354,10 +358,10 @@ class StatsCollector final : public TransactionFront::Hooks {
     IdSlot& slot = by_id_[tm->table_id];
     if (slot.entry == nullptr || slot.entry->s.database != tm->db || slot.entry->s.table != tm->table)
       slot.entry = &table_entry(*tm);
-    if (fresh || slot.fixed.size() != tm->columns.size()) {
-      slot.fixed.resize(tm->columns.size());
+    if (fresh || slot.rules.size() != tm->columns.size()) {
+      slot.rules.resize(tm->columns.size());
       for (std::size_t i = 0; i < tm->columns.size(); ++i)
-        slot.fixed[i] = static_cast<std::uint32_t>(fixed_value_size(tm->columns[i].type, tm->columns[i].meta));
+        slot.rules[i] = value_size_rule(tm->columns[i].type, tm->columns[i].meta);
     }
   }
 
@@ -423,7 +427,7 @@ class StatsCollector final : public TransactionFront::Hooks {
       }
       rows = as_bytes(rows_buf_);
     }
-    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset, id->second.fixed);
+    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset, id->second.rules);
     if (!n) {
       undecodable(ev, n.error());
       ++summary_.uncounted_rows_events;
@@ -458,17 +462,18 @@ class StatsCollector final : public TransactionFront::Hooks {
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   SchemaHistory schema_;
   TableMapCache tables_;
-  // Per table id of this file: its entry, and the fixed value sizes of its current TABLE_MAP's
-  // columns (fixed_value_size; refreshed whenever the map is parsed anew) for the row walk.
+  // Per table id of this file: its entry, and how to skip each value of its current TABLE_MAP's
+  // columns (value_size_rule; refreshed whenever the map is parsed anew) for the row walk.
   struct IdSlot {
     TableEntry* entry = nullptr;
-    std::vector<std::uint32_t> fixed;
+    std::vector<ValueSizeRule> rules;
   };
   std::unordered_map<std::uint64_t, IdSlot> by_id_;
   std::map<std::string, TableEntry> tables_by_name_;      // db NUL table
   std::string key_;
   std::array<std::vector<TypeEntry>, 256> types_;
   std::map<std::int64_t, IntervalStats> intervals_;
+  IntervalStats* last_interval_ = nullptr;  // interval_at's last answer
   // File events' place in the timeline (count_event).
   std::int64_t last_txn_time_ = 0, pending_time_ = 0;
   std::uint64_t pending_events_ = 0, pending_bytes_ = 0;
