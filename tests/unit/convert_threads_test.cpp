@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "thread_runs.h"
 #include "tmpfile_io.h"
 
 #include <cstdio>
@@ -22,14 +23,13 @@ using namespace binlogctl;
 
 namespace {
 
+using binlogctl::testing::check_same;
+using binlogctl::testing::damage_rows;
+using binlogctl::testing::Run;
+
 const fs::path kFixtures = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata" / "mariadb-10.11";
 
 using binlogctl::testing::read_all;
-
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
 
 Run convert(const std::vector<std::string>& inputs, unsigned threads, std::size_t batch_bytes,
             std::size_t inline_bytes, bool verify_checksums = true) {
@@ -53,52 +53,6 @@ Run convert(const std::vector<std::string>& inputs, unsigned threads, std::size_
   return r;
 }
 
-void check_same(const Run& a, const Run& b) {
-  CHECK(a.rc == b.rc);
-  CHECK(a.out.size() == b.out.size());
-  CHECK(a.out == b.out);
-  CHECK(a.err == b.err);
-}
-
-// Overwrites bytes inside the row images of rows events (not their headers, so framing holds and
-// every damage is the converter's to report) of `file`; returns how many events were damaged.
-int damage_rows(const fs::path& file, const fs::path& to, unsigned seed) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  struct Target {
-    std::uint64_t at, len;
-  };
-  std::vector<Target> targets;
-  {
-    auto src = open_source(file.string());
-    struct Quiet : DiagnosticSink {
-      void report(const Diagnostic&) override {}
-    } quiet;
-    EventStream s(*src, file.filename().string(), quiet);
-    Event ev;
-    while (s.next(ev)) {
-      const std::uint8_t t = ev.type_code();
-      if ((t >= 23 && t <= 25) || (t >= 30 && t <= 32)) {
-        const std::uint64_t body = ev.body_offset();
-        // past the post-header (8 or 10 bytes), the packed width and the bitmaps
-        if (ev.body.size() > 24) targets.push_back({body + 16, ev.body.size() - 16});
-      }
-    }
-  }
-  std::mt19937 rng(seed);
-  int damaged = 0;
-  for (std::size_t i = 0; i < targets.size(); i += 3) {
-    const Target& t = targets[i];
-    for (int k = 0; k < 4; ++k) {
-      const std::uint64_t p = t.at + rng() % t.len;
-      bytes[p] = static_cast<char>(0xff);
-    }
-    ++damaged;
-  }
-  std::ofstream o(to, std::ios::binary);
-  o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return damaged;
-}
 
 }  // namespace
 

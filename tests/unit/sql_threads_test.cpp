@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include "thread_runs.h"
 #include "tmpfile_io.h"
 
 #include <cstdio>
@@ -24,12 +25,11 @@ using namespace binlogctl;
 
 namespace {
 
-const fs::path kFixtures = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata" / "mariadb-10.11";
+using binlogctl::testing::check_same;
+using binlogctl::testing::damage_rows;
+using binlogctl::testing::Run;
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
+const fs::path kFixtures = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata" / "mariadb-10.11";
 
 // The SQL modes compare-outputs.sh runs: forward (changed / all columns), flashback (refusing,
 // skipping, and spilling after 4 KiB).
@@ -74,48 +74,6 @@ Run convert_sql(const std::vector<std::string>& inputs, const Mode& m, unsigned 
   return r;
 }
 
-void check_same(const Run& a, const Run& b) {
-  CHECK(a.rc == b.rc);
-  CHECK(a.out.size() == b.out.size());
-  CHECK(a.out == b.out);
-  CHECK(a.err == b.err);
-}
-
-// Overwrites bytes inside the row images of every third rows event of `file` (past their headers,
-// so that framing holds and the damage is the converter's to report); returns how many.
-int damage_rows(const fs::path& file, const fs::path& to, unsigned seed) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  struct Target {
-    std::uint64_t at, len;
-  };
-  std::vector<Target> targets;
-  {
-    auto src = open_source(file.string());
-    struct Quiet : DiagnosticSink {
-      void report(const Diagnostic&) override {}
-    } quiet;
-    EventStream s(*src, file.filename().string(), quiet);
-    Event ev;
-    while (s.next(ev)) {
-      const std::uint8_t t = ev.type_code();
-      if ((t >= 23 && t <= 25) || (t >= 30 && t <= 32)) {
-        const std::uint64_t body = ev.body_offset();
-        if (ev.body.size() > 24) targets.push_back({body + 16, ev.body.size() - 16});
-      }
-    }
-  }
-  std::mt19937 rng(seed);
-  int damaged = 0;
-  for (std::size_t i = 0; i < targets.size(); i += 3) {
-    const Target& t = targets[i];
-    for (int k = 0; k < 4; ++k) bytes[t.at + rng() % t.len] = static_cast<char>(0xff);
-    ++damaged;
-  }
-  std::ofstream o(to, std::ios::binary);
-  o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return damaged;
-}
 
 }  // namespace
 
