@@ -14,12 +14,16 @@
 //                                 error is rethrown to the converting thread)
 #pragma once
 
+#include <binlogctl/bytes.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -28,6 +32,21 @@ namespace binlogctl::convert_detail {
 // A range of a batch's copied bytes.
 struct Span {
   std::size_t at = 0, len = 0;
+};
+
+// The bytes a batch's jobs copy in (so that the input behind them can be released while the
+// batch waits), addressed by Span. Both batch kinds derive from it.
+struct Arena {
+  std::string arena;
+
+  Span add(std::string_view bytes) {
+    Span s{arena.size(), bytes.size()};
+    arena.append(bytes);
+    return s;
+  }
+  Span add(Bytes bytes) { return add(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())); }
+  std::string_view view(Span s) const { return std::string_view(arena).substr(s.at, s.len); }
+  Bytes bytes(Span s) const { return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + s.at, s.len); }
 };
 
 template <class Handler>

@@ -59,8 +59,7 @@ struct Job {
   std::shared_ptr<const TableMap> map;  // owns RowsView::map while the job waits
 };
 
-struct Batch {
-  std::string arena;
+struct Batch : Arena {
   std::vector<Job> jobs;
   JsonBuf out;
   std::vector<Diagnostic> diags;
@@ -68,14 +67,6 @@ struct Batch {
   std::size_t size() const { return arena.size(); }
   bool empty() const { return jobs.empty(); }
 
-  Span add(std::string_view bytes) {
-    Span s{arena.size(), bytes.size()};
-    arena.append(bytes);
-    return s;
-  }
-  std::string_view view(Span s) const { return std::string_view(arena).substr(s.at, s.len); }
-  Span add(Bytes bytes) { return add(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())); }
-  Bytes bytes(Span s) const { return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + s.at, s.len); }
   // A rows job: what `v` views copied into the arena; `map` owns v.map.
   void add_rows(const RowsView& v, std::shared_ptr<const TableMap> map, std::string_view log_name,
                 std::uint64_t pos, std::int64_t inner_index, std::string_view event_name);

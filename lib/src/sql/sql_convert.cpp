@@ -406,7 +406,7 @@ class SqlRowRenderer {
     RowsOutcome o;
     const TableMap& tm = *v.map;
     const bool update = v.kind == RowsKind::update;
-    quote_names(v.map);
+    quote_names(tm);
     generated_ = v.generated;
     insert_prefix_.clear();
     std::string_view session = v.session;
@@ -448,14 +448,11 @@ class SqlRowRenderer {
 
  private:
   // `name` per column of the table, quoted, for the statements of one rows event.
-  void quote_names(const std::shared_ptr<const TableMap>& map) {
-    const TableMap& tm = *map;
-    // Maps are mapped again by every transaction: reuse the names while the map is the same (held
-    // here, so that its address is not reused by another).
-    if (names_map_ == map && names_generation_ == tm.schema_generation && names_signature_ == tm.signature) return;
-    names_map_ = map;
-    names_generation_ = tm.schema_generation;
-    names_signature_ = tm.signature;
+  void quote_names(const TableMap& tm) {
+    // Maps are mapped again by every transaction: reuse the names while the map is the same one
+    // (TableMap::serial: never reused, new whenever the map's columns change).
+    if (tm.serial != 0 && names_serial_ == tm.serial) return;
+    names_serial_ = tm.serial;
     table_q_.clear();
     append_quoted_identifier(table_q_, tm.db);
     table_q_.push_back('.');
@@ -729,9 +726,7 @@ class SqlRowRenderer {
   std::string_view generated_;  // per column of the table being written (1: generated)
   std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
   std::string table_q_;                // `db`.`table`
-  std::shared_ptr<const TableMap> names_map_;  // the map names_q_ and table_q_ were made from
-  std::string names_signature_;
-  std::uint64_t names_generation_ = 0;
+  std::uint64_t names_serial_ = 0;  // the map names_q_ and table_q_ were made from
   std::string insert_prefix_;
 };
 
@@ -762,8 +757,7 @@ struct SqlJob {
   RowsOutcome outcome;
 };
 
-struct SqlBatch {
-  std::string arena;
+struct SqlBatch : convert_detail::Arena {
   std::vector<SqlJob> jobs;
   JsonBuf out;
 
@@ -773,16 +767,6 @@ struct SqlBatch {
     arena.clear();
     jobs.clear();
     out.clear();
-  }
-  convert_detail::Span add(std::string_view bytes) {
-    convert_detail::Span sp{arena.size(), bytes.size()};
-    arena.append(bytes);
-    return sp;
-  }
-  convert_detail::Span add(Bytes b) { return add(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())); }
-  std::string_view view(convert_detail::Span sp) const { return std::string_view(arena).substr(sp.at, sp.len); }
-  Bytes bytes(convert_detail::Span sp) const {
-    return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + sp.at, sp.len);
   }
   RowsJobView rows_view(const SqlJob& j) const {
     RowsJobView v;
