@@ -5,6 +5,7 @@
 // it is exactly the text of that JSON rendering parsed back (the first implementation did that
 // round trip with nlohmann's parser; the unit tests still compare with it).
 #include "canal_internal.h"
+#include "../columns/temporal_text.h"
 
 #include <binlogctl/column_value.h>
 #include <binlogctl/datetime.h>
@@ -65,21 +66,6 @@ void append_dec_signed(std::string& out, std::int64_t v) {
   if (v < 0) *--b = '-';
   out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
 }
-inline char* put2(char* p, unsigned v) noexcept {
-  std::memcpy(p, kDigits2 + 2 * v, 2);
-  return p + 2;
-}
-// ".ffffff" cut to fsp (1..6) digits of usec (< 1000000).
-inline char* put_fraction(char* p, std::uint32_t usec, unsigned fsp) noexcept {
-  *p++ = '.';
-  char d[6];
-  put2(d, usec / 10000);
-  put2(d + 2, usec / 100 % 100);
-  put2(d + 4, usec % 100);
-  std::memcpy(p, d, fsp);
-  return p + fsp;
-}
-
 // Double.toString's layout of the value d1.d2d3... x 10^sci_exp (`digits` = d1d2d3..., the
 // shortest round-trip digits, no trailing zeros): plain decimal with at least one fraction digit
 // for 10^-3 <= |v| < 10^7, else "d1.d2d3...E<exp>" (at least one digit after the point).
@@ -628,62 +614,6 @@ ValuePlan value_plan(const ColumnDef& c) {
   return p;
 }
 
-namespace {
-
-// v as at least `width` decimal digits: what convert's temporal text prints (fields out of
-// their usual range, as damaged values have, come out wider).
-inline char* put_min(char* p, std::uint64_t v, unsigned width) noexcept {
-  if (width == 2 && v < 100) return put2(p, static_cast<unsigned>(v));
-  if (width == 4 && v < 10000) return put2(put2(p, static_cast<unsigned>(v / 100)), static_cast<unsigned>(v % 100));
-  char buf[20];
-  char* const end = buf + sizeof buf;
-  char* b = put_dec_backwards(end, v);
-  while (static_cast<unsigned>(end - b) < width) *--b = '0';
-  std::memcpy(p, b, static_cast<std::size_t>(end - b));
-  return p + (end - b);
-}
-// The fields in their usual widths (year <= 9999, the others <= 99): every value a server writes.
-inline bool usual_widths(const TemporalParts& t) noexcept {
-  return t.year <= 9999 && (t.month | t.day | t.hour | t.minute | t.second) < 100;
-}
-inline char* put_date(char* p, const TemporalParts& t) noexcept {
-  if (usual_widths(t)) {
-    p = put2(p, t.year / 100);
-    p = put2(p, t.year % 100);
-    p[0] = '-';
-    put2(p + 1, t.month);
-    p[3] = '-';
-    put2(p + 4, t.day);
-    return p + 6;
-  }
-  p = put_min(p, t.year, 4);
-  *p++ = '-';
-  p = put_min(p, t.month, 2);
-  *p++ = '-';
-  return put_min(p, t.day, 2);
-}
-inline char* put_time(char* p, const TemporalParts& t) noexcept {
-  if ((t.hour | t.minute | t.second) < 100) {
-    put2(p, t.hour);
-    p[2] = ':';
-    put2(p + 3, t.minute);
-    p[5] = ':';
-    put2(p + 6, t.second);
-    p += 8;
-  } else {
-    p = put_min(p, t.hour, 2);
-    *p++ = ':';
-    p = put_min(p, t.minute, 2);
-    *p++ = ':';
-    p = put_min(p, t.second, 2);
-  }
-  // usec < 10^6 and fsp <= 6: the decoder checks, or the fraction was scaled from fewer digits
-  if (t.fsp > 0) p = put_fraction(p, t.usec % 1000000, t.fsp);
-  return p;
-}
-
-}  // namespace
-
 Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
   v.is_null = false;
   v.plain = true;  // numbers and temporals; the strings below say otherwise
@@ -721,22 +651,22 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
         out.append("0000-00-00 00:00:00", 19);
       else
         tz.append_local(out, static_cast<std::int64_t>(cv.u));
-      if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(put_fraction(b, cv.t.usec, cv.t.fsp) - b));
+      if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(temporal_text::put_fraction(b, cv.t.usec, cv.t.fsp) - b));
       return {};
     case ValueKind::date:
-      out.append(b, static_cast<std::size_t>(put_date(b, cv.t) - b));
+      out.append(b, static_cast<std::size_t>(put_date_text(b, cv.t) - b));
       return {};
     case ValueKind::time: {
       char* e = b;
       if (cv.t.negative) *e++ = '-';
-      e = put_time(e, cv.t);
+      e = put_time_text(e, cv.t);
       out.append(b, static_cast<std::size_t>(e - b));
       return {};
     }
     case ValueKind::datetime: {
-      char* e = put_date(b, cv.t);
+      char* e = put_date_text(b, cv.t);
       *e++ = ' ';
-      e = put_time(e, cv.t);
+      e = put_time_text(e, cv.t);
       out.append(b, static_cast<std::size_t>(e - b));
       return {};
     }

@@ -3,6 +3,8 @@
 #include <binlogctl/json_out.h>
 #include <binlogctl/sql.h>
 
+#include "../columns/temporal_text.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -11,7 +13,7 @@ namespace binlogctl {
 
 namespace {
 
-// Numbers and dates are formatted into a small array and appended at once: a JsonBuf append of a
+// Numbers and dates (temporal_text.h) are formatted into a small array and appended at once: a JsonBuf append of a
 // few bytes is a few stores (std::string's is a call to memmove).
 // v in decimal, zero-padded to `width` digits (at most 20).
 char* put_digits_at(char* p, std::uint64_t v, int width) {
@@ -21,48 +23,9 @@ char* put_digits_at(char* p, std::uint64_t v, int width) {
   return p + n;
 }
 
-// Two digits when the value has at most two (the usual month, day, hour...), else the general way.
-char* put2(char* p, std::uint32_t v) {
-  if (v < 100) {
-    p[0] = kDigitPairs[v * 2];
-    p[1] = kDigitPairs[v * 2 + 1];
-    return p + 2;
-  }
-  return put_digits_at(p, v, 2);
-}
-
 void put_digits(JsonBuf& out, std::uint64_t v, int width) {
   char* b = out.tail(24);
   out.advance(static_cast<std::size_t>(put_digits_at(b, v, width) - b));
-}
-
-char* put_fraction(char* p, std::uint32_t usec, unsigned fsp) {
-  if (fsp == 0 || fsp > 6) return p;
-  static constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
-  *p++ = '.';
-  return put_digits_at(p, usec % 1000000 / kPow10[6 - fsp], static_cast<int>(fsp));
-}
-
-char* put_date(char* p, const TemporalParts& t) {
-  if (t.year < 10000) {
-    format_fixed_digits(p, t.year, 4);
-    p += 4;
-  } else {
-    p = put_digits_at(p, t.year, 4);
-  }
-  *p++ = '-';
-  p = put2(p, t.month);
-  *p++ = '-';
-  return put2(p, t.day);
-}
-
-char* put_time(char* p, const TemporalParts& t) {
-  p = put2(p, t.hour);
-  *p++ = ':';
-  p = put2(p, t.minute);
-  *p++ = ':';
-  p = put2(p, t.second);
-  return put_fraction(p, t.usec, t.fsp);
 }
 
 void put_double(JsonBuf& out, double d) {
@@ -226,7 +189,7 @@ Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue
       char* const buf = out.tail(64);
       char* p = buf;
       *p++ = '\'';
-      p = put_date(p, v.t);
+      p = put_date_text(p, v.t);
       *p++ = '\'';
       out.advance(static_cast<std::size_t>(p - buf));
       return {};
@@ -236,7 +199,7 @@ Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue
       char* p = buf;
       *p++ = '\'';
       if (v.t.negative) *p++ = '-';
-      p = put_time(p, v.t);
+      p = put_time_text(p, v.t);
       *p++ = '\'';
       out.advance(static_cast<std::size_t>(p - buf));
       return {};
@@ -246,9 +209,9 @@ Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue
       char* const buf = out.tail(96);
       char* p = buf;
       *p++ = '\'';
-      p = put_date(p, v.t);
+      p = put_date_text(p, v.t);
       *p++ = ' ';
-      p = put_time(p, v.t);
+      p = put_time_text(p, v.t);
       *p++ = '\'';
       out.advance(static_cast<std::size_t>(p - buf));
       return {};
