@@ -132,7 +132,7 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"none", "zlib", "gzip"}))
       ->default_val("none");
   sub->add_option("--threads", a->threads,
-                  "json, sql: threads rendering row changes beside the decoding one (default 2; 0 = none)")
+                  "json, sql, canal-*: threads rendering row changes beside the decoding one (default 2; 0 = none)")
       ->check(CLI::Range(0u, 64u))
       ->default_val(2);
   sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");

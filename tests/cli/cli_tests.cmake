@@ -226,6 +226,10 @@ if(TARGET binlogctl_canal)
     binlogctl_cli_test(canal_packets_${comp} ${Python3_EXECUTABLE} ${CLI}/canal_packets.py ${BIN}
                        ${Protobuf_PROTOC_EXECUTABLE} ${CMAKE_SOURCE_DIR}/proto ${FIX}/basic/binlogs 50 ${comp})
   endforeach()
+  # Rendering threads keep a one-thread run's order, also where protobuf logs on stderr (a real
+  # server's binlog with latin1 statement text; skipped, exit 77, without mariadbd).
+  binlogctl_cli_test(canal_threads_server ${Python3_EXECUTABLE} ${CLI}/canal_threads_server.py ${BIN})
+  set_tests_properties(cli.canal_threads_server PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
   # Schema history as Canal's table meta: names, keys and declared types where the TABLE_MAP
   # has no metadata (binlog_row_metadata=NO_LOG), from the binlog's DDL or from --schema.
   binlogctl_cli_test(canal_protoc_schema ${Python3_EXECUTABLE} ${CLI}/canal_protoc.py ${BIN} ${Protobuf_PROTOC_EXECUTABLE}

@@ -60,13 +60,14 @@ struct ConvertOptions {
   // Schema history's seed (--schema FILE.sql, read with load_schema_file); the DDL in the
   // binlog is applied on top of it as the conversion goes. Null = start empty.
   std::shared_ptr<const SchemaHistory> schema;
-  // --format json and sql: threads that render row changes while this one decodes (output order
-  // is kept). 0 renders everything on the converting thread. Output to a terminal is rendered
-  // there, line by line, whatever this says.
+  // --format json, sql and the Canal formats: threads that render row changes while this one
+  // decodes (output order is kept). 0 renders everything on the converting thread. JSON output
+  // to a terminal is rendered there, line by line, whatever this says.
   unsigned render_threads = 2;
-  // Rendering batches close once their copied row images pass this many bytes; a rows event with
-  // more row-image bytes than render_inline_bytes is rendered by the converting thread,
-  // streaming, instead. (Tunables; tests shrink them to exercise every path on small files.)
+  // Rendering batches close once their copied row images pass this many bytes (json, Canal; sql
+  // has its own, SqlOptions); a rows event with more row-image bytes than render_inline_bytes is
+  // rendered by the converting thread instead (json and sql streaming). (Tunables; tests shrink
+  // them to exercise every path on small files.)
   std::size_t render_batch_bytes = 64 * 1024;
   std::size_t render_inline_bytes = 256 * 1024;
 };

@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace binlogctl::canal_detail {
 
@@ -223,6 +225,9 @@ inline void check_utf8(std::string_view s, const char* full_name) {
 // *_bound() sizes.
 struct WireWriter {
   char* p;
+  // Where string() puts the logs of strings that are not valid UTF-8 ((text, field) pairs, to
+  // be printed later in order); null: printed at once.
+  std::vector<std::pair<std::string, const char*>>* logs = nullptr;
   static constexpr std::size_t varint_bound() noexcept { return 11; }
   static constexpr std::size_t bytes_bound(std::size_t n) noexcept { return 11 + n; }
   static constexpr std::size_t pair_bound(std::size_t k, std::size_t v) noexcept {
@@ -240,7 +245,8 @@ struct WireWriter {
   // A proto3 string field: nothing when empty (after the UTF-8 check serializing makes).
   void string(std::uint32_t field, std::string_view s, const char* full_name) {
     if (s.empty()) return;
-    check_utf8(s, full_name);
+    if (logs == nullptr) check_utf8(s, full_name);
+    else if (!is_ascii(s) && !proto_utf8_valid(s)) logs->emplace_back(std::string(s), full_name);
     bytes(field, s);
   }
   // Pair{key (1), value (2)} as field `field`.

@@ -28,6 +28,7 @@
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
 #include "canal_internal.h"
+#include "../convert/batch_pool.h"
 
 namespace canalpb = com::alibaba::otter::canal::protocol;
 
@@ -339,7 +340,7 @@ void note_invalid_utf8(Utf8Logs& logs, const TablePlan& plan, const Image& cells
 }
 
 // Appends RowChange.rowDatas (field 12) = RowData{beforeColumns (1), afterColumns (2)}.
-void append_row_data(std::string& out, const TablePlan& plan, Image& before, Image& after,
+void append_row_data(OutBuf& out, const TablePlan& plan, Image& before, Image& after,
                      Utf8Logs& logs) {
   if (plan.check_utf8) {
     note_invalid_utf8(logs, plan, before);
@@ -351,9 +352,7 @@ void append_row_data(std::string& out, const TablePlan& plan, Image& before, Ima
       c.pb_size = static_cast<std::uint32_t>(column_size(c, plan.cols[c.index]));
       rd += 1 + varint_size(c.pb_size) + c.pb_size;
     }
-  const std::size_t at = out.size();
-  out.resize(at + 1 + varint_size(rd) + rd);
-  char* o = out.data() + at;
+  char* o = out.extend(1 + varint_size(rd) + rd);
   *o++ = 0x62;
   o = put_varint(o, rd);
   for (const Cell& c : before) {
@@ -523,6 +522,70 @@ struct FlatEntry {
   const TablePlan* plan = nullptr;
 };
 
+// MQMessageUtils.messageConverter: one FlatMessage per ROWDATA entry, keys in the order the
+// first implementation's ordered_json wrote them, appended to `out` without the value of "id"
+// (the batch number, known only when the entry is written): it goes at the offset returned.
+// `es`: the event's timestamp in milliseconds; `gtid`: Header.gtid (empty: null).
+std::size_t flat_message(OutBuf& out, std::int64_t es, std::string_view schema, std::string_view table,
+                         std::string_view gtid, const FlatEntry& f) {
+  const bool rows = f.rows != nullptr;
+  out.append("{\"data\":", 8);
+  if (rows)
+    FlatRows::array_or_null(out, f.rows->data());
+  else
+    out.append("null", 4);
+  out.append(",\"database\":", 12);
+  append_flat_json_string(out, schema);
+  out.append(",\"es\":", 6);
+  append_dec(out, es);
+  out.append(",\"gtid\":", 8);
+  if (gtid.empty())
+    out.append("null", 4);
+  else
+    append_flat_json_string(out, gtid);
+  out.append(",\"id\":", 6);
+  const std::size_t id_at = out.size();
+  out.append(",\"isDdl\":", 9);
+  out.append(f.is_ddl ? std::string_view("true") : std::string_view("false"));
+  out.append(",\"mysqlType\":", 13);
+  if (f.is_ddl)
+    out.append("null", 4);
+  else if (rows)
+    f.rows->mysql_types(out, f.plan);
+  else
+    out.append("{}", 2);
+  out.append(",\"old\":", 7);
+  if (rows)
+    FlatRows::array_or_null(out, f.rows->old());
+  else
+    out.append("null", 4);
+  out.append(",\"pkNames\":", 11);
+  if (rows)
+    FlatRows::array_or_null(out, f.rows->pks());
+  else
+    out.append("null", 4);
+  out.append(",\"sql\":", 7);
+  append_flat_json_string(out, f.sql);
+  out.append(",\"sqlType\":", 11);
+  if (f.is_ddl)
+    out.append("null", 4);
+  else if (rows)
+    f.rows->sql_types(out, f.plan);
+  else
+    out.append("{}", 2);
+  out.append(",\"table\":", 9);
+  append_flat_json_string(out, table);
+  out.append(",\"ts\":", 6);
+  append_dec(out,
+             static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count()));
+  out.append(",\"type\":", 8);
+  append_flat_json_string(out, canalpb::EventType_Name(static_cast<canalpb::EventType>(f.event_type)));
+  out.append("}\n", 2);
+  return id_at;
+}
+
 // ---- output ------------------------------------------------------------------------------------
 
 class EntrySink {
@@ -633,6 +696,298 @@ class EntrySink {
   canalpb::Packet packet_;
 };
 
+// ---- rows events on the rendering threads --------------------------------------------------------
+//
+// The mapper (the converting thread) keeps transactions, table maps, schema history, selection and
+// the state Entry headers are made of. It fills batches with jobs in input order: entries it has
+// made whole (BEGIN, END, GTID, statements) and rows events, whose row images the pool decodes and
+// encodes (convert_detail::BatchPool, as convert --format json and sql do). Batches are written in
+// the order they were filled, one writer at a time. The writer numbers the entries (an entry's
+// batch number depends on whether the rows events before it decoded) and prints protobuf's UTF-8
+// logs and the diagnostics of rows events that do not decode, so that stdout and stderr are those
+// of a one-thread run.
+
+using convert_detail::Span;
+
+struct CanalJob {
+  bool rows = false;      // a rows event (else an entry the mapper made whole)
+  bool has_text = false;  // canal-json, an entry made whole: it writes a FlatMessage
+  int entry_type = 0;     // canalpb::EntryType
+  // Entries made whole: a = header, b = storeValue (canal-proto); the FlatMessage before and after
+  // its id (canal-json). Rows events, canal-proto: the header before and after its rowsCount.
+  Span a, b;
+  std::size_t logs_at = 0, logs_end = 0;  // the header's UTF-8 logs, in CanalBatch::logs
+  // rows events:
+  std::shared_ptr<const TableMap> map;
+  std::shared_ptr<const TablePlan> plan;
+  Span images, present_before, present_after, log_name, schema, table, gtid;  // images: the row images
+  std::uint64_t rows_offset = 0, width = 0, table_id = 0, pos = 0;
+  std::int64_t es = 0;          // canal-json: the event's time in milliseconds
+  std::string_view event_name;  // static storage (event_type_constant)
+  RowsKind kind = RowsKind::insert;
+  bool partial_json = false;
+  // Rendered: in CanalBatch::out, the header and the storeValue (canal-proto) or the FlatMessage
+  // before and after its id (canal-json), and the row values' UTF-8 logs in row_logs; or, when
+  // the rows do not decode, the diagnostic (index in CanalBatch::diags) and nothing else.
+  Span out_a, out_b;
+  std::size_t row_logs_at = 0, row_logs_end = 0;
+  std::ptrdiff_t diag = -1;
+};
+
+struct CanalBatch : convert_detail::Arena {
+  std::vector<CanalJob> jobs;
+  Utf8Logs logs;      // the mapper's (entry headers)
+  Utf8Logs row_logs;  // the pool's (row values)
+  OutBuf out;         // the pool's
+  std::vector<Diagnostic> diags;
+
+  std::size_t size() const { return arena.size(); }
+  bool empty() const { return jobs.empty(); }
+  void clear() {
+    arena.clear();
+    jobs.clear();
+    logs.clear();
+    row_logs.clear();
+    out.clear();
+    diags.clear();
+  }
+  std::string_view rendered(Span s) const { return out.view().substr(s.at, s.len); }
+  // Releases what a very large rows event made the buffers grow to.
+  void shrink() {
+    if (arena.capacity() > (4u << 20)) std::string().swap(arena);
+    if (out.size() == 0) out = OutBuf();
+  }
+};
+
+// A rendering thread's state: the rows of one event decoded into Canal's cells, reused.
+class CanalRowsWorker {
+ public:
+  // Renders rows job `j` of `b` (see CanalJob).
+  void render(CanalBatch& b, CanalJob& j, bool json, const TimeZone& tz) {
+    const TableMap& tm = *j.map;
+    const TablePlan& plan = *j.plan;
+    const std::size_t out_at = b.out.size();
+    j.row_logs_at = b.row_logs.size();
+    const int et = j.kind == RowsKind::insert   ? canalpb::INSERT
+                   : j.kind == RowsKind::update ? canalpb::UPDATE
+                                                : canalpb::DELETE;
+    if (!json) {
+      // RowChange{tableId, eventType, isDdl = false, rowDatas...}, encoded as the rows decode.
+      if (j.table_id != 0) {
+        b.out.push_back(0x08);
+        char buf[10];
+        b.out.append(buf, static_cast<std::size_t>(put_varint(buf, j.table_id) - buf));
+      }
+      b.out.push_back(0x10);
+      char buf[10];
+      b.out.append(buf, static_cast<std::size_t>(put_varint(buf, static_cast<std::uint64_t>(et)) - buf));
+      b.out.append("\x50\x00", 2);
+    } else {
+      flat_rows_.begin();
+    }
+    const Bytes present_before = b.bytes(j.present_before), present_after = b.bytes(j.present_after);
+    std::size_t n_rows = 0;
+    const std::size_t n_before = count_bits(present_before, j.width);
+    const std::size_t n_after = j.kind == RowsKind::update ? count_bits(present_after, j.width) : 0;
+    ByteReader r(b.bytes(j.images), j.rows_offset);
+    Status st;
+    while (r.ok() && !r.empty()) {
+      ++row_stamp_;
+      const std::size_t row_at = r.position();
+      if (j.kind == RowsKind::insert) {
+        before_.clear();
+        st = image(tm, plan, j.width, present_before, n_before, false, r, after_, false, tz);
+        // INSERT: after columns; `updated` is Canal's isUpdate against no before image (true).
+        for (Cell& c : after_) c.updated = true;
+      } else {
+        after_.clear();
+        st = image(tm, plan, j.width, present_before, n_before, false, r, before_, false, tz);
+        if (st.ok() && j.kind == RowsKind::update) {
+          index_before(tm.columns.size());
+          st = image(tm, plan, j.width, present_after, n_after, j.partial_json, r, after_, true, tz);
+        }
+      }
+      if (st.ok() && r.position() == row_at)  // the bytes after it could never be consumed
+        st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
+      if (!st.ok()) break;
+      if (json)
+        flat_rows_.row(plan, j.kind, before_, after_, n_rows == 0);
+      else
+        append_row_data(b.out, plan, before_, after_, b.row_logs);
+      ++n_rows;
+    }
+    if (st.ok() && !r.ok()) st = r.error();
+    if (!st.ok()) {
+      const DecodeError& e = st.error();
+      b.out.truncate(out_at);
+      b.row_logs.resize(j.row_logs_at);
+      j.diag = static_cast<std::ptrdiff_t>(b.diags.size());
+      b.diags.push_back(Diagnostic{Check::undecodable_event, Severity::error, std::string(b.view(j.log_name)), j.pos,
+                                   fmt::format("{} event does not decode: {} at offset {}", j.event_name, e.what, e.offset)});
+      return;
+    }
+    j.row_logs_end = b.row_logs.size();
+    if (json) {
+      const FlatEntry f{false, std::string_view(), et, &flat_rows_, &plan};
+      const std::size_t id_at = flat_message(b.out, j.es, b.view(j.schema), b.view(j.table), b.view(j.gtid), f);
+      j.out_a = Span{out_at, id_at - out_at};
+      j.out_b = Span{id_at, b.out.size() - id_at};
+      return;
+    }
+    // The header: the mapper's, with rowsCount between its parts.
+    const std::size_t header_at = b.out.size();
+    b.out.append(b.view(j.a));
+    if (n_rows > 0) {
+      using W = canal_detail::WireWriter;
+      count_text_.clear();
+      append_u64(count_text_, n_rows);
+      W w{b.out.extend(W::pair_bound(9, count_text_.size()))};
+      w.pair(12, "rowsCount", count_text_);
+      b.out.truncate(static_cast<std::size_t>(w.p - b.out.data()));
+    }
+    b.out.append(b.view(j.b));
+    j.out_a = Span{header_at, b.out.size() - header_at};
+    j.out_b = Span{out_at, header_at - out_at};
+  }
+
+ private:
+  // The before image's cell of column i in the current row, or null.
+  const Cell* before_cell(std::size_t i) const {
+    if (i >= before_stamp_.size() || before_stamp_[i] != row_stamp_) return nullptr;
+    return &before_[before_pos_[i]];
+  }
+  void index_before(std::size_t width) {
+    if (before_stamp_.size() < width) {
+      before_stamp_.resize(width, 0);
+      before_pos_.resize(width, 0);
+    }
+    for (std::size_t k = 0; k < before_.size(); ++k) {
+      before_stamp_[before_[k].index] = row_stamp_;
+      before_pos_[before_[k].index] = static_cast<std::uint32_t>(k);
+    }
+  }
+
+  // One image into `cols`: only the columns present in the image's bitmap. `with_before`: an
+  // UPDATE's after image, compared with before_ (indexed by index_before) for `updated`.
+  Status image(const TableMap& tm, const TablePlan& plan, std::uint64_t width, Bytes present,
+               std::size_t n_present, bool partial, ByteReader& r, Image& cols, bool with_before,
+               const TimeZone& tz) {
+    cols.clear();
+    Bytes partial_bits;
+    if (partial) {
+      auto opts = r.packed_int();
+      if (!r.ok()) return r.error();
+      if ((opts & 1) != 0) {
+        partial_bits = r.bytes((tm.json_columns + 7) / 8);
+        if (!r.ok()) return r.error();
+      }
+    }
+    Bytes nulls = r.bytes((n_present + 7) / 8);
+    if (!r.ok()) return r.error();
+    std::size_t j = 0, json_index = 0;
+    const std::size_t n = std::min<std::uint64_t>(width, tm.columns.size());
+    const bool all_present = n_present == width;  // a full image (the bitmap cannot have more bits)
+    for (std::size_t i = 0; i < n; ++i) {
+      const ColumnDef& cd = tm.columns[i];
+      const bool is_json = cd.type == ColumnType::json;
+      if (!all_present && !bit_is_set(present, i)) {
+        if (is_json) ++json_index;
+        continue;
+      }
+      Cell& c = cols.push();
+      c.index = static_cast<std::uint32_t>(i);
+      c.updated = false;
+      if (bit_is_set(nulls, j++)) {
+        c.v.is_null = true;
+        c.v.sql_type = plan.cols[i].value.null_sql_type;
+        c.v.value.clear();
+      } else if (is_json && bit_is_set(partial_bits, json_index)) {
+        // A partial JSON update: length-prefixed diffs (sized, not decoded: no value here).
+        const std::uint64_t at = r.offset();
+        auto sz = column_value_size(cd.type, cd.meta, r);
+        if (!sz) return sz.error();
+        Bytes raw = r.bytes(*sz);
+        if (!r.ok()) return r.error();
+        // The full document: the diffs applied to the before image's value.
+        const Cell* b = with_before ? before_cell(i) : nullptr;
+        if (b == nullptr || b->v.is_null) {
+          // No document to apply the diffs to (MINIMAL before image): left out, as convert
+          // --format json leaves it out of "after".
+          ++json_index;
+          cols.pop();
+          continue;
+        }
+        const std::size_t lp = cd.meta;
+        doc_.clear();
+        Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
+        if (!st.ok()) return st;
+        c.v.is_null = false;
+        c.v.plain = false;
+        c.v.value.swap(doc_);
+        c.v.sql_type = 12;
+      } else {
+        Status st = canal_detail::read_value(cd, tm.infos[i], plan.cols[i].value, r, tz, cv_, c.v);
+        if (!st.ok()) return st;
+      }
+      if (is_json) ++json_index;
+      if (with_before) {
+        // isUpdate: changed unless both null or equal strings; absent from the before image =
+        // changed.
+        const Cell* b = before_cell(i);
+        c.updated = b == nullptr || b->v.is_null != c.v.is_null ||
+                    (!c.v.is_null && b->v.value != c.v.value);
+      }
+    }
+    return {};
+  }
+
+  Image before_, after_;
+  std::uint64_t row_stamp_ = 0;
+  std::vector<std::uint64_t> before_stamp_;
+  std::vector<std::uint32_t> before_pos_;
+  ColumnValue cv_;  // the value being rendered (scratch)
+  std::string doc_, count_text_;
+  FlatRows flat_rows_;
+};
+
+// The Canal side of BatchPool.
+struct CanalRender {
+  using Batch = CanalBatch;
+  using Worker = CanalRowsWorker;
+  bool json;
+  const TimeZone& tz;
+  EntrySink& sink;
+  DiagnosticSink& diag;
+
+  void render(Batch& b, Worker& w) const {
+    for (CanalJob& j : b.jobs)
+      if (j.rows) w.render(b, j, json, tz);
+  }
+  void write(Batch& b) const {
+    for (const CanalJob& j : b.jobs) {
+      if (j.diag >= 0) {
+        diag.report(b.diags[static_cast<std::size_t>(j.diag)]);
+        continue;
+      }
+      const std::uint64_t batch = sink.next_batch();
+      if (!json) {
+        for (std::size_t i = j.row_logs_at; i < j.row_logs_end; ++i)
+          canal_detail::log_invalid_utf8(b.row_logs[i].first, b.row_logs[i].second);
+        for (std::size_t i = j.logs_at; i < j.logs_end; ++i)
+          canal_detail::log_invalid_utf8(b.logs[i].first, b.logs[i].second);
+        if (j.rows) sink.entry(batch, b.rendered(j.out_a), j.entry_type, b.rendered(j.out_b));
+        else sink.entry(batch, b.view(j.a), j.entry_type, b.view(j.b));
+      } else if (j.rows || j.has_text) {
+        OutBuf& t = sink.text();
+        t.append(j.rows ? b.rendered(j.out_a) : b.view(j.a));
+        append_dec(t, batch);
+        t.append(j.rows ? b.rendered(j.out_b) : b.view(j.b));
+        sink.done();
+      }
+    }
+  }
+};
+
 // ---- the mapper --------------------------------------------------------------------------------
 
 class CanalMapper final : public TransactionFront::Hooks {
@@ -644,8 +999,19 @@ class CanalMapper final : public TransactionFront::Hooks {
         sink_(sink),
         diag_(diag),
         err_(err),
-        tz_(co.timezone) {
+        tz_(co.timezone),
+        pool_(opts.render_threads, opts.render_batch_bytes, render_) {
     if (opts.schema) schema_ = *opts.schema;
+    loader_.defer_warnings(&deferred_warnings_);
+  }
+
+  // Writes out everything prepared so far: at the end, and before this thread writes to stderr.
+  // Rethrows a write error of the pool.
+  void sync() { pool_.sync(); }
+  // What this thread reports goes out after every entry and diagnostic prepared before it.
+  void report(const Diagnostic& d) {
+    pool_.sync();
+    diag_.report(d);
   }
 
   bool mid_stream = false;
@@ -655,17 +1021,17 @@ class CanalMapper final : public TransactionFront::Hooks {
     undecodable(ev, layer, e);
   }
   void gtid_undecodable(const Event& ev) override {
-    diag_.report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
+    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
   }
   void open_at_gtid(const Event& ev) override {
-    diag_.report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
+    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
   }
 
   // The end of a file left a transaction without its COMMIT: no TRANSACTIONEND entry follows
   // its entries; said on stderr (binlogctl(1), CUT-OFF TRANSACTIONS).
   void cut_off(bool more_files) {
     if (log_name_ == nullptr) return;
-    if (auto c = front_.cut_off(more_files, stop_given)) diag_.report(c->diagnostic(file_));
+    if (auto c = front_.cut_off(more_files, stop_given)) report(c->diagnostic(file_));
   }
   bool stop_given = false;
 
@@ -745,16 +1111,18 @@ class CanalMapper final : public TransactionFront::Hooks {
         break;
     }
     front_.end();
+    pool_.maybe_submit();
   }
 
  private:
+
   static Bytes as_bytes(std::string_view s) {
     return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
   }
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
   void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
-    diag_.report(Diagnostic{
+    report(Diagnostic{
         Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
         fmt::format("{} event does not decode: {} at offset {}", what, e.what, e.offset)});
   }
@@ -773,8 +1141,10 @@ class CanalMapper final : public TransactionFront::Hooks {
 
   // LogEventConvert.createHeader, encoded into header_bytes_ (Header, field order of the
   // generated code; version and sourceType are oneof members, written whatever their value).
-  void header(const Event& ev, std::string_view schema, std::string_view table, int event_type,
-              std::size_t rows_count) {
+  // UTF-8 logs go to `logs` when given (else to stderr at once). Returns the offset in
+  // header_bytes_ where a rowsCount property goes when it was not given (before the gtid).
+  std::size_t header(const Event& ev, std::string_view schema, std::string_view table, int event_type,
+                     std::size_t rows_count, Utf8Logs* logs = nullptr) {
     using W = canal_detail::WireWriter;
     const TransactionState& ts = front_.state();
     const std::string& gtid = header_gtid();
@@ -788,7 +1158,7 @@ class CanalMapper final : public TransactionFront::Hooks {
              W::bytes_bound(gtid.size()) + W::pair_bound(8, ts.gtid_text.size()) +
              W::pair_bound(10, cur_sn_.size()) + W::pair_bound(11, cur_lct_.size()) +
              W::pair_bound(9, rows_count_text_.size()));
-    W w{o.data()};
+    W w{o.data(), logs};
     w.varint(1, 1);
     w.string(2, *log_name_, "com.alibaba.otter.canal.protocol.Header.logfileName");
     if (const std::uint64_t pos = top_pos(ev); pos != 0) w.varint(3, pos);
@@ -807,97 +1177,67 @@ class CanalMapper final : public TransactionFront::Hooks {
       if (!cur_lct_.empty()) w.pair(12, "curtGtidLct", cur_lct_);
     }
     if (rows_count > 0) w.pair(12, "rowsCount", rows_count_text_);
+    const std::size_t split = static_cast<std::size_t>(w.p - o.data());
     w.string(13, gtid, "com.alibaba.otter.canal.protocol.Header.gtid");
     o.resize(static_cast<std::size_t>(w.p - o.data()));
+    return split;
   }
 
-  // One Entry: canal-proto writes it (storeValue = `store`), canal-json a FlatMessage for a
-  // ROWDATA entry (`flat`).
+  // One Entry made whole here: canal-proto writes it (storeValue = `store`), canal-json a
+  // FlatMessage for a ROWDATA entry (`flat`). It goes into the batch, in input order with the
+  // rows events; `direct` (the pool drained first): written at once.
   void emit(canalpb::EntryType type, const Event& ev, std::string_view schema,
-            std::string_view table, int event_type, std::size_t rows_count, std::string_view store,
-            const FlatEntry* flat) {
-    const std::uint64_t batch = sink_.next_batch();
+            std::string_view table, int event_type, std::string_view store, const FlatEntry* flat,
+            bool direct = false) {
+    if (direct) {
+      const std::uint64_t batch = sink_.next_batch();
+      if (!json_) {
+        header(ev, schema, table, event_type, 0);
+        sink_.entry(batch, header_bytes_, type, store);
+      } else if (flat != nullptr) {
+        scratch_.clear();
+        const std::size_t id_at = flat_message(scratch_, es(ev), schema, table, header_gtid(), *flat);
+        OutBuf& out = sink_.text();
+        out.append(scratch_.view().substr(0, id_at));
+        append_dec(out, batch);
+        out.append(scratch_.view().substr(id_at));
+        sink_.done();
+      }
+      return;
+    }
+    CanalBatch& b = pool_.current();
+    CanalJob& j = b.jobs.emplace_back();
+    j.entry_type = type;
     if (!json_) {
-      for (const auto& [text, field] : utf8_logs_) canal_detail::log_invalid_utf8(text, field);
-      utf8_logs_.clear();
-      header(ev, schema, table, event_type, rows_count);
-      sink_.entry(batch, header_bytes_, type, store);
+      j.logs_at = b.logs.size();
+      header(ev, schema, table, event_type, 0, &b.logs);
+      j.logs_end = b.logs.size();
+      j.a = b.add(header_bytes_);
+      j.b = b.add(store);
     } else if (flat != nullptr) {
-      flat_message(ev, schema, table, batch, *flat);
+      scratch_.clear();
+      const std::size_t id_at = flat_message(scratch_, es(ev), schema, table, header_gtid(), *flat);
+      j.has_text = true;
+      j.a = b.add(scratch_.view().substr(0, id_at));
+      j.b = b.add(scratch_.view().substr(id_at));
     }
   }
+  // A statement's entry, whose storeValue protobuf serializes: it logs on stderr when `sql` or
+  // `db` (the message's strings) are not valid UTF-8, so the pool is drained first then.
   void emit(canalpb::EntryType type, const Event& ev, std::string_view schema,
             std::string_view table, int event_type, const google::protobuf::MessageLite& store,
-            const FlatEntry* flat) {
-    if (!json_) store.SerializeToString(&store_);
-    emit(type, ev, schema, table, event_type, 0,
-         json_ ? std::string_view() : std::string_view(store_), flat);
+            const FlatEntry* flat, std::string_view sql, std::string_view db) {
+    bool direct = false;
+    if (!json_) {
+      direct = !canal_detail::is_ascii(sql) && !canal_detail::proto_utf8_valid(sql);
+      direct = direct || (!canal_detail::is_ascii(db) && !canal_detail::proto_utf8_valid(db));
+      if (direct) pool_.sync();
+      store.SerializeToString(&store_);
+    }
+    emit(type, ev, schema, table, event_type, json_ ? std::string_view() : std::string_view(store_), flat,
+         direct);
   }
-
-  // MQMessageUtils.messageConverter: one FlatMessage per ROWDATA entry, keys in the order the
-  // first implementation's ordered_json wrote them.
-  void flat_message(const Event& ev, std::string_view schema, std::string_view table,
-                    std::uint64_t batch, const FlatEntry& f) {
-    OutBuf& out = sink_.text();
-    const bool rows = f.rows != nullptr;
-    out.append("{\"data\":", 8);
-    if (rows)
-      FlatRows::array_or_null(out, f.rows->data());
-    else
-      out.append("null", 4);
-    out.append(",\"database\":", 12);
-    append_flat_json_string(out, schema);
-    out.append(",\"es\":", 6);
-    append_dec(out, static_cast<std::int64_t>(ev.header.timestamp) * 1000);
-    out.append(",\"gtid\":", 8);
-    const std::string& gtid = header_gtid();
-    if (gtid.empty())
-      out.append("null", 4);
-    else
-      append_flat_json_string(out, gtid);
-    out.append(",\"id\":", 6);
-    append_dec(out, batch);
-    out.append(",\"isDdl\":", 9);
-    out.append(f.is_ddl ? std::string_view("true") : std::string_view("false"));
-    out.append(",\"mysqlType\":", 13);
-    if (f.is_ddl)
-      out.append("null", 4);
-    else if (rows)
-      f.rows->mysql_types(out, f.plan);
-    else
-      out.append("{}", 2);
-    out.append(",\"old\":", 7);
-    if (rows)
-      FlatRows::array_or_null(out, f.rows->old());
-    else
-      out.append("null", 4);
-    out.append(",\"pkNames\":", 11);
-    if (rows)
-      FlatRows::array_or_null(out, f.rows->pks());
-    else
-      out.append("null", 4);
-    out.append(",\"sql\":", 7);
-    append_flat_json_string(out, f.sql);
-    out.append(",\"sqlType\":", 11);
-    if (f.is_ddl)
-      out.append("null", 4);
-    else if (rows)
-      f.rows->sql_types(out, f.plan);
-    else
-      out.append("{}", 2);
-    out.append(",\"table\":", 9);
-    append_flat_json_string(out, table);
-    out.append(",\"ts\":", 6);
-    append_dec(out,
-               static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             std::chrono::system_clock::now().time_since_epoch())
-                                             .count()));
-    out.append(",\"type\":", 8);
-    append_flat_json_string(out,
-                            canalpb::EventType_Name(static_cast<canalpb::EventType>(f.event_type)));
-    out.append("}\n", 2);
-    sink_.done();
-  }
+  static std::int64_t es(const Event& ev) { return static_cast<std::int64_t>(ev.header.timestamp) * 1000; }
 
   // XA START / XA END: props XA_TYPE and XA_XID, as Canal adds them.
   // TransactionBegin{props (3), threadId (4)}; canal-json writes nothing for it.
@@ -910,7 +1250,7 @@ class CanalMapper final : public TransactionFront::Hooks {
       }
       if (thread_id != 0) canal_detail::append_varint_field(store_, 4, thread_id);
     }
-    emit(canalpb::TRANSACTIONBEGIN, ev, "", "", 0, 0, store_, nullptr);
+    emit(canalpb::TRANSACTIONBEGIN, ev, "", "", 0, store_, nullptr);
   }
   // TransactionEnd{transactionId (2), props (3)}.
   void end_entry(const Event& ev, std::string_view xid, std::string_view xa_xid = {}) {
@@ -923,7 +1263,7 @@ class CanalMapper final : public TransactionFront::Hooks {
         canal_detail::append_pair_field(store_, 3, "XA_XID", xa_xid);
       }
     }
-    emit(canalpb::TRANSACTIONEND, ev, "", "", 0, 0, store_, nullptr);
+    emit(canalpb::TRANSACTIONEND, ev, "", "", 0, store_, nullptr);
   }
   // Canal's parseGTIDLogEvent / parseMariaGTIDLogEvent: one Pair, header eventType GTID. Canal
   // fills a single Pair.Builder with setKey/setValue three times for a MySQL GTID with a logical
@@ -934,7 +1274,7 @@ class CanalMapper final : public TransactionFront::Hooks {
       canal_detail::append_string_field(store_, 1, key, "com.alibaba.otter.canal.protocol.Pair.key");
       canal_detail::append_string_field(store_, 2, value, "com.alibaba.otter.canal.protocol.Pair.value");
     }
-    emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, 0, store_, nullptr);
+    emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, store_, nullptr);
   }
   void gtid_entry(const Event& ev) { gtid_entry(ev, "gtid", front_.state().gtid_text); }
 
@@ -970,6 +1310,11 @@ class CanalMapper final : public TransactionFront::Hooks {
 
   void table_map(const Event& ev) {
     auto l = loader_.load(ev, *log_name_, top_pos(ev));
+    if (!deferred_warnings_.empty()) {
+      pool_.sync();
+      std::fputs(deferred_warnings_.c_str(), err_);
+      deferred_warnings_.clear();
+    }
     if (!l) {
       undecodable(ev, "TABLE_MAP", l.error());
       return;
@@ -981,7 +1326,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     // the TABLE_MAP, with display widths as MariaDB and MySQL before 8.0.19 print them.
     const std::uint32_t ver = parse_server_version(ev.fde->server_version);
     const bool widths = ev.fde->server_version.find("MariaDB") != std::string::npos || ver < 80019;
-    plans_[stored.table_id] = make_plan(stored, widths, l->def);
+    plans_[stored.table_id] = std::make_shared<const TablePlan>(make_plan(stored, widths, l->def));
   }
 
   void statement(const Event& ev, const QueryEvent& q) {
@@ -1008,7 +1353,7 @@ class CanalMapper final : public TransactionFront::Hooks {
           rc.set_isddl(false);
           rc.set_sql(std::string(q.sql));
           const FlatEntry f{false, q.sql, et, nullptr, nullptr};
-          emit(canalpb::ROWDATA, ev, q.db, "", et, rc, &f);
+          emit(canalpb::ROWDATA, ev, q.db, "", et, rc, &f, q.sql, std::string_view());
         }
         return;
       case StatementKind::ddl:
@@ -1033,7 +1378,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     if (!q.db.empty()) rc.set_ddlschemaname(std::string(q.db));
     rc.set_eventtype(static_cast<canalpb::EventType>(et));
     const FlatEntry f{is_ddl, q.sql, et, nullptr, nullptr};
-    emit(canalpb::ROWDATA, ev, db, table, et, rc, &f);
+    emit(canalpb::ROWDATA, ev, db, table, et, rc, &f, q.sql, q.db);
   }
 
   bool rows_type_in_this_server(const Event& ev) {
@@ -1041,95 +1386,6 @@ class CanalMapper final : public TransactionFront::Hooks {
     if (t > ev.fde->n_post_headers) return true;
     const std::uint8_t ph = ev.fde->post_header(t);
     return ph == 6 || ph == 8 || ph == 10;
-  }
-
-  // The before image's cell of column i in the current row, or null.
-  const Cell* before_cell(std::size_t i) const {
-    if (i >= before_stamp_.size() || before_stamp_[i] != row_stamp_) return nullptr;
-    return &before_[before_pos_[i]];
-  }
-  void index_before(std::size_t width) {
-    if (before_stamp_.size() < width) {
-      before_stamp_.resize(width, 0);
-      before_pos_.resize(width, 0);
-    }
-    for (std::size_t k = 0; k < before_.size(); ++k) {
-      before_stamp_[before_[k].index] = row_stamp_;
-      before_pos_[before_[k].index] = static_cast<std::uint32_t>(k);
-    }
-  }
-
-  // One image into `cols`: only the columns present in the image's bitmap. `with_before`: an
-  // UPDATE's after image, compared with before_ (indexed by index_before) for `updated`.
-  Status image(const TableMap& tm, const TablePlan& plan, std::uint64_t width, Bytes present,
-               std::size_t n_present, bool partial, ByteReader& r, Image& cols, bool with_before) {
-    cols.clear();
-    Bytes partial_bits;
-    if (partial) {
-      auto opts = r.packed_int();
-      if (!r.ok()) return r.error();
-      if ((opts & 1) != 0) {
-        partial_bits = r.bytes((tm.json_columns + 7) / 8);
-        if (!r.ok()) return r.error();
-      }
-    }
-    Bytes nulls = r.bytes((n_present + 7) / 8);
-    if (!r.ok()) return r.error();
-    std::size_t j = 0, json_index = 0;
-    const std::size_t n = std::min<std::uint64_t>(width, tm.columns.size());
-    const bool all_present = n_present == width;  // a full image (the bitmap cannot have more bits)
-    for (std::size_t i = 0; i < n; ++i) {
-      const ColumnDef& cd = tm.columns[i];
-      const bool is_json = cd.type == ColumnType::json;
-      if (!all_present && !bit_is_set(present, i)) {
-        if (is_json) ++json_index;
-        continue;
-      }
-      Cell& c = cols.push();
-      c.index = static_cast<std::uint32_t>(i);
-      c.updated = false;
-      if (bit_is_set(nulls, j++)) {
-        c.v.is_null = true;
-        c.v.sql_type = plan.cols[i].value.null_sql_type;
-        c.v.value.clear();
-      } else if (is_json && bit_is_set(partial_bits, json_index)) {
-        // A partial JSON update: length-prefixed diffs (sized, not decoded: no value here).
-        const std::uint64_t at = r.offset();
-        auto sz = column_value_size(cd.type, cd.meta, r);
-        if (!sz) return sz.error();
-        Bytes raw = r.bytes(*sz);
-        if (!r.ok()) return r.error();
-        // The full document: the diffs applied to the before image's value.
-        const Cell* b = with_before ? before_cell(i) : nullptr;
-        if (b == nullptr || b->v.is_null) {
-          // No document to apply the diffs to (MINIMAL before image): left out, as convert
-          // --format json leaves it out of "after".
-          ++json_index;
-          cols.pop();
-          continue;
-        }
-        const std::size_t lp = cd.meta;
-        doc_.clear();
-        Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
-        if (!st.ok()) return st;
-        c.v.is_null = false;
-        c.v.plain = false;
-        c.v.value.swap(doc_);
-        c.v.sql_type = 12;
-      } else {
-        Status st = canal_detail::read_value(cd, tm.infos[i], plan.cols[i].value, r, tz_, cv_, c.v);
-        if (!st.ok()) return st;
-      }
-      if (is_json) ++json_index;
-      if (with_before) {
-        // isUpdate: changed unless both null or equal strings; absent from the before image =
-        // changed.
-        const Cell* b = before_cell(i);
-        c.updated = b == nullptr || b->v.is_null != c.v.is_null ||
-                    (!c.v.is_null && b->v.value != c.v.value);
-      }
-    }
-    return {};
   }
 
   void rows(const Event& ev, RowsEventKind kind) {
@@ -1142,7 +1398,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     const TableMap* tm = tables_.find(h->table_id);
     if (tm == nullptr) {
       if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
-      diag_.report(Diagnostic{Check::transaction_structure,
+      report(Diagnostic{Check::transaction_structure,
                               mid_stream ? Severity::warning : Severity::error, *log_name_,
                               top_pos(ev),
                               fmt::format("{} for table id {} without a TABLE_MAP before it",
@@ -1156,9 +1412,8 @@ class CanalMapper final : public TransactionFront::Hooks {
     if (tmm.selected == 0) return;
     auto pi = plans_.find(h->table_id);
     if (pi == plans_.end() ||
-        pi->second.cols.size() != tm->columns.size())  // not expected: made with the map
-      pi = plans_.insert_or_assign(h->table_id, make_plan(*tm, true, nullptr)).first;
-    const TablePlan& plan = pi->second;
+        pi->second->cols.size() != tm->columns.size())  // not expected: made with the map
+      pi = plans_.insert_or_assign(h->table_id, std::make_shared<const TablePlan>(make_plan(*tm, true, nullptr))).first;
     Bytes rows = h->rows;
     std::uint64_t rows_at = h->rows_offset;
     if (kind.compressed) {
@@ -1172,63 +1427,44 @@ class CanalMapper final : public TransactionFront::Hooks {
     const int et = kind.kind == RowsKind::insert   ? canalpb::INSERT
                    : kind.kind == RowsKind::update ? canalpb::UPDATE
                                                    : canalpb::DELETE;
-    // RowChange{tableId, eventType, isDdl = false, rowDatas...}, encoded as the rows decode.
-    store_.clear();
+    // A large event is not copied: rendered here, after what the pool holds is written.
+    const bool big = rows.size() > opts_.render_inline_bytes;
+    if (big) pool_.sync();
+    CanalBatch& b = big ? big_ : pool_.current();
+    CanalJob& j = b.jobs.emplace_back();
+    j.rows = true;
+    j.entry_type = canalpb::ROWDATA;
+    j.map = tables_.find_shared(h->table_id);
+    j.plan = pi->second;
+    j.images = b.add(rows);
+    j.present_before = b.add(h->columns_before);
+    j.present_after = b.add(h->columns_after);
+    j.log_name = b.add(*log_name_);
+    j.rows_offset = rows_at;
+    j.width = h->width;
+    j.table_id = h->table_id;
+    j.pos = top_pos(ev);
+    j.event_name = event_type_constant(ev.type_code());
+    j.kind = kind.kind;
+    j.partial_json = kind.partial_json;
     if (!json_) {
-      if (h->table_id != 0) {
-        store_.push_back(0x08);
-        canal_detail::append_varint(store_, h->table_id);
-      }
-      store_.push_back(0x10);
-      canal_detail::append_varint(store_, static_cast<std::uint64_t>(et));
-      store_.append("\x50\x00", 2);
+      j.logs_at = b.logs.size();
+      const std::size_t split = header(ev, tm->db, tm->table, et, 0, &b.logs);
+      j.logs_end = b.logs.size();
+      j.a = b.add(std::string_view(header_bytes_).substr(0, split));
+      j.b = b.add(std::string_view(header_bytes_).substr(split));
     } else {
-      flat_rows_.begin();
+      j.es = es(ev);
+      j.schema = b.add(tm->db);
+      j.table = b.add(tm->table);
+      j.gtid = b.add(header_gtid());
     }
-    std::size_t n_rows = 0;
-    utf8_logs_.clear();
-    const std::size_t n_before = count_bits(h->columns_before, h->width);
-    const std::size_t n_after =
-        kind.kind == RowsKind::update ? count_bits(h->columns_after, h->width) : 0;
-    ByteReader r(rows, rows_at);
-    while (r.ok() && !r.empty()) {
-      ++row_stamp_;
-      const std::size_t row_at = r.position();
-      Status st;
-      if (kind.kind == RowsKind::insert) {
-        before_.clear();
-        st = image(*tm, plan, h->width, h->columns_before, n_before, false, r, after_, false);
-        // INSERT: after columns; `updated` is Canal's isUpdate against no before image (true).
-        for (Cell& c : after_) c.updated = true;
-      } else {
-        after_.clear();
-        st = image(*tm, plan, h->width, h->columns_before, n_before, false, r, before_, false);
-        if (st.ok() && kind.kind == RowsKind::update) {
-          index_before(tm->columns.size());
-          st = image(*tm, plan, h->width, h->columns_after, n_after, kind.partial_json, r, after_,
-                     true);
-        }
-      }
-      if (st.ok() && r.position() == row_at)  // the bytes after it could never be consumed
-        st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
-      if (!st.ok()) {
-        utf8_logs_.clear();
-        undecodable(ev, event_type_constant(ev.type_code()), st.error());
-        return;
-      }
-      if (json_)
-        flat_rows_.row(plan, kind.kind, before_, after_, n_rows == 0);
-      else
-        append_row_data(store_, plan, before_, after_, utf8_logs_);
-      ++n_rows;
+    if (big) {
+      render_.render(big_, big_worker_);
+      render_.write(big_);
+      big_.clear();
+      big_.shrink();
     }
-    if (!r.ok()) {
-      utf8_logs_.clear();
-      undecodable(ev, event_type_constant(ev.type_code()), r.error());
-      return;
-    }
-    const FlatEntry f{false, std::string_view(), et, &flat_rows_, &plan};
-    emit(canalpb::ROWDATA, ev, tm->db, tm->table, et, n_rows, store_, &f);
   }
 
   const ConvertOptions& opts_;
@@ -1242,8 +1478,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
                           opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
   TableMapCache tables_;
-  std::unordered_map<std::uint64_t, TablePlan> plans_;
-  ColumnValue cv_;  // the value being rendered (scratch)
+  std::unordered_map<std::uint64_t, std::shared_ptr<const TablePlan>> plans_;
   SchemaHistory schema_;
   TableMapLoader loader_{tables_, schema_, err_};
   GtidSet executed_;
@@ -1251,16 +1486,15 @@ class CanalMapper final : public TransactionFront::Hooks {
   bool executed_dirty_ = true;
   const std::string empty_;
   std::string cur_sn_, cur_lct_;
-  std::string rows_buf_, doc_, rows_count_text_, xid_text_;
-  Utf8Logs utf8_logs_;
-  // Per rows event / row, reused: the images, the encoded RowChange, the FlatMessage rows.
-  Image before_, after_;
-  std::uint64_t row_stamp_ = 0;
-  std::vector<std::uint64_t> before_stamp_;
-  std::vector<std::uint32_t> before_pos_;
-  std::string store_;
-  FlatRows flat_rows_;
-  std::string header_bytes_;
+  std::string rows_buf_, rows_count_text_, xid_text_;
+  std::string store_, header_bytes_;  // an entry's storeValue and header, being made
+  OutBuf scratch_;                    // a FlatMessage being made
+  std::string deferred_warnings_;     // the table map loader's, printed in order
+  // Rows events: rendered by the pool, or here when large (big_).
+  CanalRender render_{json_, tz_, sink_, diag_};
+  CanalBatch big_;
+  CanalRowsWorker big_worker_;
+  convert_detail::BatchPool<CanalRender> pool_;  // last: its threads stop first
 };
 
 }  // namespace
@@ -1277,8 +1511,17 @@ int run_canal_convert(const ConvertOptions& opts, const CanalOptions& co, std::F
     void begin_file(const InputFile& f) override { m.begin_file(f); }
     void event(const Event& ev, const InputFile&) override { m.event(ev); }
   } visitor(mapper);
-  const bool readable = read_chain(chain_options(opts), visitor, diag, errf);
+  // The reader's findings go out after the entries and findings prepared before them.
+  struct Ordered final : DiagnosticSink {
+    CanalMapper& m;
+    DiagnosticSink& d;
+    Ordered(CanalMapper& mm, DiagnosticSink& dd) : m(mm), d(dd) {}
+    void report(const Diagnostic& x) override { m.report(x); }
+    void name_file(const std::string& log_name, const std::string& path) override { d.name_file(log_name, path); }
+  } ordered(mapper, diag);
+  const bool readable = read_chain(chain_options(opts), visitor, ordered, errf);
   mapper.cut_off(false);
+  mapper.sync();
   sink.flush();
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
