@@ -227,6 +227,65 @@ TEST_CASE("canal: Java number formatting") {
   CHECK(java_float_string(-3.40282e38f) == "-3.40282E38");
 }
 
+// Java's layout of std::to_chars' shortest scientific digits: the reference the Dragonbox digits
+// of shortest_digits.h must agree with (they are the same digits by definition: the shortest
+// that round-trip, closest to the value).
+template <class F>
+std::string java_reference(F v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string s(buf, r.ptr);
+  const bool neg = s[0] == '-';
+  if (neg) s.erase(0, 1);
+  const std::size_t e = s.find('e');
+  std::string digits;
+  for (std::size_t i = 0; i < e; ++i)
+    if (s[i] != '.') digits.push_back(s[i]);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int exp = std::stoi(s.substr(e + 1));
+  std::string out = neg ? "-" : "";
+  if (exp >= -3 && exp < 7) {
+    if (exp < 0) {
+      out += "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+    } else {
+      const std::size_t whole = static_cast<std::size_t>(exp) + 1;
+      if (digits.size() <= whole) out += digits + std::string(whole - digits.size(), '0') + ".0";
+      else out += digits.substr(0, whole) + "." + digits.substr(whole);
+    }
+    return out;
+  }
+  out += digits.substr(0, 1) + "." + (digits.size() > 1 ? digits.substr(1) : "0") + "E" + std::to_string(exp);
+  return out;
+}
+
+TEST_CASE("canal: Java number formatting agrees with std::to_chars' shortest digits") {
+  std::mt19937_64 rng(20261203);
+  int checked = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    const auto b32 = static_cast<std::uint32_t>(bits >> 11);
+    float f;
+    std::memcpy(&f, &b32, sizeof f);
+    // and values of a usual size: integers, cents, small fractions
+    const double u = static_cast<double>(static_cast<std::int64_t>(bits % 2000000) - 1000000) / 100.0;
+    for (double x : {d, u})
+      if (std::isfinite(x) && x != 0) {
+        const std::string got = java_double_string(x), want = java_reference(x);
+        if (got != want) CHECK_MESSAGE(got == want, x);
+        ++checked;
+      }
+    for (float x : {f, static_cast<float>(u)})
+      if (std::isfinite(x) && x != 0) {
+        const std::string got = java_float_string(x), want = java_reference(x);
+        if (got != want) CHECK_MESSAGE(got == want, x);
+        ++checked;
+      }
+  }
+  CHECK(checked > 700000);
+}
+
 TEST_CASE("canal: statement event types") {
   CHECK(canal_statement_event_type("CREATE TABLE t (a int)") == canalpb::CREATE);
   CHECK(canal_statement_event_type("create temporary table t (a int)") == canalpb::CREATE);

@@ -5,6 +5,7 @@
 // it is exactly the text of that JSON rendering parsed back (the first implementation did that
 // round trip with nlohmann's parser; the unit tests still compare with it).
 #include "canal_internal.h"
+#include "../columns/shortest_digits.h"
 #include "../columns/temporal_text.h"
 
 #include <binlogctl/column_value.h>
@@ -114,26 +115,11 @@ void append_java_fp(std::string& out, F v) {
     out.append(std::signbit(v) ? "-0.0" : "0.0");
     return;
   }
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  const char* p = buf;
-  const char* const end = r.ptr;
-  const bool neg = *p == '-';
-  if (neg) ++p;
-  char digits[40];
-  std::size_t nd = 0;
-  for (; p < end && *p != 'e'; ++p)
-    if (*p != '.' && nd < sizeof digits) digits[nd++] = *p;
-  while (nd > 1 && digits[nd - 1] == '0') --nd;
+  char digits[32];
   int exp = 0;
-  if (p < end) {
-    ++p;  // 'e'
-    const bool eneg = p < end && *p == '-';
-    if (p < end && (*p == '-' || *p == '+')) ++p;
-    for (; p < end; ++p) exp = exp * 10 + (*p - '0');
-    if (eneg) exp = -exp;
-  }
-  java_format(out, neg, std::string_view(digits, nd), exp);
+  const int nd = columns_detail::shortest_digits_of(v, digits, exp);
+  const bool neg = std::signbit(v);
+  java_format(out, neg, std::string_view(digits, static_cast<std::size_t>(nd)), exp);
 }
 
 // MySQL's latin1 is Windows-1252, with 81 8d 8f 90 9d mapped to the C1 controls (the table of
