@@ -243,6 +243,9 @@ class Image {
 // encoded constant fields of a Column and the canal-json key and mysqlType.
 struct ColumnPlan {
   std::string pb_name;  // Column.name (field 3), empty for an empty name, then isKey (4) when set
+  // index (1), sqlType (2) and pb_name: what a Column starts with when its sqlType is the
+  // column's usual one for a value (pb_pre) or for NULL (pb_pre_null)
+  std::string pb_pre, pb_pre_null;
   std::string pb_mysql_type;  // Column.mysqlType (field 10), empty for an empty type
   std::string js_key;         // the name as a JSON string
   std::string js_member;      // ,"name": (a member after the first one; without the comma first)
@@ -279,6 +282,18 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
     p.key = c.in_primary_key;
     if (p.key) p.pb_name.append("\x20\x01", 2);
     p.value = canal_detail::value_plan(c);
+    for (std::string* pre : {&p.pb_pre, &p.pb_pre_null}) {
+      const int sql_type = pre == &p.pb_pre ? p.value.sql_type : p.value.null_sql_type;
+      if (i != 0) {
+        pre->push_back(0x08);
+        canal_detail::append_varint(*pre, i);
+      }
+      if (sql_type != 0) {
+        pre->push_back(0x10);
+        canal_detail::append_varint(*pre, canal_detail::int32_wire(sql_type));
+      }
+      pre->append(p.pb_name);
+    }
     p.name_ok = canal_detail::proto_utf8_valid(c.name);
     p.type_ok = canal_detail::proto_utf8_valid(mysql_type);
     p.json = c.type == ColumnType::json;
@@ -292,25 +307,40 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
 
 // Column message size and bytes (field order of the generated code: 1 2 3 4 5 6 8 10; isNull
 // is a oneof member and always written, other scalars only when not zero/empty).
+// The column's prepared start (ColumnPlan::pb_pre) for the cell's sqlType, or null.
+inline const std::string* column_pre(const Cell& c, const ColumnPlan& p) noexcept {
+  if (c.v.sql_type == (c.v.is_null ? p.value.null_sql_type : p.value.sql_type))
+    return c.v.is_null ? &p.pb_pre_null : &p.pb_pre;
+  return nullptr;
+}
 std::size_t column_size(const Cell& c, const ColumnPlan& p) noexcept {
-  std::size_t n = 2 + p.pb_name.size() + p.pb_mysql_type.size();
-  if (c.index != 0) n += 1 + varint_size(c.index);
-  if (c.v.sql_type != 0)
-    n += c.v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(c.v.sql_type));
+  std::size_t n = 2 + p.pb_mysql_type.size();
+  if (const std::string* pre = column_pre(c, p)) {
+    n += pre->size();
+  } else {
+    n += p.pb_name.size();
+    if (c.index != 0) n += 1 + varint_size(c.index);
+    if (c.v.sql_type != 0)
+      n += c.v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(c.v.sql_type));
+  }
   if (c.updated) n += 2;
   if (!c.v.value.empty()) n += 1 + varint_size(c.v.value.size()) + c.v.value.size();
   return n;
 }
 char* put_column(char* o, const Cell& c, const ColumnPlan& p) noexcept {
-  if (c.index != 0) {
-    *o++ = 0x08;
-    o = put_varint(o, c.index);
+  if (const std::string* pre = column_pre(c, p)) {
+    o = put_bytes(o, *pre);
+  } else {
+    if (c.index != 0) {
+      *o++ = 0x08;
+      o = put_varint(o, c.index);
+    }
+    if (c.v.sql_type != 0) {
+      *o++ = 0x10;
+      o = put_varint(o, int32_wire(c.v.sql_type));
+    }
+    o = put_bytes(o, p.pb_name);  // and isKey
   }
-  if (c.v.sql_type != 0) {
-    *o++ = 0x10;
-    o = put_varint(o, int32_wire(c.v.sql_type));
-  }
-  o = put_bytes(o, p.pb_name);  // and isKey
   if (c.updated) {
     *o++ = 0x28;
     *o++ = 1;
