@@ -21,6 +21,9 @@
 #include <chrono>
 #include <stdexcept>
 #include <system_error>
+
+#include <sys/uio.h>
+#include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -629,8 +632,10 @@ class EntrySink {
     return batch;
   }
 
-  // canal-proto: Entry{header (1), entryType (2), storeValue (3, when not empty)}.
-  void entry(std::uint64_t batch, std::string_view header, int entry_type, std::string_view store) {
+  // canal-proto: Entry{header (1), entryType (2), storeValue (3, when not empty)}. `borrowed`:
+  // `store` stays valid until release() (it is written from where it is, not copied).
+  void entry(std::uint64_t batch, std::string_view header, int entry_type, std::string_view store,
+             bool borrowed = false) {
     std::size_t n = 1 + varint_size(header.size()) + header.size() + 1 +
                     varint_size(static_cast<std::uint64_t>(entry_type));
     if (!store.empty()) n += 1 + varint_size(store.size()) + store.size();
@@ -641,6 +646,22 @@ class EntrySink {
       std::string* m = messages_.add_messages();
       m->resize(n);
       p = m->data();
+    } else if (borrowed && store.size() >= kBorrowFrom && fd_ >= 0) {
+      // Everything up to the store's bytes here, then the store where it is.
+      p = buf_.extend(varint_size(n) + n - store.size());
+      p = put_varint(p, n);
+      canal_detail::WireWriter w{p};
+      w.bytes(1, header);
+      w.varint(2, static_cast<std::uint64_t>(entry_type));
+      *w.p++ = static_cast<char>((3u << 3) | 2);
+      w.p = put_varint(w.p, store.size());
+      buf_.truncate(static_cast<std::size_t>(w.p - buf_.data()));
+      pieces_.push_back(Piece{nullptr, copied_, buf_.size() - copied_});
+      pieces_.push_back(Piece{store.data(), 0, store.size()});
+      copied_ = buf_.size();
+      borrowed_bytes_ += store.size();
+      if (pieces_.size() >= kMaxPieces) write_out();
+      return;
     } else {
       p = buf_.extend(varint_size(n) + n);
       p = put_varint(p, n);
@@ -649,13 +670,17 @@ class EntrySink {
     w.bytes(1, header);
     w.varint(2, static_cast<std::uint64_t>(entry_type));
     if (!store.empty()) w.bytes(3, store);
-    if (buf_.size() >= kFlushAt) write_out();
+    if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
+  }
+  // The borrowed stores are about to go: written out now.
+  void release() {
+    if (!pieces_.empty()) write_out();
   }
 
   // canal-json: lines are appended here, then done() is called.
   OutBuf& text() { return buf_; }
   void done() {
-    if (buf_.size() >= kFlushAt) write_out();
+    if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
   }
 
   // At the end of the input: the last batch's packet, and everything written out.
@@ -671,10 +696,45 @@ class EntrySink {
   // batch starts (or at the end), never because the buffer is full (the first implementation
   // flushed the open batch here, which split a batch into two packets of the same batch_id).
   void write_out() {
+    if (!pieces_.empty()) {
+      if (copied_ < buf_.size()) pieces_.push_back(Piece{nullptr, copied_, buf_.size() - copied_});
+      write_pieces();
+      pieces_.clear();
+      copied_ = 0;
+      borrowed_bytes_ = 0;
+      buf_.clear();
+      return;
+    }
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
       throw std::system_error(errno, std::generic_category(), "write");
     buf_.clear();
     if (std::fflush(f_) != 0) throw std::system_error(errno, std::generic_category(), "write");
+  }
+
+  // The pieces, in order, with writev on the stream's descriptor (nothing is left in its
+  // buffer: every write_out flushes it).
+  void write_pieces() {
+    std::vector<iovec>& v = iov_;
+    v.clear();
+    for (const Piece& pc : pieces_) {
+      const char* at = pc.ext != nullptr ? pc.ext : buf_.data() + pc.at;
+      if (pc.len != 0) v.push_back(iovec{const_cast<char*>(at), pc.len});
+    }
+    std::size_t i = 0;
+    while (i < v.size()) {
+      const int cnt = static_cast<int>(std::min<std::size_t>(v.size() - i, 1024));  // IOV_MAX
+      const ssize_t w = ::writev(fd_, v.data() + i, cnt);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw std::system_error(errno, std::generic_category(), "write");
+      }
+      auto left = static_cast<std::size_t>(w);
+      while (i < v.size() && left >= v[i].iov_len) left -= v[i++].iov_len;
+      if (left > 0) {
+        v[i].iov_base = static_cast<char*>(v[i].iov_base) + left;
+        v[i].iov_len -= left;
+      }
+    }
   }
 
   // One MESSAGES packet for the batch collected in messages_ (SessionHandler, NettyUtils.write).
@@ -718,7 +778,19 @@ class EntrySink {
 
   const CanalOptions& o_;
   std::FILE* f_;
+  int fd_ = f_ != nullptr ? ::fileno(f_) : -1;
   OutBuf buf_;
+  // Borrowed stores (canal-proto without packets): what is written out is, in order, the pieces
+  // (a range of buf_ when ext is null, else ext's bytes), then buf_ past copied_.
+  struct Piece {
+    const char* ext;
+    std::size_t at, len;
+  };
+  static constexpr std::size_t kBorrowFrom = 512;  // smaller stores are cheaper to copy
+  static constexpr std::size_t kMaxPieces = 2048;
+  std::vector<Piece> pieces_;
+  std::vector<iovec> iov_;
+  std::size_t copied_ = 0, borrowed_bytes_ = 0;
   std::string plain_;
   std::uint64_t entries_ = 0;
   std::uint64_t batch_id_ = 0;
@@ -1005,8 +1077,8 @@ struct CanalRender {
           canal_detail::log_invalid_utf8(b.row_logs[i].first, b.row_logs[i].second);
         for (std::size_t i = j.logs_at; i < j.logs_end; ++i)
           canal_detail::log_invalid_utf8(b.logs[i].first, b.logs[i].second);
-        if (j.rows) sink.entry(batch, b.rendered(j.out_a), j.entry_type, b.rendered(j.out_b));
-        else sink.entry(batch, b.view(j.a), j.entry_type, b.view(j.b));
+        if (j.rows) sink.entry(batch, b.rendered(j.out_a), j.entry_type, b.rendered(j.out_b), true);
+        else sink.entry(batch, b.view(j.a), j.entry_type, b.view(j.b), true);
       } else if (j.rows || j.has_text) {
         OutBuf& t = sink.text();
         t.append(j.rows ? b.rendered(j.out_a) : b.view(j.a));
@@ -1015,6 +1087,7 @@ struct CanalRender {
         sink.done();
       }
     }
+    sink.release();  // the batch's bytes are reused next
   }
 };
 

@@ -68,37 +68,52 @@ void append_dec_signed(std::string& out, std::int64_t v) {
   out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
 }
 // Double.toString's layout of the value d1.d2d3... x 10^sci_exp (`digits` = d1d2d3..., the
-// shortest round-trip digits, no trailing zeros): plain decimal with at least one fraction digit
-// for 10^-3 <= |v| < 10^7, else "d1.d2d3...E<exp>" (at least one digit after the point).
-void java_format(std::string& s, bool neg, std::string_view digits, int sci_exp) {
-  if (neg) s.push_back('-');
+// shortest round-trip digits, no trailing zeros, at most 24): plain decimal with at least one
+// fraction digit for 10^-3 <= |v| < 10^7, else "d1.d2d3...E<exp>" (at least one digit after the
+// point). Writes at most 40 bytes at `o`; returns the end.
+char* java_format(char* o, bool neg, const char* digits, std::size_t nd, int sci_exp) {
+  if (neg) *o++ = '-';
   if (sci_exp >= -3 && sci_exp < 7) {
     if (sci_exp < 0) {
-      s.append("0.", 2);
-      s.append(static_cast<std::size_t>(-sci_exp - 1), '0');
-      s.append(digits);
-    } else {
-      const std::size_t int_len = static_cast<std::size_t>(sci_exp) + 1;
-      if (digits.size() <= int_len) {
-        s.append(digits);
-        s.append(int_len - digits.size(), '0');
-        s.append(".0", 2);
-      } else {
-        s.append(digits.substr(0, int_len));
-        s.push_back('.');
-        s.append(digits.substr(int_len));
-      }
+      std::memcpy(o, "0.000", 5);  // "0." and -sci_exp - 1 zeros
+      o += 2 + (-sci_exp - 1);
+      std::memcpy(o, digits, nd);
+      return o + nd;
     }
-    return;
+    const std::size_t int_len = static_cast<std::size_t>(sci_exp) + 1;
+    if (nd <= int_len) {
+      std::memcpy(o, digits, nd);
+      o += nd;
+      std::memset(o, '0', int_len - nd);
+      o += int_len - nd;
+      std::memcpy(o, ".0", 2);
+      return o + 2;
+    }
+    std::memcpy(o, digits, int_len);
+    o += int_len;
+    *o++ = '.';
+    std::memcpy(o, digits + int_len, nd - int_len);
+    return o + (nd - int_len);
   }
-  s.push_back(digits[0]);
-  s.push_back('.');
-  if (digits.size() > 1)
-    s.append(digits.substr(1));
-  else
-    s.push_back('0');
-  s.push_back('E');
-  append_i64(s, sci_exp);
+  *o++ = digits[0];
+  *o++ = '.';
+  if (nd > 1) {
+    std::memcpy(o, digits + 1, nd - 1);
+    o += nd - 1;
+  } else {
+    *o++ = '0';
+  }
+  *o++ = 'E';
+  unsigned e = static_cast<unsigned>(sci_exp < 0 ? -sci_exp : sci_exp);
+  if (sci_exp < 0) *o++ = '-';
+  char t[4];
+  int n = 0;
+  do {
+    t[n++] = static_cast<char>('0' + e % 10);
+    e /= 10;
+  } while (e != 0);
+  while (n > 0) *o++ = t[--n];
+  return o;
 }
 
 template <typename F>
@@ -118,8 +133,9 @@ void append_java_fp(std::string& out, F v) {
   char digits[32];
   int exp = 0;
   const int nd = columns_detail::shortest_digits_of(v, digits, exp);
-  const bool neg = std::signbit(v);
-  java_format(out, neg, std::string_view(digits, static_cast<std::size_t>(nd)), exp);
+  char buf[48];
+  char* const e = java_format(buf, std::signbit(v), digits, static_cast<std::size_t>(nd), exp);
+  out.append(buf, static_cast<std::size_t>(e - buf));
 }
 
 // MySQL's latin1 is Windows-1252, with 81 8d 8f 90 9d mapped to the C1 controls (the table of
