@@ -405,8 +405,12 @@ void append_row_data(OutBuf& out, const TablePlan& plan, Image& before, Image& a
 // seen twice keeps its first position and its last value (as ordered_json assignment did).
 class FlatRows {
  public:
-  void begin() {
+  // `data`: where the objects of "data" go, comma-separated (begin() remembers its size; they
+  // are what it holds past that). Null: kept here (data()).
+  void begin(OutBuf* data = nullptr) {
     data_.clear();
+    out_ = data != nullptr ? data : &data_;
+    data_at_ = out_->size();
     old_.clear();
     pks_.clear();
     keys_.clear();
@@ -441,8 +445,8 @@ class FlatRows {
       last_col_[slot] = c.index;
     }
     if (!cols.empty()) {
-      if (!data_.empty()) data_.push_back(',');
-      object(data_, plan, cols, nullptr);
+      if (out_->size() != data_at_) out_->push_back(',');
+      object(*out_, plan, cols, nullptr);
     }
     if (kind == RowsKind::update) {
       ++row_;
@@ -488,6 +492,8 @@ class FlatRows {
     o[items.size() + 1] = ']';
   }
   const OutBuf& data() const { return data_; }
+  // Whether any object went to the caller's buffer of begin().
+  bool wrote_data() const { return out_->size() != data_at_; }
   const OutBuf& old() const { return old_; }
   const OutBuf& pks() const { return pks_; }
 
@@ -537,6 +543,8 @@ class FlatRows {
   }
 
   OutBuf data_, old_, pks_;
+  OutBuf* out_ = &data_;
+  std::size_t data_at_ = 0;
   std::vector<std::uint32_t> keys_;  // slots in first-seen order
   std::uint64_t event_ = 0, row_ = 0, pos_gen_ = 0;
   std::vector<std::uint64_t> key_seen_, pos_stamp_, upd_stamp_;
@@ -560,13 +568,15 @@ struct FlatEntry {
 // (the batch number, known only when the entry is written): it goes at the offset returned.
 // `es`: the event's timestamp in milliseconds; `gtid`: Header.gtid (empty: null).
 std::size_t flat_message(OutBuf& out, std::int64_t es, std::string_view schema, std::string_view table,
-                         std::string_view gtid, const FlatEntry& f) {
+                         std::string_view gtid, const FlatEntry& f, bool data_written = false) {
   const bool rows = f.rows != nullptr;
-  out.append("{\"data\":", 8);
-  if (rows)
-    FlatRows::array_or_null(out, f.rows->data());
-  else
-    out.append("null", 4);
+  if (!data_written) {
+    out.append("{\"data\":", 8);
+    if (rows)
+      FlatRows::array_or_null(out, f.rows->data());
+    else
+      out.append("null", 4);
+  }
   out.append(",\"database\":", 12);
   append_flat_json_string(out, schema);
   out.append(",\"es\":", 6);
@@ -656,11 +666,8 @@ class EntrySink {
       *w.p++ = static_cast<char>((3u << 3) | 2);
       w.p = put_varint(w.p, store.size());
       buf_.truncate(static_cast<std::size_t>(w.p - buf_.data()));
-      pieces_.push_back(Piece{nullptr, copied_, buf_.size() - copied_});
-      pieces_.push_back(Piece{store.data(), 0, store.size()});
-      copied_ = buf_.size();
-      borrowed_bytes_ += store.size();
-      if (pieces_.size() >= kMaxPieces) write_out();
+      borrow(store);
+      if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
       return;
     } else {
       p = buf_.extend(varint_size(n) + n);
@@ -672,7 +679,20 @@ class EntrySink {
     if (!store.empty()) w.bytes(3, store);
     if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
   }
-  // The borrowed stores are about to go: written out now.
+  // `s` written after what the buffer holds, from where it is when it is large enough (it must
+  // stay valid until release()), else copied.
+  void borrow(std::string_view s) {
+    if (s.size() < kBorrowFrom || fd_ < 0) {
+      buf_.append(s);
+      return;
+    }
+    pieces_.push_back(Piece{nullptr, copied_, buf_.size() - copied_});
+    pieces_.push_back(Piece{s.data(), 0, s.size()});
+    copied_ = buf_.size();
+    borrowed_bytes_ += s.size();
+    if (pieces_.size() >= kMaxPieces) write_out();
+  }
+  // The borrowed bytes are about to go: written out now.
   void release() {
     if (!pieces_.empty()) write_out();
   }
@@ -885,7 +905,8 @@ class CanalRowsWorker {
       b.out.append(buf, static_cast<std::size_t>(put_varint(buf, static_cast<std::uint64_t>(et)) - buf));
       b.out.append("\x50\x00", 2);
     } else {
-      flat_rows_.begin();
+      b.out.append("{\"data\":[", 9);
+      flat_rows_.begin(&b.out);
     }
     const Bytes present_before = b.bytes(j.present_before), present_after = b.bytes(j.present_after);
     std::size_t n_rows = 0;
@@ -930,8 +951,15 @@ class CanalRowsWorker {
     }
     j.row_logs_end = b.row_logs.size();
     if (json) {
+      if (flat_rows_.wrote_data()) {
+        b.out.push_back(']');
+      } else {
+        b.out.truncate(out_at + 8);  // {"data":
+        b.out.append("null", 4);
+      }
       const FlatEntry f{false, std::string_view(), et, &flat_rows_, &plan};
-      const std::size_t id_at = flat_message(b.out, j.es, b.view(j.schema), b.view(j.table), b.view(j.gtid), f);
+      const std::size_t id_at =
+          flat_message(b.out, j.es, b.view(j.schema), b.view(j.table), b.view(j.gtid), f, true);
       j.out_a = Span{out_at, id_at - out_at};
       j.out_b = Span{id_at, b.out.size() - id_at};
       return;
@@ -1080,10 +1108,9 @@ struct CanalRender {
         if (j.rows) sink.entry(batch, b.rendered(j.out_a), j.entry_type, b.rendered(j.out_b), true);
         else sink.entry(batch, b.view(j.a), j.entry_type, b.view(j.b), true);
       } else if (j.rows || j.has_text) {
-        OutBuf& t = sink.text();
-        t.append(j.rows ? b.rendered(j.out_a) : b.view(j.a));
-        append_dec(t, batch);
-        t.append(j.rows ? b.rendered(j.out_b) : b.view(j.b));
+        sink.borrow(j.rows ? b.rendered(j.out_a) : b.view(j.a));
+        append_dec(sink.text(), batch);
+        sink.borrow(j.rows ? b.rendered(j.out_b) : b.view(j.b));
         sink.done();
       }
     }
