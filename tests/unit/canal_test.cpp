@@ -1071,6 +1071,30 @@ TEST_CASE("canal values: the typed decoder takes exactly column_value_size's byt
   CHECK(decoded > 50000);
 }
 
+TEST_CASE("canal: ISO-8859-1 bytes as UTF-8, one code point per byte, at any length") {
+  std::mt19937_64 g(11);
+  for (int k = 0; k < 3000; ++k) {
+    std::string in(static_cast<std::size_t>(g() % 700), '\0');
+    const unsigned mix = static_cast<unsigned>(g() % 4);  // from all ASCII to all high bytes
+    for (char& c : in) c = static_cast<char>(g() % 4 < mix ? 0x80 + g() % 128 : g() % 128);
+    std::string want = "prefix";
+    for (unsigned char c : in) {
+      if (c < 0x80) {
+        want.push_back(static_cast<char>(c));
+      } else {
+        want.push_back(static_cast<char>(0xC0 | (c >> 6)));
+        want.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+      }
+    }
+    std::string got = "prefix";
+    canal_detail::append_iso8859_1(got, Bytes(reinterpret_cast<const std::uint8_t*>(in.data()), in.size()));
+    if (got != want) {
+      CHECK(got == want);
+      break;
+    }
+  }
+}
+
 TEST_CASE("canal: text helpers agree with nlohmann (flat JSON strings, JSON string text)") {
   std::mt19937_64 g(7);
   auto nl_dump = [](const std::string& s) {

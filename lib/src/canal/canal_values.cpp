@@ -248,16 +248,27 @@ void append_canal_text(std::string& out, std::string_view bytes, std::uint16_t c
 void append_iso8859_1(std::string& out, Bytes b) {
   const auto* p = b.data();
   const std::size_t n = b.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const std::size_t run = ascii_end(p, i, n);
-    out.append(reinterpret_cast<const char*>(p) + i, run - i);
-    if (run == n) break;
-    const unsigned char c = p[run];
-    const char two[2] = {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
-    out.append(two, 2);
-    i = run + 1;
+  std::size_t i = ascii_end(p, 0, n);
+  out.append(reinterpret_cast<const char*>(p), i);
+  if (i == n) return;
+  // The rest through a buffer on the stack: one append per 256 bytes, not two per byte.
+  out.reserve(out.size() + (n - i) * 2);
+  char buf[256];
+  std::size_t k = 0;
+  for (; i < n; ++i) {
+    if (k > sizeof buf - 2) {
+      out.append(buf, k);
+      k = 0;
+    }
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      buf[k++] = static_cast<char>(c);
+    } else {
+      buf[k++] = static_cast<char>(0xC0 | (c >> 6));
+      buf[k++] = static_cast<char>(0x80 | (c & 0x3F));
+    }
   }
+  out.append(buf, k);
 }
 
 bool append_json_string_text(std::string& out, std::string_view json) {
@@ -420,8 +431,20 @@ void flat_json_string(Out& out, std::string_view s) {
   out.push_back('"');
   std::size_t i = 0;
   while (i < n) {
+    // A run of bytes that go out as they are: ASCII that needs no escape, and well-formed UTF-8
+    // sequences (Latin-1 text as UTF-8, from binary columns, is mostly 2-byte ones).
     std::size_t run = i;
-    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
+    while (run < n) {
+      const unsigned char c = p[run];
+      if (c < 0x80) {
+        if (c < 0x20 || c == '"' || c == '\\') break;
+        ++run;
+      } else if (c >= 0xc2 && c <= 0xdf && run + 1 < n && (p[run + 1] & 0xc0) == 0x80) {
+        run += 2;
+      } else {
+        break;  // the general path below (longer sequences, ill-formed bytes)
+      }
+    }
     out.append(s.data() + i, run - i);
     if (run == n) break;
     const unsigned char c = p[run];
