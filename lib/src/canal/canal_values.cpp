@@ -402,6 +402,28 @@ static bool plain_json_body(const char* s, std::size_t n) noexcept {
   return i == n || plain8(load8(s + n - 8));  // the last, overlapping word
 }
 
+// How many bytes at `s` (at most n) go into a JSON string as they are: ASCII, not a control
+// character, '"' or '\\'.
+static std::size_t plain_json_prefix(const char* s, std::size_t n) noexcept {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
+                backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i bad =
+        _mm_or_si128(_mm_cmplt_epi8(x, space),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
+    if (const int m = _mm_movemask_epi8(bad); m != 0) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+  }
+#endif
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+  }
+  return i;
+}
+
 void append_java_double(std::string& out, double v) { append_java_fp(out, v); }
 void append_java_float(std::string& out, float v) { append_java_fp(out, v); }
 
@@ -415,6 +437,8 @@ char* extend(std::string& s, std::size_t n) {
   return s.data() + at;
 }
 char* extend(OutBuf& b, std::size_t n) { return b.extend(n); }
+void shrink_by(std::string& s, std::size_t n) { s.resize(s.size() - n); }
+void shrink_by(OutBuf& b, std::size_t n) { b.truncate(b.size() - n); }
 }  // namespace
 
 template <typename Out>
@@ -428,95 +452,91 @@ void flat_json_string(Out& out, std::string_view s) {
     o[n + 1] = '"';
     return;
   }
-  out.push_back('"');
+  // Written through a pointer, a block of input at a time: each byte becomes at most 6 (\u00XX),
+  // a maximal ill-formed subsequence 3 (U+FFFD).
+  constexpr std::size_t kBlock = 4096;
+  *extend(out, 1) = '"';
   std::size_t i = 0;
   while (i < n) {
-    // A run of bytes that go out as they are: ASCII that needs no escape, and well-formed UTF-8
-    // sequences (Latin-1 text as UTF-8, from binary columns, is mostly 2-byte ones).
-    std::size_t run = i;
-    while (run < n) {
-      const unsigned char c = p[run];
+    const std::size_t block_end = n - i > kBlock ? i + kBlock : n;
+    const std::size_t room = 6 * (block_end - i) + 3;
+    char* const start = extend(out, room);
+    char* o = start;
+    while (i < block_end) {
+      const unsigned char c = p[i];
       if (c < 0x80) {
-        if (c < 0x20 || c == '"' || c == '\\') break;
-        ++run;
-      } else if (c >= 0xc2 && c <= 0xdf && run + 1 < n && (p[run + 1] & 0xc0) == 0x80) {
-        run += 2;
-      } else {
-        break;  // the general path below (longer sequences, ill-formed bytes)
-      }
-    }
-    out.append(s.data() + i, run - i);
-    if (run == n) break;
-    const unsigned char c = p[run];
-    i = run + 1;
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out.append("\\\"", 2);
-          break;
-        case '\\':
-          out.append("\\\\", 2);
-          break;
-        case '\b':
-          out.append("\\b", 2);
-          break;
-        case '\t':
-          out.append("\\t", 2);
-          break;
-        case '\n':
-          out.append("\\n", 2);
-          break;
-        case '\f':
-          out.append("\\f", 2);
-          break;
-        case '\r':
-          out.append("\\r", 2);
-          break;
-        default: {
-          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          out.append(esc, 6);
+        if (c >= 0x20 && c != '"' && c != '\\') {
+          const std::size_t run = plain_json_prefix(s.data() + i, block_end - i);
+          std::memcpy(o, s.data() + i, run);
+          o += run;
+          i += run;
+          continue;
         }
+        *o++ = '\\';
+        switch (c) {
+          case '"': *o++ = '"'; break;
+          case '\\': *o++ = '\\'; break;
+          case '\b': *o++ = 'b'; break;
+          case '\t': *o++ = 't'; break;
+          case '\n': *o++ = 'n'; break;
+          case '\f': *o++ = 'f'; break;
+          case '\r': *o++ = 'r'; break;
+          default:
+            o[0] = 'u';
+            o[1] = '0';
+            o[2] = '0';
+            o[3] = kHex[c >> 4];
+            o[4] = kHex[c & 15];
+            o += 5;
+        }
+        ++i;
+        continue;
       }
-      continue;
+      // Non-ASCII: a well-formed sequence is copied; otherwise its maximal ill-formed prefix
+      // (nlohmann's DFA rejects at the first byte that cannot continue it, and reads that byte
+      // again as a new start) becomes one U+FFFD. A sequence may end past the block: the block's
+      // room (6 per byte) covers it.
+      std::size_t want = 0;
+      unsigned char lo = 0x80, hi = 0xbf;
+      if (c >= 0xc2 && c <= 0xdf)
+        want = 1;
+      else if (c == 0xe0)
+        want = 2, lo = 0xa0;
+      else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
+        want = 2;
+      else if (c == 0xed)
+        want = 2, hi = 0x9f;
+      else if (c == 0xf0)
+        want = 3, lo = 0x90;
+      else if (c >= 0xf1 && c <= 0xf3)
+        want = 3;
+      else if (c == 0xf4)
+        want = 3, hi = 0x8f;
+      if (want == 0) {
+        std::memcpy(o, "\xEF\xBF\xBD", 3);
+        o += 3;
+        ++i;
+        continue;
+      }
+      std::size_t k = 0;
+      while (k < want && i + 1 + k < n) {
+        const unsigned char b = p[i + 1 + k];
+        if (b < (k == 0 ? lo : 0x80) || b > (k == 0 ? hi : 0xbf)) break;
+        ++k;
+      }
+      if (k == want) {
+        std::memcpy(o, s.data() + i, want + 1);
+        o += want + 1;
+        i += want + 1;
+      } else {
+        std::memcpy(o, "\xEF\xBF\xBD", 3);
+        o += 3;
+        i += 1 + k;  // the byte that broke the sequence (or the end) starts over
+      }
     }
-    // Non-ASCII: a well-formed sequence is copied; otherwise its maximal ill-formed prefix
-    // (nlohmann's DFA rejects at the first byte that cannot continue it, and reads that byte
-    // again as a new start) becomes one U+FFFD.
-    std::size_t want = 0;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf)
-      want = 1;
-    else if (c == 0xe0)
-      want = 2, lo = 0xa0;
-    else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
-      want = 2;
-    else if (c == 0xed)
-      want = 2, hi = 0x9f;
-    else if (c == 0xf0)
-      want = 3, lo = 0x90;
-    else if (c >= 0xf1 && c <= 0xf3)
-      want = 3;
-    else if (c == 0xf4)
-      want = 3, hi = 0x8f;
-    if (want == 0) {
-      out.append("\xEF\xBF\xBD", 3);
-      continue;
-    }
-    std::size_t k = 0;
-    while (k < want && run + 1 + k < n) {
-      const unsigned char b = p[run + 1 + k];
-      if (b < (k == 0 ? lo : 0x80) || b > (k == 0 ? hi : 0xbf)) break;
-      ++k;
-    }
-    if (k == want) {
-      out.append(s.data() + run, want + 1);
-      i = run + 1 + want;
-    } else {
-      out.append("\xEF\xBF\xBD", 3);
-      i = run + 1 + k;  // the byte that broke the sequence (or the end) starts over
-    }
+    shrink_by(out, room - static_cast<std::size_t>(o - start));
   }
-  out.push_back('"');
+  *extend(out, 1) = '"';
 }
 
 void append_flat_json_string(std::string& out, std::string_view s) { flat_json_string(out, s); }
