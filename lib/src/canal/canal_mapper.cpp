@@ -217,7 +217,8 @@ using canal_detail::varint_size;
 struct Cell {
   std::uint32_t index = 0;
   bool updated = false;
-  std::uint32_t pb_size = 0;  // encoded Column size (canal-proto)
+  std::uint32_t pb_size = 0;          // encoded Column size (canal-proto)
+  const std::string* pb_pre = nullptr;  // its prepared start, if any (column_size sets both)
   CanalValue v;
 };
 
@@ -316,9 +317,10 @@ inline const std::string* column_pre(const Cell& c, const ColumnPlan& p) noexcep
     return c.v.is_null ? &p.pb_pre_null : &p.pb_pre;
   return nullptr;
 }
-std::size_t column_size(const Cell& c, const ColumnPlan& p) noexcept {
+std::size_t column_size(Cell& c, const ColumnPlan& p) noexcept {
   std::size_t n = 2 + p.pb_mysql_type.size();
-  if (const std::string* pre = column_pre(c, p)) {
+  c.pb_pre = column_pre(c, p);
+  if (const std::string* pre = c.pb_pre) {
     n += pre->size();
   } else {
     n += p.pb_name.size();
@@ -330,8 +332,9 @@ std::size_t column_size(const Cell& c, const ColumnPlan& p) noexcept {
   if (!c.v.value.empty()) n += 1 + varint_size(c.v.value.size()) + c.v.value.size();
   return n;
 }
-char* put_column(char* o, const Cell& c, const ColumnPlan& p) noexcept {
-  if (const std::string* pre = column_pre(c, p)) {
+// The column's bytes (after column_size).
+[[gnu::always_inline]] inline char* put_column(char* o, const Cell& c, const ColumnPlan& p) noexcept {
+  if (const std::string* pre = c.pb_pre) {
     o = put_bytes(o, *pre);
   } else {
     if (c.index != 0) {
