@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 
 namespace binlogctl::columns_detail {
 
@@ -20,11 +22,45 @@ int shortest_digits_of(T v, char* digits, int& e) {
 #if defined(FMT_VERSION) && FMT_VERSION >= 90000 && FMT_VERSION < 110000
   const auto dec = fmt::detail::dragonbox::to_decimal(v);
   auto sig = static_cast<std::uint64_t>(dec.significand);
-  int n = 1;
-  for (std::uint64_t t = sig; t >= 10; t /= 10) ++n;
-  for (int i = n - 1; i >= 0; --i) {
-    digits[i] = static_cast<char>('0' + sig % 10);
-    sig /= 10;
+  // The number of digits (from the bit width, corrected by one comparison), then two digits at
+  // a time from the right.
+  static constexpr std::uint64_t kPow10[20] = {1ull,
+                                               10ull,
+                                               100ull,
+                                               1000ull,
+                                               10000ull,
+                                               100000ull,
+                                               1000000ull,
+                                               10000000ull,
+                                               100000000ull,
+                                               1000000000ull,
+                                               10000000000ull,
+                                               100000000000ull,
+                                               1000000000000ull,
+                                               10000000000000ull,
+                                               100000000000000ull,
+                                               1000000000000000ull,
+                                               10000000000000000ull,
+                                               100000000000000000ull,
+                                               1000000000000000000ull,
+                                               10000000000000000000ull};
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  int n = (static_cast<int>(std::bit_width(sig | 1)) * 1233) >> 12;  // floor(log10) or one less
+  n += sig >= kPow10[n] ? 1 : 0;
+  char* p = digits + n;
+  while (sig >= 100) {
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * (sig % 100), 2);
+    sig /= 100;
+  }
+  if (sig >= 10) {
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * sig, 2);
+  } else {
+    *--p = static_cast<char>('0' + sig);
   }
   e = dec.exponent + n - 1;
   while (n > 1 && digits[n - 1] == '0') --n;
