@@ -207,20 +207,21 @@ void append_canal_text(std::string& out, std::string_view bytes, std::uint16_t c
   const std::size_t n = bytes.size();
   switch (mode) {
     case TextMode::utf8: {
-      std::size_t i = 0;
+      // Well-formed stretches (ASCII runs and UTF-8 sequences) go out in one append each.
+      std::size_t i = 0, from = 0;
       while (i < n) {
-        const std::size_t run = ascii_end(p, i, n);
-        out.append(bytes.data() + i, run - i);
-        if (run == n) break;
-        if (const std::size_t len = utf8_sequence_length(p, run, n); len != 0) {
-          out.append(bytes.data() + run, len);
-          i = run + len;
-        } else {
-          const char esc[4] = {'\\', 'x', kHex[p[run] >> 4], kHex[p[run] & 15]};
-          out.append(esc, 4);
-          i = run + 1;
+        i = ascii_end(p, i, n);
+        if (i == n) break;
+        if (const std::size_t len = utf8_sequence_length(p, i, n); len != 0) {
+          i += len;
+          continue;
         }
+        out.append(bytes.data() + from, i - from);
+        const char esc[4] = {'\\', 'x', kHex[p[i] >> 4], kHex[p[i] & 15]};
+        out.append(esc, 4);
+        from = ++i;
       }
+      out.append(bytes.data() + from, n - from);
       return;
     }
     case TextMode::latin1: {
