@@ -717,10 +717,14 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
       return {};
     }
     case ValueKind::decimal: {
+      // Through a buffer of this thread's (JsonBuf over the value would zero its spare
+      // capacity first, on every value).
+      thread_local JsonBuf text;
+      text.clear();
       ByteReader r(cv.bytes, cv.offset);
-      Status st = append_decimal_text(out, cv.precision, cv.scale, r);
+      Status st = append_decimal_text(text, cv.precision, cv.scale, r);
       if (st.ok() && !r.ok()) st = r.error();
-      if (!st.ok()) out.clear();
+      if (st.ok()) out.assign(text.data(), text.size());
       return st;
     }
     case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
@@ -739,10 +743,15 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
       else
         append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
       return {};
-    case ValueKind::json:
+    case ValueKind::json: {
       v.plain = false;
       if (cv.bytes.empty()) return {};
-      return append_json_binary(out, cv.bytes, cv.offset);
+      thread_local JsonBuf text;
+      text.clear();
+      Status st = append_json_binary(text, cv.bytes, cv.offset);
+      if (st.ok()) out.assign(text.data(), text.size());
+      return st;
+    }
     case ValueKind::null:
     case ValueKind::vector:
       break;
