@@ -193,6 +193,9 @@ class RowImageDecoder {
   std::unique_ptr<JsonRowPlan> unfinalized_;  // a map never finalized (serial 0): made per call
   const JsonRowPlan& plan_slow(const TableMap& tm);
   Status value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
+  Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, JsonBuf& out,
+                    const RenderOptions& opts);
+  ColumnValue cv_;  // each value is decoded into it, then rendered from it
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
   JsonBuf diffs_;
   JsonBuf doc_;

@@ -1,7 +1,8 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
 #include <binlogctl/rows.h>
 
-#include "../columns/value_dispatch.h"
+#include "../columns/decode_value.h"
+#include "../columns/value_json.h"
 
 #include <array>
 #include <bit>
@@ -156,13 +157,55 @@ const JsonRowPlan& RowImageDecoder::plan_slow(const TableMap& tm) {
   return *hot.plan;
 }
 
-// One non-NULL value of column i, its rendering remembered when it has a temporal_size. Like
-// append_value_json without its cleanup: on an error the caller drops the whole record, and it
-// checks the reader once per image.
-[[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out,
-                                     const RenderOptions& opts) {
+namespace {
+
+// The plan's fast path for CHAR/VARCHAR text whose bytes go out as they are (ColumnInfo::
+// text_prefix, UTF-8 compatible): the length prefix, then the bytes escaped. True when rendered;
+// false leaves `r` where it was, for the general path (which also reports whatever is wrong).
+[[gnu::always_inline]] inline bool append_utf8_text(std::size_t pb, ByteReader& r, JsonBuf& out) {
+  const std::size_t rem = r.remaining();
+  const std::uint8_t* p = r.data().data() + r.position();
+  if (rem < pb) return false;
+  const std::size_t len = pb == 1 ? p[0] : load_le16(p);
+  if (len > rem - pb) return false;
+  out.push_back('"');
+  append_json_escaped(out, std::string_view(reinterpret_cast<const char*>(p + pb), len));
+  out.push_back('"');
+  r.bytes(pb + len);
+  return true;
+}
+
+// One non-NULL value: decoded (the typed decoder, inline) into `cv`, then rendered from it.
+[[gnu::always_inline]] inline Status decode_and_render(const ColumnInfo& ci, ByteReader& r, ColumnValue& cv,
+                                                      JsonBuf& out, const RenderOptions& opts) {
+  return value_detail::decode_value(ci, r, cv, kDecodeStrict, [&](const ColumnValue& v) __attribute__((always_inline)) {
+    return value_detail::render_json(ci, v, out, opts);
+  });
+}
+
+}  // namespace
+
+// One non-NULL value of column i: the plan's fast paths (UTF-8 text copied out, the rendering
+// of a fixed-size temporal remembered), else decoded and rendered. Like append_value_json without
+// its cleanup: on an error the caller drops the whole record, and it checks the reader once per
+// image.
+[[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r,
+                                                           JsonBuf& out, const RenderOptions& opts) {
   const std::size_t ms = ci.temporal_size;
-  if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
+  if ((ms | ci.text_prefix) != 0) {  // most values take neither fast path: one test for both
+    if (ms == 0) {
+      if (append_utf8_text(ci.text_prefix, r, out)) return {};
+    } else if (r.remaining() >= ms) {
+      return memo_value(ci, i, ms, r, out, opts);
+    }
+  }
+  return decode_and_render(ci, r, cv_, out, opts);
+}
+
+// A value of a fixed-size temporal type (`ms` bytes, all there): the rendering remembered for
+// the column's last raw bytes (rows of a statement often share one: NOW(), a batch load).
+[[gnu::always_inline]] inline Status RowImageDecoder::memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms,
+                                                                ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   Memo& m = memo_[i];
   const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
   const std::uint32_t memo_key = static_cast<std::uint32_t>(ci.type) << 16 | ci.meta;
@@ -172,7 +215,7 @@ const JsonRowPlan& RowImageDecoder::plan_slow(const TableMap& tm) {
     return {};
   }
   const std::size_t begin = out.size();
-  Status st = value_detail::dispatch(ci, r, out, opts);
+  Status st = decode_and_render(ci, r, cv_, out, opts);
   if (!st.ok()) return st;
   const std::size_t len = out.size() - begin;
   if (len > sizeof m.text || !r.ok()) {
