@@ -168,10 +168,10 @@ namespace {
   if (rem < pb) return false;
   const std::size_t len = pb == 1 ? p[0] : load_le16(p);
   if (len > rem - pb) return false;
+  r.bytes(pb + len);  // first: nothing of `r` stays live across the call below
   out.push_back('"');
   append_json_escaped(out, std::string_view(reinterpret_cast<const char*>(p + pb), len));
   out.push_back('"');
-  r.bytes(pb + len);
   return true;
 }
 
