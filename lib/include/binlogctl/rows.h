@@ -165,6 +165,8 @@ class RowImageDecoder {
   std::string_view json_diffs() const noexcept { return diffs_.view(); }
 
  private:
+  // Each value is decoded into it, then rendered from it. First: its address is `this`.
+  ColumnValue cv_;
   static constexpr std::size_t kNoSpan = static_cast<std::size_t>(-1);
   // The last rendering of each column of a fixed-size temporal type (DATE, TIME2, DATETIME2,
   // TIMESTAMP, TIMESTAMP2): rows of a statement often share one (NOW(), a batch load), and the
@@ -195,7 +197,6 @@ class RowImageDecoder {
   Status value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
   Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, JsonBuf& out,
                     const RenderOptions& opts);
-  ColumnValue cv_;  // each value is decoded into it, then rendered from it
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
   JsonBuf diffs_;
   JsonBuf doc_;
