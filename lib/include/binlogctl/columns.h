@@ -155,6 +155,12 @@ struct ColumnInfo {
   // hint; the size of its length prefix (1 or 2), else 0 (utf8_text_prefix; prepared like
   // temporal_size).
   std::uint8_t text_prefix = 0;
+  // Which prepared fast path RowImageDecoder takes for the column, in one byte that the row loop
+  // tests once per value (JsonRowPlan sets it with the fields it uses): none (decode, then
+  // render); text_prefix's UTF-8 text; an ENUM index of 1 or 2 bytes picking one of names_json;
+  // temporal_size's remembered rendering. Each falls back to the general path on anything odd.
+  enum class JsonFastPath : std::uint8_t { none, utf8_text, enum_name, temporal };
+  JsonFastPath json_fast = JsonFastPath::none;
 };
 std::uint8_t fixed_temporal_size(ColumnType type, std::uint16_t meta) noexcept;
 std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept;

@@ -116,7 +116,7 @@ enum class ImageRole : std::uint8_t { before, after };
 
 // The JSON renderer's plan for one table map, made once per map (TableMap::serial): each
 // column's ColumnInfo with the renderer's fast paths filled in (temporal_size, text_prefix,
-// names_json: ENUM names rendered once), and the key written before each value (',', the quoted
+// names_json: ENUM names rendered once; json_fast: which one the row loop takes), and the key written before each value (',', the quoted
 // name and ':'), also in fixed 32-byte slots so that one fixed-size copy writes a short key.
 // Views into the map's ENUM/SET names: valid while the map lives and is not finalized again.
 struct JsonRowPlan {

@@ -113,6 +113,8 @@ JsonRowPlan::JsonRowPlan(const TableMap& tm) {
     ColumnInfo& ci = infos[i];
     ci.temporal_size = fixed_temporal_size(ci.type, ci.meta);
     ci.text_prefix = utf8_text_prefix(ci);
+    if (ci.temporal_size != 0) ci.json_fast = ColumnInfo::JsonFastPath::temporal;
+    if (ci.text_prefix != 0) ci.json_fast = ColumnInfo::JsonFastPath::utf8_text;
     const bool is_enum = c.type == ColumnType::enum_ ||
                          (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
     if (is_enum && !c.values.empty()) {
@@ -126,6 +128,7 @@ JsonRowPlan::JsonRowPlan(const TableMap& tm) {
       views.reserve(rendered.size());
       for (const std::string& v : rendered) views.emplace_back(v);
       ci.names_json = std::span<const std::string_view>(views.data(), views.size());
+      ci.json_fast = ColumnInfo::JsonFastPath::enum_name;
     }
     keys[i].push_back(',');
     append_json_string(keys[i], c.name);
@@ -175,6 +178,21 @@ namespace {
   return true;
 }
 
+// The plan's fast path for an ENUM whose names it rendered (names_json): the 1 or 2-byte index
+// picks one. True when rendered; false leaves `r` where it was, for the general path (the
+// decoder, which also reports whatever is wrong; an index it does not cover renders there).
+[[gnu::always_inline]] inline bool append_enum_name(const ColumnInfo& col, ByteReader& r, JsonBuf& out) {
+  const std::size_t rem = r.remaining();
+  const std::uint8_t* p = r.data().data() + r.position();
+  const std::size_t size = col.meta & 0xff;
+  if ((size != 1 && size != 2) || rem < size) return false;
+  const std::uint64_t index = load_le(p, size);
+  if (index < 1 || index > col.names_json.size()) return false;
+  r.bytes(size);
+  out.append(col.names_json[index - 1]);
+  return true;
+}
+
 // One non-NULL value: decoded (the typed decoder, inline) into `cv`, then rendered from it.
 [[gnu::always_inline]] inline Status decode_and_render(const ColumnInfo& ci, ByteReader& r, ColumnValue& cv,
                                                       JsonBuf& out, const RenderOptions& opts) {
@@ -185,17 +203,19 @@ namespace {
 
 }  // namespace
 
-// One non-NULL value of column i: the plan's fast paths (UTF-8 text copied out, the rendering
-// of a fixed-size temporal remembered), else decoded and rendered. Like append_value_json without
-// its cleanup: on an error the caller drops the whole record, and it checks the reader once per
-// image.
+// One non-NULL value of column i: the plan's fast paths (ColumnInfo::json_fast: UTF-8 text copied
+// out, an ENUM's prepared name, the rendering of a fixed-size temporal remembered), else decoded
+// and rendered. Like append_value_json without its cleanup: on an error the caller drops the
+// whole record, and it checks the reader once per image.
 [[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r,
                                                            JsonBuf& out, const RenderOptions& opts) {
-  const std::size_t ms = ci.temporal_size;
-  if ((ms | ci.text_prefix) != 0) {  // most values take neither fast path: one test for both
-    if (ms == 0) {
+  using Fast = ColumnInfo::JsonFastPath;
+  if (const Fast fast = ci.json_fast; fast != Fast::none) {  // most values take none
+    if (fast == Fast::utf8_text) {
       if (append_utf8_text(ci.text_prefix, r, out)) return {};
-    } else if (r.remaining() >= ms) {
+    } else if (fast == Fast::enum_name) {
+      if (append_enum_name(ci, r, out)) return {};
+    } else if (const std::size_t ms = ci.temporal_size; r.remaining() >= ms) {
       return memo_value(ci, i, ms, r, out, opts);
     }
   }
