@@ -1,11 +1,13 @@
 // One column value of a row image as a typed view: what the value is, decoded once from the
-// column's ColumnInfo and the row bytes, for renderers that are not the JSON hot path (the SQL
-// renderer of convert --format sql and --flashback, the Canal renderer; later stats).
+// column's ColumnInfo and the row bytes, for every renderer (the JSON renderer of convert
+// --format json and append_value_json, the SQL renderer of convert --format sql and --flashback,
+// the Canal renderer; later stats): one decoder, each renderer writes its own text.
 //
 // The view borrows: `bytes` points into the row image (or the column's ENUM/SET names stay in
 // the ColumnInfo), nothing is allocated per value. Every read goes through the ByteReader
 // (bounds-checked); a length prefix that promises more bytes than remain fails before anything
-// is read. The formats are those columns.h documents for append_value_json.
+// is read. The formats are those columns.h documents for append_value_json (decode_value.h
+// reads them).
 #pragma once
 
 #include <binlogctl/bytes.h>
@@ -81,9 +83,23 @@ enum DecodeLeniency : unsigned {
 
 // Decodes one (non-NULL) value at the reader's position into `v` and advances past it. The
 // errors of append_value_json (Errc::truncated, Errc::bad_value, Errc::bad_length at the
-// offending field's offset), but those `leniency` waives; on error `v` is unspecified and the
-// reader's position too.
+// offending field's offset), but those `leniency` waives and those of content it does not look
+// into: a NEWDECIMAL's digit groups and a JSON column's binary document are checked by whoever
+// renders them (append_value_json below does). On error `v` is unspecified and the reader's
+// position too.
 Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v,
                            unsigned leniency = kDecodeStrict) noexcept;
+
+// Appends the JSON text of `v`, a value of `col` decoded strictly (kDecodeStrict), to `out`: the
+// text columns.h documents for append_value_json, which is decode_column_value then this. `col`
+// gives what the value does not carry: ENUM/SET names, FLOAT/DOUBLE decimals. Errors:
+// Errc::bad_value for a NEWDECIMAL digit group over its digits (at v.offset) and those of a
+// binary JSON document (append_json_binary); `out` is then as it was.
+Status append_value_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out, const RenderOptions& opts = {});
+inline Status append_value_json(const ColumnInfo& col, const ColumnValue& v, std::string& out,
+                                const RenderOptions& opts = {}) {
+  JsonBuf b(out);
+  return append_value_json(col, v, b, opts);
+}
 
 }  // namespace binlogctl

@@ -90,7 +90,16 @@ struct StringMeta {
   ColumnType real_type;
   std::uint16_t length;
 };
-StringMeta unpack_string_meta(std::uint16_t meta) noexcept;
+inline StringMeta unpack_string_meta(std::uint16_t meta) noexcept {  // inline: the row decoder asks per value
+  auto type_byte = static_cast<std::uint8_t>(meta >> 8);
+  auto length = static_cast<std::uint16_t>(meta & 0xff);
+  if ((type_byte & 0x30) != 0x30) {
+    // CHAR longer than 255 bytes: bits 8-9 of the length are stored inverted in bits 4-5.
+    length = static_cast<std::uint16_t>(length | (((type_byte & 0x30) ^ 0x30) << 4));
+    type_byte = static_cast<std::uint8_t>(type_byte | 0x30);
+  }
+  return {static_cast<ColumnType>(type_byte), length};
+}
 
 // Bytes a value of this column occupies in a row image (for skipping columns without decoding).
 // `r` is positioned at the value and not moved: length prefixes are peeked through a copy, and a
@@ -146,6 +155,12 @@ struct ColumnInfo {
   // hint; the size of its length prefix (1 or 2), else 0 (utf8_text_prefix; prepared like
   // temporal_size).
   std::uint8_t text_prefix = 0;
+  // Which prepared fast path RowImageDecoder takes for the column, in one byte that the row loop
+  // tests once per value (JsonRowPlan sets it with the fields it uses): none (decode, then
+  // render); text_prefix's UTF-8 text; an ENUM index of 1 or 2 bytes picking one of names_json;
+  // temporal_size's remembered rendering. Each falls back to the general path on anything odd.
+  enum class JsonFastPath : std::uint8_t { none, utf8_text, enum_name, temporal };
+  JsonFastPath json_fast = JsonFastPath::none;
 };
 std::uint8_t fixed_temporal_size(ColumnType type, std::uint16_t meta) noexcept;
 std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept;
@@ -245,8 +260,14 @@ void append_float_json(JsonBuf& out, float v);
 void append_fixed_json(JsonBuf& out, double v, int decimals);
 
 // Binary DECIMAL (bin2decimal): size in bytes of DECIMAL(precision, scale), 0 when the metadata
-// is impossible (precision 1..65, scale <= precision).
-std::size_t decimal_binary_size(int precision, int scale) noexcept;
+// is impossible (precision 1..65, scale <= precision). Inline: the row decoder asks per value.
+inline std::size_t decimal_binary_size(int precision, int scale) noexcept {
+  // Groups of 9 digits take 4 bytes; a partial group of n digits takes dig2bytes[n].
+  constexpr std::uint8_t kDig2Bytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+  if (precision < 1 || precision > 65 || scale < 0 || scale > precision) return 0;  // 65: DECIMAL_MAX_PRECISION
+  const int intg = precision - scale;
+  return static_cast<std::size_t>((intg / 9) * 4 + kDig2Bytes[intg % 9] + (scale / 9) * 4 + kDig2Bytes[scale % 9]);
+}
 // Decodes a binary DECIMAL(precision, scale) from `r` and appends its text without quotes
 // ("-12.340"). Errc::bad_value for impossible metadata or digit groups over 999999999.
 Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r);
@@ -255,17 +276,12 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
 // the absolute offset of doc[0], for error offsets. An empty document renders as null.
 Status append_json_binary(JsonBuf& out, Bytes doc, std::uint64_t base_offset);
 
-// ---- per-type decoders (what append_value_json dispatches to) ----------------------------------
-// Each reads one value of its row format from `r` and appends the JSON value; errors as above.
-
-Status append_date_json(JsonBuf& out, ByteReader& r);      // DATE, NEWDATE
-Status append_time_json(JsonBuf& out, ByteReader& r);      // pre-5.6 TIME
-Status append_datetime_json(JsonBuf& out, ByteReader& r);  // pre-5.6 DATETIME
-// MariaDB's pre-10.0 high-precision temporals (Field_time_hires, Field_datetime_hires,
-// Field_timestamp_hires; still written for tables created with mysql56_temporal_format=OFF or
-// before 10.0). The TABLE_MAP gives them the plain TIME/DATETIME/TIMESTAMP codes and no metadata,
-// so their fsp (1..6) must come from the table's definition; a reader passes it as the column's
-// meta. Big-endian integers of a size that depends on fsp:
+// ---- MariaDB's pre-10.0 high-precision temporals -----------------------------------------------
+// (Field_time_hires, Field_datetime_hires, Field_timestamp_hires; still written for tables created
+// with mysql56_temporal_format=OFF or before 10.0). The TABLE_MAP gives them the plain
+// TIME/DATETIME/TIMESTAMP codes and no metadata, so their fsp (1..6) must come from the table's
+// definition; a reader passes it as the column's meta. Big-endian integers of a size that depends
+// on fsp:
 //   TIME       {_,4,4,5,5,5,6}[fsp] bytes: [-]microseconds / 10^(6-fsp), plus 3020400 * 10^fsp
 //              (the value of 839:00:00 at that precision, so that the stored number is >= 0)
 //   DATETIME   {_,6,6,7,7,7,8}[fsp] bytes: the packed datetime
@@ -273,17 +289,6 @@ Status append_datetime_json(JsonBuf& out, ByteReader& r);  // pre-5.6 DATETIME
 //   TIMESTAMP  4 bytes of seconds since the epoch, then {_,1,1,2,2,3,3}[fsp] bytes of fraction
 // Sizes for column_value_size: legacy_hires_size(t, fsp) (0 when t/fsp is not such a column).
 std::size_t legacy_hires_size(ColumnType t, unsigned fsp) noexcept;
-Status append_time_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp);
-Status append_datetime_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp);
-Status append_timestamp_hires_json(JsonBuf& out, ByteReader& r, unsigned fsp,
-                                   std::int32_t tz_offset_seconds);
-Status append_timestamp_json(JsonBuf& out, ByteReader& r, bool v2, unsigned fsp,
-                             std::int32_t tz_offset_seconds);  // TIMESTAMP, TIMESTAMP2
-Status append_datetime2_json(JsonBuf& out, ByteReader& r, unsigned fsp);
-Status append_time2_json(JsonBuf& out, ByteReader& r, unsigned fsp);
-// STRING (CHAR/BINARY/ENUM/SET), VARCHAR, VAR_STRING, BLOB family, GEOMETRY, JSON, VECTOR.
-Status append_string_family_json(const ColumnInfo& col, ByteReader& r, JsonBuf& out,
-                                 const RenderOptions& opts);
 
 // MySQL's in-memory packed temporals (my_time.h MY_PACKED_TIME_*), as text without quotes:
 // "YYYY-MM-DD[ HH:MM:SS[.f]]" / "[-]HH:MM:SS[.f]" with fsp (0..6) fraction digits.

@@ -116,7 +116,7 @@ enum class ImageRole : std::uint8_t { before, after };
 
 // The JSON renderer's plan for one table map, made once per map (TableMap::serial): each
 // column's ColumnInfo with the renderer's fast paths filled in (temporal_size, text_prefix,
-// names_json: ENUM names rendered once), and the key written before each value (',', the quoted
+// names_json: ENUM names rendered once; json_fast: which one the row loop takes), and the key written before each value (',', the quoted
 // name and ':'), also in fixed 32-byte slots so that one fixed-size copy writes a short key.
 // Views into the map's ENUM/SET names: valid while the map lives and is not finalized again.
 struct JsonRowPlan {
@@ -165,6 +165,8 @@ class RowImageDecoder {
   std::string_view json_diffs() const noexcept { return diffs_.view(); }
 
  private:
+  // Each value is decoded into it, then rendered from it. First: its address is `this`.
+  ColumnValue cv_;
   static constexpr std::size_t kNoSpan = static_cast<std::size_t>(-1);
   // The last rendering of each column of a fixed-size temporal type (DATE, TIME2, DATETIME2,
   // TIMESTAMP, TIMESTAMP2): rows of a statement often share one (NOW(), a batch load), and the
@@ -193,6 +195,8 @@ class RowImageDecoder {
   std::unique_ptr<JsonRowPlan> unfinalized_;  // a map never finalized (serial 0): made per call
   const JsonRowPlan& plan_slow(const TableMap& tm);
   Status value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
+  Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, JsonBuf& out,
+                    const RenderOptions& opts);
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
   JsonBuf diffs_;
   JsonBuf doc_;

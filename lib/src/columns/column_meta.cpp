@@ -144,17 +144,6 @@ std::uint16_t read_column_meta(ColumnType t, ByteReader& r) noexcept {
   return 0;
 }
 
-StringMeta unpack_string_meta(std::uint16_t meta) noexcept {
-  auto type_byte = static_cast<std::uint8_t>(meta >> 8);
-  auto length = static_cast<std::uint16_t>(meta & 0xff);
-  if ((type_byte & 0x30) != 0x30) {
-    // CHAR longer than 255 bytes: bits 8-9 of the length are stored inverted in bits 4-5.
-    length = static_cast<std::uint16_t>(length | (((type_byte & 0x30) ^ 0x30) << 4));
-    type_byte = static_cast<std::uint8_t>(type_byte | 0x30);
-  }
-  return {static_cast<ColumnType>(type_byte), length};
-}
-
 namespace {
 
 constexpr std::size_t fsp_bytes(std::uint16_t fsp) { return (fsp + 1u) / 2u; }

@@ -7,6 +7,8 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/json_out.h>
 
+#include "value_json.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -23,21 +25,18 @@ constexpr int kMaxPrecision = 65;  // DECIMAL_MAX_PRECISION (MySQL and MariaDB)
 
 }  // namespace
 
-std::size_t decimal_binary_size(int precision, int scale) noexcept {
-  if (precision < 1 || precision > kMaxPrecision || scale < 0 || scale > precision) return 0;
-  int intg = precision - scale;
-  return static_cast<std::size_t>(
-      (intg / kDigitsPerGroup) * 4 + kDig2Bytes[intg % kDigitsPerGroup] +
-      (scale / kDigitsPerGroup) * 4 + kDig2Bytes[scale % kDigitsPerGroup]);
-}
-
 Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r) {
   const std::uint64_t at = r.offset();
   const std::size_t size = decimal_binary_size(precision, scale);
   if (size == 0) return DecodeError{Errc::bad_value, at, "impossible DECIMAL precision/scale"};
   Bytes raw = r.bytes(size);
   if (!r.ok()) return r.error();
+  return value_detail::append_decimal_digits(out, precision, scale, raw, at);
+}
 
+Status value_detail::append_decimal_digits(JsonBuf& out, int precision, int scale, Bytes raw, std::uint64_t at) {
+  const std::size_t size = raw.size();  // decimal_binary_size(precision, scale): 1..30
+  if (size == 0) return DecodeError{Errc::bad_value, at, "impossible DECIMAL precision/scale"};
   std::uint8_t buf[40];  // 65 digits need at most 30 bytes
   copy_short(reinterpret_cast<char*>(buf), reinterpret_cast<const char*>(raw.data()), std::min<std::size_t>(size, 32));
   const bool negative = (buf[0] & 0x80) == 0;

@@ -1,6 +1,9 @@
-// CHAR/BINARY/ENUM/SET (type STRING), VARCHAR, BLOB/TEXT, GEOMETRY, JSON and VECTOR values.
+// CHAR/BINARY/ENUM/SET (type STRING), VARCHAR, BLOB/TEXT, GEOMETRY, JSON and VECTOR values as
+// JSON, from their decoded form (ColumnValue; decode_value.h reads the row bytes).
 #include <binlogctl/columns.h>
 #include <fmt/format.h>
+
+#include "value_json.h"
 
 #include <array>
 #include <cstring>
@@ -10,25 +13,9 @@ namespace binlogctl {
 
 namespace {
 
-// An n-byte little-endian length, then that many bytes. A length past the end of the row fails
-// before anything is read or allocated, at the offset of the data.
-Bytes read_prefixed(ByteReader& r, std::size_t prefix) {
-  std::uint64_t len = r.le_n(prefix);
-  if (!r.ok()) return {};
-  if (len > r.remaining()) {
-    r.fail(Errc::truncated, "column value runs past the end of the row");
-    return {};
-  }
-  return r.bytes(static_cast<std::size_t>(len));
-}
-
 void append_uint(JsonBuf& out, std::uint64_t v) { append_u64(out, v); }
 
-Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonBuf& out) {
-  const std::uint64_t at = r.offset();
-  if (size < 1 || size > 2) return DecodeError{Errc::bad_value, at, "ENUM size not 1 or 2"};
-  std::uint64_t index = r.le_n(size);
-  if (!r.ok()) return r.error();
+void append_enum(const ColumnInfo& col, std::uint64_t index, JsonBuf& out) {
   if (col.names.empty()) {
     append_uint(out, index);
   } else if (index == 0) {
@@ -38,19 +25,14 @@ Status append_enum(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonB
   } else {
     append_uint(out, index);  // names do not cover it: keep the number rather than guess
   }
-  return {};
 }
 
-Status append_set(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonBuf& out) {
-  const std::uint64_t at = r.offset();
-  if (size < 1 || size > 8) return DecodeError{Errc::bad_value, at, "SET size not in 1..8"};
-  std::uint64_t bits = r.le_n(size);
-  if (!r.ok()) return r.error();
+void append_set(const ColumnInfo& col, std::uint64_t bits, JsonBuf& out) {
   const bool covered =
       !col.names.empty() && (col.names.size() >= 64 || (bits >> col.names.size()) == 0);
   if (!covered) {  // no names, or bits past the last member: the bitmap as a number
     append_uint(out, bits);
-    return {};
+    return;
   }
   thread_local std::string joined;
   joined.clear();
@@ -61,7 +43,6 @@ Status append_set(const ColumnInfo& col, ByteReader& r, std::size_t size, JsonBu
     }
   }
   append_text_json(out, joined, col.charset);
-  return {};
 }
 
 // BINARY(n): the binlog drops the trailing zero bytes; SELECT shows them, so put them back.
@@ -75,29 +56,21 @@ void append_padded_binary(JsonBuf& out, Bytes data, std::size_t width, BinaryAs 
   append_binary_json(out, Bytes(buf.data(), width < buf.size() ? width : buf.size()), how);
 }
 
-void append_hinted(JsonBuf& out, Bytes data, ValueHint hint) {
+void append_hinted(JsonBuf& out, Bytes data, ValueKind kind) {
   out.push_back('"');
-  switch (hint) {
-    case ValueHint::uuid:
-      append_uuid_text(out, data);
-      break;
-    case ValueHint::inet4:
-      append_inet4_text(out, data);
-      break;
-    case ValueHint::inet6:
-      append_inet6_text(out, data);
-      break;
-    case ValueHint::none:
-      break;
-  }
+  if (kind == ValueKind::uuid)
+    append_uuid_text(out, data);
+  else if (kind == ValueKind::inet4)
+    append_inet4_text(out, data);
+  else
+    append_inet6_text(out, data);
   out.push_back('"');
 }
 
-Status append_vector(JsonBuf& out, Bytes data, std::uint64_t at) {
-  if (data.size() % 4 != 0)
-    return DecodeError{Errc::bad_length, at, "VECTOR length not a multiple of 4"};
+// The decoder checked that the length is a multiple of 4.
+void append_vector(JsonBuf& out, Bytes data) {
   out.push_back('[');
-  for (std::size_t i = 0; i < data.size(); i += 4) {
+  for (std::size_t i = 0; i + 4 <= data.size(); i += 4) {
     if (i > 0) out.push_back(',');
     std::uint32_t u = load_le32(data.data() + i);
     float f = 0;
@@ -105,13 +78,17 @@ Status append_vector(JsonBuf& out, Bytes data, std::uint64_t at) {
     append_float_json(out, f);
   }
   out.push_back(']');
-  return {};
+}
+
+bool is_blob_type(ColumnType t) {
+  return t == ColumnType::tiny_blob || t == ColumnType::medium_blob || t == ColumnType::long_blob ||
+         t == ColumnType::blob;
 }
 
 }  // namespace
 
 std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept {
-  // What append_string_family_json renders with append_text_json and no conversion.
+  // Text that render_string_family_json hands to append_text_json, which passes it through.
   if (col.hint != ValueHint::none || is_binary_collation(col.charset) || !collation_is_utf8_compatible(col.charset))
     return 0;
   switch (col.type) {
@@ -128,63 +105,44 @@ std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept {
   }
 }
 
-Status append_string_family_json(const ColumnInfo& col, ByteReader& r, JsonBuf& out,
-                                 const RenderOptions& opts) {
-  const std::uint64_t at = r.offset();
-  const bool binary = is_binary_collation(col.charset);
-  switch (col.type) {
-    case ColumnType::enum_:
-      return append_enum(col, r, col.meta & 0xff, out);
-    case ColumnType::set:
-      return append_set(col, r, col.meta & 0xff, out);
-    case ColumnType::string: {
-      const StringMeta sm = unpack_string_meta(col.meta);
-      if (sm.real_type == ColumnType::enum_) return append_enum(col, r, col.meta & 0xff, out);
-      if (sm.real_type == ColumnType::set) return append_set(col, r, col.meta & 0xff, out);
-      Bytes data = read_prefixed(r, sm.length > 255 ? 2 : 1);
-      if (!r.ok()) return r.error();
-      if (col.hint != ValueHint::none)
-        append_hinted(out, data, col.hint);
-      else if (binary)
-        append_padded_binary(out, data, sm.length, opts.binary_as);
-      else
-        append_text_json(out, as_string_view(data), col.charset);  // CHAR: stored space-trimmed
+Status value_detail::render_string_family_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
+                                              const RenderOptions& opts) {
+  switch (v.kind) {
+    case ValueKind::text:
+      append_text_json(out, as_string_view(v.bytes), v.charset);  // CHAR: stored space-trimmed
       return {};
-    }
-    case ColumnType::varchar:
-    case ColumnType::var_string: {
-      Bytes data = read_prefixed(r, col.meta > 255 ? 2 : 1);
-      if (!r.ok()) return r.error();
-      if (col.hint != ValueHint::none)
-        append_hinted(out, data, col.hint);
-      else if (binary)
-        append_binary_json(out, data, opts.binary_as);
-      else
-        append_text_json(out, as_string_view(data), col.charset);
+    case ValueKind::binary:
+      append_padded_binary(out, v.bytes, v.pad_to, opts.binary_as);
       return {};
-    }
-    case ColumnType::tiny_blob:
-    case ColumnType::medium_blob:
-    case ColumnType::long_blob:
-    case ColumnType::blob:
-    case ColumnType::geometry:
-    case ColumnType::json:
-    case ColumnType::vector: {
-      if (col.meta < 1 || col.meta > 4)
-        return DecodeError{Errc::bad_value, at, "BLOB length prefix size not in 1..4"};
-      Bytes data = read_prefixed(r, col.meta);
-      if (!r.ok()) return r.error();
-      const std::uint64_t data_at = r.offset() - data.size();
-      if (col.type == ColumnType::json) return append_json_binary(out, data, data_at);
-      if (col.type == ColumnType::vector) return append_vector(out, data, data_at);
-      if (col.type == ColumnType::geometry || binary)
-        append_binary_json(out, data, opts.binary_as);
-      else
-        append_text_json(out, as_string_view(data), col.charset);
+    case ValueKind::enum_index:
+      append_enum(col, v.u, out);
       return {};
-    }
+    case ValueKind::set_bits:
+      append_set(col, v.u, out);
+      return {};
+    case ValueKind::json:
+      return append_json_binary(out, v.bytes, v.offset);
+    case ValueKind::geometry:
+      append_binary_json(out, v.bytes, opts.binary_as);
+      return {};
+    case ValueKind::vector:
+      append_vector(out, v.bytes);
+      return {};
+    case ValueKind::uuid:
+    case ValueKind::inet4:
+    case ValueKind::inet6:
+      // A hint means a BINARY(n) column's type; on a BLOB it never did.
+      if (is_blob_type(col.type)) {
+        if (is_binary_collation(col.charset))
+          append_binary_json(out, v.bytes, opts.binary_as);
+        else
+          append_text_json(out, as_string_view(v.bytes), col.charset);
+        return {};
+      }
+      append_hinted(out, v.bytes, v.kind);
+      return {};
     default:
-      return DecodeError{Errc::bad_value, at, "not a string column type"};
+      return DecodeError{Errc::bad_value, v.offset, "not a string column value"};
   }
 }
 

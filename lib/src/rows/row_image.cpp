@@ -1,7 +1,8 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
 #include <binlogctl/rows.h>
 
-#include "../columns/value_dispatch.h"
+#include "../columns/decode_value.h"
+#include "../columns/value_json.h"
 
 #include <array>
 #include <bit>
@@ -112,6 +113,8 @@ JsonRowPlan::JsonRowPlan(const TableMap& tm) {
     ColumnInfo& ci = infos[i];
     ci.temporal_size = fixed_temporal_size(ci.type, ci.meta);
     ci.text_prefix = utf8_text_prefix(ci);
+    if (ci.temporal_size != 0) ci.json_fast = ColumnInfo::JsonFastPath::temporal;
+    if (ci.text_prefix != 0) ci.json_fast = ColumnInfo::JsonFastPath::utf8_text;
     const bool is_enum = c.type == ColumnType::enum_ ||
                          (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
     if (is_enum && !c.values.empty()) {
@@ -125,6 +128,7 @@ JsonRowPlan::JsonRowPlan(const TableMap& tm) {
       views.reserve(rendered.size());
       for (const std::string& v : rendered) views.emplace_back(v);
       ci.names_json = std::span<const std::string_view>(views.data(), views.size());
+      ci.json_fast = ColumnInfo::JsonFastPath::enum_name;
     }
     keys[i].push_back(',');
     append_json_string(keys[i], c.name);
@@ -156,13 +160,72 @@ const JsonRowPlan& RowImageDecoder::plan_slow(const TableMap& tm) {
   return *hot.plan;
 }
 
-// One non-NULL value of column i, its rendering remembered when it has a temporal_size. Like
-// append_value_json without its cleanup: on an error the caller drops the whole record, and it
-// checks the reader once per image.
-[[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out,
-                                     const RenderOptions& opts) {
-  const std::size_t ms = ci.temporal_size;
-  if (ms == 0 || r.remaining() < ms) return value_detail::dispatch(ci, r, out, opts);
+namespace {
+
+// The plan's fast path for CHAR/VARCHAR text whose bytes go out as they are (ColumnInfo::
+// text_prefix, UTF-8 compatible): the length prefix, then the bytes escaped. True when rendered;
+// false leaves `r` where it was, for the general path (which also reports whatever is wrong).
+[[gnu::always_inline]] inline bool append_utf8_text(std::size_t pb, ByteReader& r, JsonBuf& out) {
+  const std::size_t rem = r.remaining();
+  const std::uint8_t* p = r.data().data() + r.position();
+  if (rem < pb) return false;
+  const std::size_t len = pb == 1 ? p[0] : load_le16(p);
+  if (len > rem - pb) return false;
+  r.bytes(pb + len);  // first: nothing of `r` stays live across the call below
+  out.push_back('"');
+  append_json_escaped(out, std::string_view(reinterpret_cast<const char*>(p + pb), len));
+  out.push_back('"');
+  return true;
+}
+
+// The plan's fast path for an ENUM whose names it rendered (names_json): the 1 or 2-byte index
+// picks one. True when rendered; false leaves `r` where it was, for the general path (the
+// decoder, which also reports whatever is wrong; an index it does not cover renders there).
+[[gnu::always_inline]] inline bool append_enum_name(const ColumnInfo& col, ByteReader& r, JsonBuf& out) {
+  const std::size_t rem = r.remaining();
+  const std::uint8_t* p = r.data().data() + r.position();
+  const std::size_t size = col.meta & 0xff;
+  if ((size != 1 && size != 2) || rem < size) return false;
+  const std::uint64_t index = load_le(p, size);
+  if (index < 1 || index > col.names_json.size()) return false;
+  r.bytes(size);
+  out.append(col.names_json[index - 1]);
+  return true;
+}
+
+// One non-NULL value: decoded (the typed decoder, inline) into `cv`, then rendered from it.
+[[gnu::always_inline]] inline Status decode_and_render(const ColumnInfo& ci, ByteReader& r, ColumnValue& cv,
+                                                      JsonBuf& out, const RenderOptions& opts) {
+  return value_detail::decode_value(ci, r, cv, kDecodeStrict, [&](const ColumnValue& v) __attribute__((always_inline)) {
+    return value_detail::render_json(ci, v, out, opts);
+  });
+}
+
+}  // namespace
+
+// One non-NULL value of column i: the plan's fast paths (ColumnInfo::json_fast: UTF-8 text copied
+// out, an ENUM's prepared name, the rendering of a fixed-size temporal remembered), else decoded
+// and rendered. Like append_value_json without its cleanup: on an error the caller drops the
+// whole record, and it checks the reader once per image.
+[[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r,
+                                                           JsonBuf& out, const RenderOptions& opts) {
+  using Fast = ColumnInfo::JsonFastPath;
+  if (const Fast fast = ci.json_fast; fast != Fast::none) {  // most values take none
+    if (fast == Fast::utf8_text) {
+      if (append_utf8_text(ci.text_prefix, r, out)) return {};
+    } else if (fast == Fast::enum_name) {
+      if (append_enum_name(ci, r, out)) return {};
+    } else if (const std::size_t ms = ci.temporal_size; r.remaining() >= ms) {
+      return memo_value(ci, i, ms, r, out, opts);
+    }
+  }
+  return decode_and_render(ci, r, cv_, out, opts);
+}
+
+// A value of a fixed-size temporal type (`ms` bytes, all there): the rendering remembered for
+// the column's last raw bytes (rows of a statement often share one: NOW(), a batch load).
+[[gnu::always_inline]] inline Status RowImageDecoder::memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms,
+                                                                ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
   Memo& m = memo_[i];
   const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
   const std::uint32_t memo_key = static_cast<std::uint32_t>(ci.type) << 16 | ci.meta;
@@ -172,7 +235,7 @@ const JsonRowPlan& RowImageDecoder::plan_slow(const TableMap& tm) {
     return {};
   }
   const std::size_t begin = out.size();
-  Status st = value_detail::dispatch(ci, r, out, opts);
+  Status st = decode_and_render(ci, r, cv_, out, opts);
   if (!st.ok()) return st;
   const std::size_t len = out.size() - begin;
   if (len > sizeof m.text || !r.ok()) {

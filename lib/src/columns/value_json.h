@@ -1,0 +1,90 @@
+// The JSON rendering of a decoded value (ColumnValue, column_value.h): the text columns.h
+// documents for append_value_json. Inline for the row image loop (rows/row_image.cpp), which
+// decodes with value_detail::decode_value (decode_value.h) and renders here, so the numbers it
+// renders most pay for no call; the rarer kinds go out of line.
+#pragma once
+
+#include <binlogctl/column_value.h>
+#include <binlogctl/columns.h>
+
+namespace binlogctl::value_detail {
+
+// DATE TIME DATETIME TIMESTAMP (temporal.cpp). A TIMESTAMP is printed from its seconds shifted
+// by tz_offset_seconds (its parts are UTC).
+void render_temporal_json(JsonBuf& out, const ColumnValue& v, std::int32_t tz_offset_seconds);
+// The binary DECIMAL(precision, scale) in `raw` (decimal_binary_size bytes, at absolute offset
+// `at`) as text without quotes; Errc::bad_value at `at` for a digit group over its digits
+// (decimal.cpp).
+Status append_decimal_digits(JsonBuf& out, int precision, int scale, Bytes raw, std::uint64_t at);
+// text binary enum_index set_bits json geometry vector uuid inet4 inet6 (string_blob.cpp).
+Status render_string_family_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
+                                 const RenderOptions& opts);
+
+// `v` as decoded from a value of `col` (strictly: no DecodeLeniency). Errors: those of the
+// content the decoder does not look into (DECIMAL digit groups, a binary JSON document), at the
+// offsets the byte-reading renderers reported them. `out` may hold part of the value on error.
+[[gnu::always_inline]] inline Status render_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
+                                                 const RenderOptions& opts) {
+  switch (v.kind) {
+    case ValueKind::signed_int:
+      append_i64(out, v.i);
+      return {};
+    case ValueKind::unsigned_int:
+    case ValueKind::bit:
+    case ValueKind::year:
+      append_u64(out, v.u);
+      return {};
+    case ValueKind::null:
+      out.append("null", 4);
+      return {};
+    case ValueKind::float32:
+      if (col.decimals >= 0)
+        append_fixed_json(out, static_cast<double>(v.f), col.decimals);
+      else
+        append_float_json(out, v.f);
+      return {};
+    case ValueKind::float64:
+      if (col.decimals >= 0)
+        append_fixed_json(out, v.d, col.decimals);
+      else
+        append_double_json(out, v.d);
+      return {};
+    case ValueKind::decimal: {
+      out.push_back('"');
+      Status st = append_decimal_digits(out, v.precision, v.scale, v.bytes, v.offset);
+      out.push_back('"');
+      return st;
+    }
+    case ValueKind::decimal_text:
+      append_json_string(out, as_string_view(v.bytes));
+      return {};
+    case ValueKind::date:
+    case ValueKind::time:
+    case ValueKind::datetime:
+    case ValueKind::timestamp:
+      render_temporal_json(out, v, opts.tz_offset_seconds);
+      return {};
+    case ValueKind::text:
+      append_text_json(out, as_string_view(v.bytes), v.charset);
+      return {};
+    case ValueKind::enum_index:
+      // The plan's prepared names (JsonRowPlan): what append_text_json makes of each name.
+      if (v.u - 1 < col.names_json.size()) {
+        out.append(col.names_json[static_cast<std::size_t>(v.u - 1)]);
+        return {};
+      }
+      return render_string_family_json(col, v, out, opts);
+    case ValueKind::binary:
+    case ValueKind::set_bits:
+    case ValueKind::json:
+    case ValueKind::geometry:
+    case ValueKind::vector:
+    case ValueKind::uuid:
+    case ValueKind::inet4:
+    case ValueKind::inet6:
+      return render_string_family_json(col, v, out, opts);
+  }
+  return {};
+}
+
+}  // namespace binlogctl::value_detail
