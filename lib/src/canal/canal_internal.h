@@ -9,6 +9,9 @@
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
 
+#include "../columns/decode_value.h"
+#include "../columns/temporal_text.h"
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -124,9 +127,111 @@ ValuePlan value_plan(const ColumnDef& c);
 // printed rather than failed on (column_value.h).
 inline constexpr unsigned kCanalLeniency = kDecodeWrapTimestampFraction | kDecodeWideEnum;
 
+// Decimal digits of v, written backwards ending at `end`; returns the first digit.
+inline char* put_dec_backwards(char* end, std::uint64_t v) noexcept {
+  static constexpr char kDigits2[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  while (v >= 100) {
+    end -= 2;
+    std::memcpy(end, kDigits2 + 2 * (v % 100), 2);
+    v /= 100;
+  }
+  if (v >= 10) {
+    end -= 2;
+    std::memcpy(end, kDigits2 + 2 * v, 2);
+  } else {
+    *--end = static_cast<char>('0' + v);
+  }
+  return end;
+}
+inline void append_dec(std::string& out, std::uint64_t v) {
+  char buf[20];
+  char* b = put_dec_backwards(buf + sizeof buf, v);
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+}
+inline void append_dec_signed(std::string& out, std::int64_t v) {
+  char buf[21];
+  const std::uint64_t mag = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  char* b = put_dec_backwards(buf + sizeof buf, mag);
+  if (v < 0) *--b = '-';
+  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+}
+
+// render_value's kinds that are rare or long (TIMESTAMP in a zone, DECIMAL, binary JSON, old
+// DECIMAL text, the kinds Canal has no value for), out of line.
+Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
+
 // Value text and sqlType of a decoded (non-NULL) value; v.value is cleared first, so its
-// capacity is reused.
-Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
+// capacity is reused. Inline: the row loop passes it to the decoder as its continuation, so the
+// switch on the kind follows each kind's decoding.
+[[gnu::always_inline]] inline Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz,
+                                                  CanalValue& v) {
+  v.is_null = false;
+  v.plain = true;  // numbers and temporals; the strings below say otherwise
+  v.sql_type = p.sql_type;
+  v.value.clear();
+  std::string& out = v.value;
+  char b[80];  // temporal text: fields of at most 10 digits
+  switch (cv.kind) {
+    case ValueKind::signed_int:
+      append_dec_signed(out, cv.i);
+      return {};
+    case ValueKind::unsigned_int:
+      append_dec(out, cv.u);
+      if (cv.u >= p.wide_from) v.sql_type = p.sql_type_wide;  // Canal's next wider type
+      return {};
+    case ValueKind::float32:
+      append_java_float(out, cv.f);
+      return {};
+    case ValueKind::float64:
+      append_java_double(out, cv.d);
+      return {};
+    case ValueKind::year:
+      if (cv.u == 0)
+        out.append("0000", 4);
+      else
+        append_dec(out, cv.u);
+      return {};
+    case ValueKind::enum_index:
+    case ValueKind::set_bits:
+    case ValueKind::bit:
+      append_dec(out, cv.u);
+      return {};
+    case ValueKind::date:
+      out.append(b, static_cast<std::size_t>(put_date_text(b, cv.t) - b));
+      return {};
+    case ValueKind::time: {
+      char* e = b;
+      if (cv.t.negative) *e++ = '-';
+      e = put_time_text(e, cv.t);
+      out.append(b, static_cast<std::size_t>(e - b));
+      return {};
+    }
+    case ValueKind::datetime: {
+      char* e = put_date_text(b, cv.t);
+      *e++ = ' ';
+      e = put_time_text(e, cv.t);
+      out.append(b, static_cast<std::size_t>(e - b));
+      return {};
+    }
+    case ValueKind::text:
+    case ValueKind::binary:
+    case ValueKind::geometry:
+    case ValueKind::uuid:  // Canal knows no UUID/INET types: the bytes by the column's charset
+    case ValueKind::inet4:
+    case ValueKind::inet6:
+      v.plain = false;
+      if (p.binary)
+        append_iso8859_1(out, cv.bytes);
+      else
+        append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
+      return {};
+    default:
+      return render_value_rest(p, cv, tz, v);
+  }
+}
 // read_value's other cases: the columns Canal does not render (skipped by size), and the
 // errors (`st`, the decoder's, of the value at position `pos` of `r`).
 Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, std::size_t pos, const Status& st,
@@ -139,10 +244,14 @@ inline Status read_value(const ColumnDef& c, const ColumnInfo& info, const Value
   const std::size_t pos = r.position();
   if (!p.rendered) [[unlikely]]
     return read_value_rest(c, p, r, pos, Status{}, v);
-  Status st = decode_column_value(info, r, cv, kCanalLeniency);
-  if (!st.ok()) [[unlikely]]
+  bool decoded = false;
+  Status st = value_detail::decode_value(info, r, cv, kCanalLeniency, [&](const ColumnValue& x) __attribute__((always_inline)) {
+    decoded = true;
+    return render_value(p, x, tz, v);
+  });
+  if (!st.ok() && !decoded) [[unlikely]]
     return read_value_rest(c, p, r, pos, st, v);
-  return render_value(p, cv, tz, v);
+  return st;
 }
 // "int(11) unsigned", "varchar(32)", "decimal(10,2)", ... rebuilt from the TABLE_MAP.
 std::string mysql_type_text(const ColumnDef& c, bool display_widths);

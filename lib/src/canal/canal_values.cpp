@@ -32,41 +32,6 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// "00".."99"
-constexpr char kDigits2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-// Decimal digits of v, written backwards ending at `end`; returns the first digit.
-char* put_dec_backwards(char* end, std::uint64_t v) noexcept {
-  while (v >= 100) {
-    end -= 2;
-    std::memcpy(end, kDigits2 + 2 * (v % 100), 2);
-    v /= 100;
-  }
-  if (v >= 10) {
-    end -= 2;
-    std::memcpy(end, kDigits2 + 2 * v, 2);
-  } else {
-    *--end = static_cast<char>('0' + v);
-  }
-  return end;
-}
-
-void append_dec(std::string& out, std::uint64_t v) {
-  char buf[20];
-  char* b = put_dec_backwards(buf + sizeof buf, v);
-  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
-}
-void append_dec_signed(std::string& out, std::int64_t v) {
-  char buf[21];
-  const std::uint64_t mag =
-      v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-  char* b = put_dec_backwards(buf + sizeof buf, mag);
-  if (v < 0) *--b = '-';
-  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
-}
 // Double.toString's layout of the value d1.d2d3... x 10^sci_exp (`digits` = d1d2d3..., the
 // shortest round-trip digits, no trailing zeros, at most 24): plain decimal with at least one
 // fraction digit for 10^-3 <= |v| < 10^7, else "d1.d2d3...E<exp>" (at least one digit after the
@@ -660,38 +625,10 @@ ValuePlan value_plan(const ColumnDef& c) {
   return p;
 }
 
-Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
-  v.is_null = false;
-  v.plain = true;  // numbers and temporals; the strings below say otherwise
-  v.sql_type = p.sql_type;
-  v.value.clear();
+Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
   std::string& out = v.value;
   char b[80];  // temporal text: fields of at most 10 digits
   switch (cv.kind) {
-    case ValueKind::signed_int:
-      append_dec_signed(out, cv.i);
-      return {};
-    case ValueKind::unsigned_int:
-      append_dec(out, cv.u);
-      if (cv.u >= p.wide_from) v.sql_type = p.sql_type_wide;  // Canal's next wider type
-      return {};
-    case ValueKind::float32:
-      append_java_float(out, cv.f);
-      return {};
-    case ValueKind::float64:
-      append_java_double(out, cv.d);
-      return {};
-    case ValueKind::year:
-      if (cv.u == 0)
-        out.append("0000", 4);
-      else
-        append_dec(out, cv.u);
-      return {};
-    case ValueKind::enum_index:
-    case ValueKind::set_bits:
-    case ValueKind::bit:
-      append_dec(out, cv.u);
-      return {};
     case ValueKind::timestamp:
       if (cv.u == 0)
         out.append("0000-00-00 00:00:00", 19);
@@ -699,23 +636,6 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
         tz.append_local(out, static_cast<std::int64_t>(cv.u));
       if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(temporal_text::put_fraction(b, cv.t.usec, cv.t.fsp) - b));
       return {};
-    case ValueKind::date:
-      out.append(b, static_cast<std::size_t>(put_date_text(b, cv.t) - b));
-      return {};
-    case ValueKind::time: {
-      char* e = b;
-      if (cv.t.negative) *e++ = '-';
-      e = put_time_text(e, cv.t);
-      out.append(b, static_cast<std::size_t>(e - b));
-      return {};
-    }
-    case ValueKind::datetime: {
-      char* e = put_date_text(b, cv.t);
-      *e++ = ' ';
-      e = put_time_text(e, cv.t);
-      out.append(b, static_cast<std::size_t>(e - b));
-      return {};
-    }
     case ValueKind::decimal: {
       // Through a buffer of this thread's (JsonBuf over the value would zero its spare
       // capacity first, on every value).
@@ -731,18 +651,6 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
       v.plain = false;
       append_canal_text(out, as_string_view(cv.bytes), 0, TextMode::utf8);
       return {};
-    case ValueKind::text:
-    case ValueKind::binary:
-    case ValueKind::geometry:
-    case ValueKind::uuid:  // Canal knows no UUID/INET types: the bytes by the column's charset
-    case ValueKind::inet4:
-    case ValueKind::inet6:
-      v.plain = false;
-      if (p.binary)
-        append_iso8859_1(out, cv.bytes);
-      else
-        append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
-      return {};
     case ValueKind::json: {
       v.plain = false;
       if (cv.bytes.empty()) return {};
@@ -752,8 +660,7 @@ Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& t
       if (st.ok()) out.assign(text.data(), text.size());
       return st;
     }
-    case ValueKind::null:
-    case ValueKind::vector:
+    default:
       break;
   }
   v.is_null = true;  // Canal: unknown type, value null
