@@ -1,6 +1,7 @@
 // Numbers (floating-point JSON rendering) and binary encodings (base64, hex, UUID, INET4/6).
 #include <binlogctl/columns.h>
 #include <binlogctl/json_out.h>
+#include "shortest_digits.h"
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,44 +16,6 @@ namespace binlogctl {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
-
-// The shortest decimal digits that read back as `v` (finite), and the decimal exponent of the
-// first: v = 0.d1d2d3... * 10^(e+1). `digits` has room for 24; what follows the digits is left as
-// it was. fmt's Dragonbox where fmt exposes it (fmt 9 and 10, as
-// Debian ships), else std::to_chars' shortest scientific form (slower in libstdc++ 12).
-template <class T>
-int shortest_digits(T v, char* digits, int& e) {
-#if defined(FMT_VERSION) && FMT_VERSION >= 90000 && FMT_VERSION < 110000
-  const auto dec = fmt::detail::dragonbox::to_decimal(v < 0 ? -v : v);
-  auto sig = static_cast<std::uint64_t>(dec.significand);
-  if (sig == 0) {
-    digits[0] = '0';
-    e = 0;
-    return 1;
-  }
-  int n = decimal_digits(sig);
-  format_u64_backward(digits + n, sig);
-  e = dec.exponent + n - 1;
-  while (n > 1 && digits[n - 1] == '0') --n;
-  return n;
-#else
-  char sci[48];
-  const auto res = std::to_chars(sci, sci + sizeof sci, v < 0 ? -v : v, std::chars_format::scientific);
-  const char* p = sci;
-  const char* const end = res.ptr;
-  int nd = 0;
-  digits[nd++] = *p++;
-  if (*p == '.')
-    for (++p; p < end && *p != 'e' && nd < 24; ++p) digits[nd++] = *p;
-  ++p;  // 'e'
-  const bool neg_exp = p < end && *p == '-';
-  ++p;  // the exponent's sign
-  e = 0;
-  for (; p < end; ++p) e = e * 10 + (*p - '0');
-  if (neg_exp) e = -e;
-  return nd;
-#endif
-}
 
 // Python's repr of a float: the shortest round-trip digits, in fixed notation when the decimal
 // exponent is in [-4, 16), else as d.ddde+XX (at least two exponent digits); integral values in
@@ -70,7 +33,7 @@ void append_python_repr(JsonBuf& out, T v) {
   char digits[64];
   std::memcpy(digits, "00000000000000000000000000000000", 32);  // integral padding
   int e = 0;
-  const auto nd = std::min<std::size_t>(static_cast<std::size_t>(shortest_digits(v, digits, e)), 24);
+  const auto nd = std::min<std::size_t>(static_cast<std::size_t>(columns_detail::shortest_digits_of(v, digits, e)), 24);
   if (e < -4 || e >= 16) {
     *o++ = digits[0];
     if (nd > 1) {
