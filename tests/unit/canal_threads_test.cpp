@@ -51,9 +51,9 @@ Run convert_canal(const std::vector<std::string>& inputs, const Mode& m, unsigne
   o.progress = ProgressMode::never;
   o.verify_checksums = verify_checksums;
   o.render_threads = threads;
-  o.render_batch_bytes = batch_bytes;
   o.render_inline_bytes = inline_bytes;
   CanalOptions c;
+  c.render_batch_bytes = batch_bytes;
   c.format = m.format;
   c.packets = m.packets;
   c.compression = m.compression;
@@ -84,7 +84,7 @@ TEST_SUITE("canal threads") {
       for (const Mode& m : kModes) {
         CAPTURE(set);
         CAPTURE(m.name);
-        const Run one = convert_canal(in, m, 0, 64 * 1024, 256 * 1024);
+        const Run one = convert_canal(in, m, 0, 128 * 1024, 256 * 1024);
         REQUIRE(one.rc <= 1);
         REQUIRE(one.out.size() > 1000);
         // One rows event per batch, several threads, every rows event on the converting thread,
@@ -93,7 +93,7 @@ TEST_SUITE("canal threads") {
         check_same(one, convert_canal(in, m, 2, 1, 256 * 1024));
         check_same(one, convert_canal(in, m, 3, 700, 256 * 1024));
         check_same(one, convert_canal(in, m, 2, 1, 0));
-        check_same(one, convert_canal(in, m, 2, 64 * 1024, 256 * 1024));
+        check_same(one, convert_canal(in, m, 2, 128 * 1024, 256 * 1024));
       }
     }
   }
@@ -111,7 +111,7 @@ TEST_SUITE("canal threads") {
     const std::vector<std::string> in{bad.string()};
     for (const Mode& m : kModes) {
       CAPTURE(m.name);
-      const Run one = convert_canal(in, m, 0, 64 * 1024, 256 * 1024, false);
+      const Run one = convert_canal(in, m, 0, 128 * 1024, 256 * 1024, false);
       CHECK(one.rc == 1);
       std::size_t reports = 0;
       for (std::size_t p = one.err.find("does not decode"); p != std::string::npos;

@@ -64,8 +64,8 @@ struct ConvertOptions {
   // decodes (output order is kept). 0 renders everything on the converting thread. JSON output
   // to a terminal is rendered there, line by line, whatever this says.
   unsigned render_threads = 2;
-  // Rendering batches close once their copied row images pass this many bytes (json, Canal; sql
-  // has its own, SqlOptions); a rows event with more row-image bytes than render_inline_bytes is
+  // Rendering batches close once their copied row images pass this many bytes (json; sql and
+  // Canal have their own, SqlOptions and CanalOptions); a rows event with more row-image bytes than render_inline_bytes is
   // rendered by the converting thread instead (json and sql streaming). (Tunables; tests shrink
   // them to exercise every path on small files.)
   std::size_t render_batch_bytes = 64 * 1024;

@@ -1133,7 +1133,7 @@ class CanalMapper final : public TransactionFront::Hooks {
         diag_(diag),
         err_(err),
         tz_(co.timezone),
-        pool_(opts.render_threads, opts.render_batch_bytes, render_) {
+        pool_(opts.render_threads, co.render_batch_bytes, render_) {
     if (opts.schema) schema_ = *opts.schema;
     loader_.defer_warnings(&deferred_warnings_);
   }
