@@ -1274,23 +1274,19 @@ class CanalMapper final : public TransactionFront::Hooks {
 
   // LogEventConvert.createHeader, encoded into header_bytes_ (Header, field order of the
   // generated code; version and sourceType are oneof members, written whatever their value).
-  // UTF-8 logs go to `logs` when given (else to stderr at once). Returns the offset in
-  // header_bytes_ where a rowsCount property goes when it was not given (before the gtid).
+  // UTF-8 logs go to `logs` when given (else to stderr at once). Without a rowsCount property:
+  // a rows event's goes where the offset returned says (before the gtid), once its rows are
+  // counted (CanalRowsWorker).
   std::size_t header(const Event& ev, std::string_view schema, std::string_view table, int event_type,
-                     std::size_t rows_count, Utf8Logs* logs = nullptr) {
+                     Utf8Logs* logs = nullptr) {
     using W = canal_detail::WireWriter;
     const TransactionState& ts = front_.state();
     const std::string& gtid = header_gtid();
-    if (rows_count > 0) {
-      rows_count_text_.clear();
-      append_u64(rows_count_text_, rows_count);
-    }
     std::string& o = header_bytes_;
     o.resize(8 * W::varint_bound() + W::bytes_bound(log_name_->size()) + W::bytes_bound(5) +
              W::bytes_bound(schema.size()) + W::bytes_bound(table.size()) +
              W::bytes_bound(gtid.size()) + W::pair_bound(8, ts.gtid_text.size()) +
-             W::pair_bound(10, cur_sn_.size()) + W::pair_bound(11, cur_lct_.size()) +
-             W::pair_bound(9, rows_count_text_.size()));
+             W::pair_bound(10, cur_sn_.size()) + W::pair_bound(11, cur_lct_.size()));
     W w{o.data(), logs};
     w.varint(1, 1);
     w.string(2, *log_name_, "com.alibaba.otter.canal.protocol.Header.logfileName");
@@ -1309,7 +1305,6 @@ class CanalMapper final : public TransactionFront::Hooks {
       if (!cur_sn_.empty()) w.pair(12, "curtGtidSn", cur_sn_);
       if (!cur_lct_.empty()) w.pair(12, "curtGtidLct", cur_lct_);
     }
-    if (rows_count > 0) w.pair(12, "rowsCount", rows_count_text_);
     const std::size_t split = static_cast<std::size_t>(w.p - o.data());
     w.string(13, gtid, "com.alibaba.otter.canal.protocol.Header.gtid");
     o.resize(static_cast<std::size_t>(w.p - o.data()));
@@ -1325,7 +1320,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     if (direct) {
       const std::uint64_t batch = sink_.next_batch();
       if (!json_) {
-        header(ev, schema, table, event_type, 0);
+        header(ev, schema, table, event_type);
         sink_.entry(batch, header_bytes_, type, store);
       } else if (flat != nullptr) {
         scratch_.clear();
@@ -1343,7 +1338,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     j.entry_type = type;
     if (!json_) {
       j.logs_at = b.logs.size();
-      header(ev, schema, table, event_type, 0, &b.logs);
+      header(ev, schema, table, event_type, &b.logs);
       j.logs_end = b.logs.size();
       j.a = b.add(header_bytes_);
       j.b = b.add(store);
@@ -1582,7 +1577,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     j.partial_json = kind.partial_json;
     if (!json_) {
       j.logs_at = b.logs.size();
-      const std::size_t split = header(ev, tm->db, tm->table, et, 0, &b.logs);
+      const std::size_t split = header(ev, tm->db, tm->table, et, &b.logs);
       j.logs_end = b.logs.size();
       j.a = b.add(std::string_view(header_bytes_).substr(0, split));
       j.b = b.add(std::string_view(header_bytes_).substr(split));
@@ -1619,7 +1614,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   bool executed_dirty_ = true;
   const std::string empty_;
   std::string cur_sn_, cur_lct_;
-  std::string rows_buf_, rows_count_text_, xid_text_;
+  std::string rows_buf_, xid_text_;
   std::string store_, header_bytes_;  // an entry's storeValue and header, being made
   OutBuf scratch_;                    // a FlatMessage being made
   std::string deferred_warnings_;     // the table map loader's, printed in order
