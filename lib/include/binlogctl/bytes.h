@@ -86,13 +86,13 @@ class ByteReader {
     static_assert(std::is_integral_v<T> && sizeof(T) <= 8);
     return static_cast<T>(le_n(sizeof(T)));
   }
-  std::uint64_t le_n(std::size_t n) noexcept {
+  [[gnu::always_inline]] std::uint64_t le_n(std::size_t n) noexcept {
     if (!need(n)) return 0;
     std::uint64_t v = load_le(data_.data() + pos_, n);
     pos_ += n;
     return v;
   }
-  std::uint64_t be_n(std::size_t n) noexcept {
+  [[gnu::always_inline]] std::uint64_t be_n(std::size_t n) noexcept {
     if (!need(n)) return 0;
     std::uint64_t v = load_be(data_.data() + pos_, n);
     pos_ += n;
