@@ -8,6 +8,10 @@
 
 #include <doctest/doctest.h>
 
+#include "tmpfile_io.h"
+
+#include <cstdio>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +27,23 @@ struct Run {
   int rc = -1;
   std::string out, err;
 };
+
+// Runs `f(out, err)` (a subcommand's run_* function) with two temporary files as its output and
+// error streams: its exit status and what it wrote to each.
+template <class F>
+Run capture(F&& f) {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  REQUIRE(out != nullptr);
+  REQUIRE(err != nullptr);
+  Run r;
+  r.rc = f(out, err);
+  r.out = read_all(out);
+  r.err = read_all(err);
+  std::fclose(out);
+  std::fclose(err);
+  return r;
+}
 
 inline void check_same(const Run& a, const Run& b) {
   CHECK(a.rc == b.rc);

@@ -58,16 +58,7 @@ Run convert_canal(const std::vector<std::string>& inputs, const Mode& m, unsigne
   c.packets = m.packets;
   c.compression = m.compression;
   c.batch_size = m.batch_size;
-  std::FILE* out = std::tmpfile();
-  std::FILE* err = std::tmpfile();
-  REQUIRE(out != nullptr);
-  REQUIRE(err != nullptr);
-  Run r;
-  r.rc = run_canal_convert(o, c, out, err);
-  r.out = binlogctl::testing::read_all(out);
-  r.err = binlogctl::testing::read_all(err);
-  std::fclose(out);
-  std::fclose(err);
+  Run r = binlogctl::testing::capture([&](std::FILE* out, std::FILE* err) { return run_canal_convert(o, c, out, err); });
   if (m.format == CanalFormat::json) {  // "ts" is the wall clock when the message was made
     static const std::regex ts("\"ts\":[0-9]+,\"type\"");
     r.out = std::regex_replace(r.out, ts, "\"ts\":0,\"type\"");

@@ -29,8 +29,6 @@ using binlogctl::testing::Run;
 
 const fs::path kFixtures = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata" / "mariadb-10.11";
 
-using binlogctl::testing::read_all;
-
 Run convert(const std::vector<std::string>& inputs, unsigned threads, std::size_t batch_bytes,
             std::size_t inline_bytes, bool verify_checksums = true) {
   ConvertOptions o;
@@ -40,17 +38,7 @@ Run convert(const std::vector<std::string>& inputs, unsigned threads, std::size_
   o.render_threads = threads;
   o.render_batch_bytes = batch_bytes;
   o.render_inline_bytes = inline_bytes;
-  std::FILE* out = std::tmpfile();
-  std::FILE* err = std::tmpfile();
-  REQUIRE(out != nullptr);
-  REQUIRE(err != nullptr);
-  Run r;
-  r.rc = run_convert(o, out, err);
-  r.out = read_all(out);
-  r.err = read_all(err);
-  std::fclose(out);
-  std::fclose(err);
-  return r;
+  return binlogctl::testing::capture([&](std::FILE* out, std::FILE* err) { return run_convert(o, out, err); });
 }
 
 

@@ -61,17 +61,7 @@ Run convert_sql(const std::vector<std::string>& inputs, const Mode& m, unsigned 
   s.skip_unsafe = m.skip_unsafe;
   s.set = m.set;
   s.spill_bytes = m.spill;
-  std::FILE* out = std::tmpfile();
-  std::FILE* err = std::tmpfile();
-  REQUIRE(out != nullptr);
-  REQUIRE(err != nullptr);
-  Run r;
-  r.rc = run_sql_convert(o, s, out, err);
-  r.out = binlogctl::testing::read_all(out);
-  r.err = binlogctl::testing::read_all(err);
-  std::fclose(out);
-  std::fclose(err);
-  return r;
+  return binlogctl::testing::capture([&](std::FILE* out, std::FILE* err) { return run_sql_convert(o, s, out, err); });
 }
 
 

@@ -6,6 +6,7 @@
 //   TIME:     hour << 12 | minute << 6 | second          (negative values: the packed value < 0)
 #include <binlogctl/columns.h>
 
+#include "decode_value.h"
 #include "value_json.h"
 
 namespace binlogctl {
@@ -112,19 +113,6 @@ bool put_quoted_datetime(JsonBuf& out, std::uint64_t y, std::uint64_t mo, std::u
   return true;
 }
 
-// Howard Hinnant's civil_from_days: days since 1970-01-01 -> proleptic Gregorian date.
-void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y = static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
-}
-
 }  // namespace
 
 // ---- packed (in-memory) forms, also used by binary JSON's opaque temporals --------------------
@@ -175,7 +163,7 @@ void put_timestamp(JsonBuf& out, std::uint64_t secs, std::uint32_t usec, unsigne
     }
     std::int64_t y = 0;
     unsigned m = 0, d = 0;
-    civil_from_days(days, y, m, d);
+    value_detail::civil_from_days(days, y, m, d);
     const auto s = static_cast<std::uint64_t>(rem);
     const auto yy = static_cast<std::uint64_t>(y < 0 ? 0 : y);
     if (put_quoted_datetime(out, yy, m, d, s / 3600, s / 60 % 60, s % 60, usec, fsp)) return;
