@@ -84,6 +84,17 @@ TEST_SUITE("convert threads") {
       check_same(one, convert(in, threads, 4096, 256 * 1024, false));
       check_same(one, convert(in, threads, 1, 0, false));
     }
+    // Cut inside the last event too: the reader's finding (truncated event) comes after the
+    // rendering threads' findings, as in a one-thread run.
+    fs::resize_file(bad, fs::file_size(bad) - 40);
+    const Run cut = convert(in, 0, 48 * 1024, 256 * 1024, false);
+    REQUIRE(cut.err.find("truncated_event") != std::string::npos);
+    CHECK(cut.err.rfind("undecodable_event") < cut.err.find("truncated_event"));
+    for (unsigned threads : {1u, 2u}) {
+      CAPTURE(threads);
+      check_same(cut, convert(in, threads, 48 * 1024, 256 * 1024, false));
+      check_same(cut, convert(in, threads, 4096, 256 * 1024, false));
+    }
     fs::remove_all(dir);
   }
 }

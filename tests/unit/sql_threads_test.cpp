@@ -113,6 +113,17 @@ TEST_SUITE("sql threads") {
         check_same(one, convert_sql(in, m, threads, 1, 0, false));
       }
     }
+    // Cut inside the last event too: the reader's finding (truncated event) comes after the
+    // rendering threads' findings, as in a one-thread run.
+    fs::resize_file(bad, fs::file_size(bad) - 40);
+    for (const Mode& m : kModes) {
+      CAPTURE(m.name);
+      const Run cut = convert_sql(in, m, 0, 64 * 1024, 256 * 1024, false);
+      REQUIRE(cut.err.find("truncated_event") != std::string::npos);
+      CHECK(cut.err.rfind("does not decode") < cut.err.find("truncated_event"));
+      check_same(cut, convert_sql(in, m, 2, 64 * 1024, 256 * 1024, false));
+      check_same(cut, convert_sql(in, m, 2, 4096, 256 * 1024, false));
+    }
     fs::remove_all(dir);
   }
 }
