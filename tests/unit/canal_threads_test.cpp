@@ -59,14 +59,21 @@ Run convert_canal(const std::vector<std::string>& inputs, const Mode& m, unsigne
   c.batch_size = m.batch_size;
   Run r = binlogctl::testing::capture([&](std::FILE* out, std::FILE* err) { return run_canal_convert(o, c, out, err); });
   if (m.format == CanalFormat::json) {  // "ts" is the wall clock when the message was made
-    std::string& s = r.out;
+    const std::string& s = r.out;
     const std::string key = "\"ts\":";
+    std::string t;
+    std::size_t done = 0;
     for (std::size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + 1)) {
       const std::size_t from = p + key.size();
       std::size_t to = from;
       while (to < s.size() && s[to] >= '0' && s[to] <= '9') ++to;
-      if (to > from && s.compare(to, 7, ",\"type\"") == 0) s.replace(from, to - from, "0");
+      if (to == from || s.compare(to, 7, ",\"type\"") != 0) continue;
+      t.append(s, done, from - done);
+      t.push_back('0');
+      done = to;
     }
+    t.append(s, done, std::string::npos);
+    r.out = std::move(t);
   }
   return r;
 }
