@@ -1640,13 +1640,7 @@ int run_canal_convert(const ConvertOptions& opts, const CanalOptions& co, std::F
     void event(const Event& ev, const InputFile&) override { m.event(ev); }
   } visitor(mapper);
   // The reader's findings go out after the entries and findings prepared before them.
-  struct Ordered final : DiagnosticSink {
-    CanalMapper& m;
-    DiagnosticSink& d;
-    Ordered(CanalMapper& mm, DiagnosticSink& dd) : m(mm), d(dd) {}
-    void report(const Diagnostic& x) override { m.report(x); }
-    void name_file(const std::string& log_name, const std::string& path) override { d.name_file(log_name, path); }
-  } ordered(mapper, diag);
+  convert_detail::DrainFirst<CanalMapper> ordered(mapper, diag);
   const bool readable = read_chain(chain_options(opts), visitor, ordered, errf);
   mapper.cut_off(false);
   mapper.sync();

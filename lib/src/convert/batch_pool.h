@@ -15,6 +15,7 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
+#include <binlogctl/diagnostic.h>
 
 #include <condition_variable>
 #include <cstddef>
@@ -47,6 +48,21 @@ struct Arena {
   Span add(Bytes bytes) { return add(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())); }
   std::string_view view(Span s) const { return std::string_view(arena).substr(s.at, s.len); }
   Bytes bytes(Span s) const { return Bytes(reinterpret_cast<const std::uint8_t*>(arena.data()) + s.at, s.len); }
+};
+
+// The chain reader's sink for a converter with a pool: each finding goes out after the output
+// and findings prepared before it (`Conv::sync()` drains the pool; its batches report their
+// findings when written).
+template <class Conv>
+struct DrainFirst final : DiagnosticSink {
+  Conv& conv;
+  DiagnosticSink& diag;
+  DrainFirst(Conv& c, DiagnosticSink& d) : conv(c), diag(d) {}
+  void report(const Diagnostic& x) override {
+    conv.sync();
+    diag.report(x);
+  }
+  void name_file(const std::string& log_name, const std::string& path) override { diag.name_file(log_name, path); }
 };
 
 template <class Handler>

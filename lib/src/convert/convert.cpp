@@ -575,16 +575,7 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   } visitor(conv);
   // The reader's findings go out after the records and findings prepared before them (the pool
   // reports a batch's findings when it writes the batch).
-  struct Ordered final : DiagnosticSink {
-    Converter& c;
-    DiagnosticSink& d;
-    Ordered(Converter& cc, DiagnosticSink& dd) : c(cc), d(dd) {}
-    void report(const Diagnostic& x) override {
-      c.sync();
-      d.report(x);
-    }
-    void name_file(const std::string& log_name, const std::string& path) override { d.name_file(log_name, path); }
-  } ordered(conv, diag);
+  convert_detail::DrainFirst<Converter> ordered(conv, diag);
   const bool readable = read_chain(chain_options(opts), visitor, ordered, errf);
   conv.finish();
   conv.sync();

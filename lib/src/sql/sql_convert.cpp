@@ -1879,16 +1879,7 @@ int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE
   co.threads = 1;
   // The reader's findings go out after the statements and findings prepared before them (the
   // pool reports a batch's findings when it writes the batch).
-  struct Ordered final : DiagnosticSink {
-    SqlConverter& c;
-    DiagnosticSink& d;
-    Ordered(SqlConverter& cc, DiagnosticSink& dd) : c(cc), d(dd) {}
-    void report(const Diagnostic& x) override {
-      c.sync();
-      d.report(x);
-    }
-    void name_file(const std::string& log_name, const std::string& path) override { d.name_file(log_name, path); }
-  } ordered(conv, diag);
+  convert_detail::DrainFirst<SqlConverter> ordered(conv, diag);
   const bool readable = read_chain(co, visitor, ordered, errf);
   int rc = 0;
   try {
