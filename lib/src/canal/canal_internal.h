@@ -239,7 +239,7 @@ Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, st
 // Decodes the non-NULL value of column `c` at `r` (decode_column_value, into the caller's
 // scratch `cv`) and renders it. Errors: column_value_size's when the value's size is wrong, else
 // the decoder's and the renderer's. Inline: the row loop calls it for every value.
-inline Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p, ByteReader& r,
+[[gnu::always_inline]] inline Status read_value(const ColumnDef& c, const ColumnInfo& info, const ValuePlan& p, ByteReader& r,
                          const TimeZone& tz, ColumnValue& cv, CanalValue& v) {
   const std::size_t pos = r.position();
   if (!p.rendered) [[unlikely]]

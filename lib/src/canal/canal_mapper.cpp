@@ -309,98 +309,79 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
   return plan;
 }
 
-// Column message size and bytes (field order of the generated code: 1 2 3 4 5 6 8 10; isNull
-// is a oneof member and always written, other scalars only when not zero/empty).
-// The column's prepared start (ColumnPlan::pb_pre) for the cell's sqlType, or null.
-inline const std::string* column_pre(const Cell& c, const ColumnPlan& p) noexcept {
-  if (c.v.sql_type == (c.v.is_null ? p.value.null_sql_type : p.value.sql_type))
-    return c.v.is_null ? &p.pb_pre_null : &p.pb_pre;
-  return nullptr;
-}
-std::size_t column_size(Cell& c, const ColumnPlan& p) noexcept {
+// The strings of the encoded columns that are not valid UTF-8, in the order serializing would
+// have checked them (name, value, mysqlType per column): protobuf logs each one.
+using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
+
+// Appends Column `index` with value `v` as field `tag` of RowData (field order of the generated
+// code: 1 2 3 4 5 6 8 10; isNull is a oneof member and always written, other scalars only when
+// not zero/empty). Returns where the value's bytes are in `out`.
+[[gnu::always_inline]] inline std::size_t put_column(OutBuf& out, std::uint8_t tag, std::uint32_t index,
+                                                     const ColumnPlan& p, const CanalValue& v, bool updated) {
+  // The column's prepared start (index, sqlType, name, isKey) when the sqlType is its usual one.
+  const std::string* pre = nullptr;
+  if (v.sql_type == (v.is_null ? p.value.null_sql_type : p.value.sql_type))
+    pre = v.is_null ? &p.pb_pre_null : &p.pb_pre;
   std::size_t n = 2 + p.pb_mysql_type.size();
-  c.pb_pre = column_pre(c, p);
-  if (const std::string* pre = c.pb_pre) {
+  if (pre != nullptr) {
     n += pre->size();
   } else {
     n += p.pb_name.size();
-    if (c.index != 0) n += 1 + varint_size(c.index);
-    if (c.v.sql_type != 0)
-      n += c.v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(c.v.sql_type));
+    if (index != 0) n += 1 + varint_size(index);
+    if (v.sql_type != 0) n += v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(v.sql_type));
   }
-  if (c.updated) n += 2;
-  if (!c.v.value.empty()) n += 1 + varint_size(c.v.value.size()) + c.v.value.size();
-  return n;
-}
-// The column's bytes (after column_size).
-[[gnu::always_inline]] inline char* put_column(char* o, const Cell& c, const ColumnPlan& p) noexcept {
-  if (const std::string* pre = c.pb_pre) {
+  if (updated) n += 2;
+  const std::size_t vn = v.value.size();
+  if (vn != 0) n += 1 + varint_size(vn) + vn;
+  char* o = out.extend(1 + varint_size(n) + n);
+  *o++ = static_cast<char>(tag);
+  o = put_varint(o, n);
+  if (pre != nullptr) {
     o = put_bytes(o, *pre);
   } else {
-    if (c.index != 0) {
+    if (index != 0) {
       *o++ = 0x08;
-      o = put_varint(o, c.index);
+      o = put_varint(o, index);
     }
-    if (c.v.sql_type != 0) {
+    if (v.sql_type != 0) {
       *o++ = 0x10;
-      o = put_varint(o, int32_wire(c.v.sql_type));
+      o = put_varint(o, int32_wire(v.sql_type));
     }
     o = put_bytes(o, p.pb_name);  // and isKey
   }
-  if (c.updated) {
+  if (updated) {
     *o++ = 0x28;
     *o++ = 1;
   }
   *o++ = 0x30;
-  *o++ = c.v.is_null ? 1 : 0;
-  if (!c.v.value.empty()) {
+  *o++ = v.is_null ? 1 : 0;
+  if (vn != 0) {
     *o++ = 0x42;
-    o = put_varint(o, c.v.value.size());
-    o = put_bytes(o, c.v.value);
+    o = put_varint(o, vn);
+    o = put_bytes(o, v.value);
   }
-  return put_bytes(o, p.pb_mysql_type);
+  const std::size_t value_at = static_cast<std::size_t>(o - out.data()) - vn;
+  put_bytes(o, p.pb_mysql_type);
+  return value_at;
 }
 
-// The strings of the encoded columns that are not valid UTF-8, in the order serializing would
-// have checked them (name, value, mysqlType per column): protobuf logs each one.
-using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
-void note_invalid_utf8(Utf8Logs& logs, const TablePlan& plan, const Image& cells) {
-  for (const Cell& c : cells) {
-    const ColumnPlan& p = plan.cols[c.index];
-    if (!p.name_ok) logs.emplace_back(p.name, "com.alibaba.otter.canal.protocol.Column.name");
-    if (p.json && !c.v.value.empty() && !canal_detail::proto_utf8_valid(c.v.value))
-      logs.emplace_back(c.v.value, "com.alibaba.otter.canal.protocol.Column.value");
-    if (!p.type_ok)
-      logs.emplace_back(p.mysql_type, "com.alibaba.otter.canal.protocol.Column.mysqlType");
+// RowChange.rowDatas (field 12) = RowData{beforeColumns (1), afterColumns (2)}: a row's Columns
+// are written after 3 bytes kept at `at` for its tag and length, which are then written there
+// (the Columns moved when the length does not take 2 bytes).
+constexpr std::size_t kRowDataHead = 3;
+void close_row_data(OutBuf& out, std::size_t at) {
+  const std::size_t rd = out.size() - at - kRowDataHead;
+  const std::size_t k = varint_size(rd);
+  if (k < kRowDataHead - 1) {
+    std::memmove(out.data() + at + 1 + k, out.data() + at + kRowDataHead, rd);
+    out.truncate(at + 1 + k + rd);
+  } else if (k > kRowDataHead - 1) {
+    out.extend(k - (kRowDataHead - 1));
+    std::memmove(out.data() + at + 1 + k, out.data() + at + kRowDataHead, rd);
   }
-}
-
-// Appends RowChange.rowDatas (field 12) = RowData{beforeColumns (1), afterColumns (2)}.
-void append_row_data(OutBuf& out, const TablePlan& plan, Image& before, Image& after,
-                     Utf8Logs& logs) {
-  if (plan.check_utf8) {
-    note_invalid_utf8(logs, plan, before);
-    note_invalid_utf8(logs, plan, after);
-  }
-  std::size_t rd = 0;
-  for (Image* im : {&before, &after})
-    for (Cell& c : *im) {
-      c.pb_size = static_cast<std::uint32_t>(column_size(c, plan.cols[c.index]));
-      rd += 1 + varint_size(c.pb_size) + c.pb_size;
-    }
-  char* o = out.extend(1 + varint_size(rd) + rd);
+  char* o = out.data() + at;
   *o++ = 0x62;
-  o = put_varint(o, rd);
-  for (const Cell& c : before) {
-    *o++ = 0x0a;
-    o = put_varint(o, c.pb_size);
-    o = put_column(o, c, plan.cols[c.index]);
-  }
-  for (const Cell& c : after) {
-    *o++ = 0x12;
-    o = put_varint(o, c.pb_size);
-    o = put_column(o, c, plan.cols[c.index]);
-  }
+  put_varint(o, rd);
 }
 
 // The rows part of a FlatMessage (MQMessageUtils.messageConverter), built row by row: data,
@@ -917,29 +898,45 @@ class CanalRowsWorker {
     const std::size_t n_after = j.kind == RowsKind::update ? count_bits(present_after, j.width) : 0;
     ByteReader r(b.bytes(j.images), j.rows_offset);
     Status st;
+    if (!json && pb_before_.size() < tm.columns.size()) pb_before_.resize(tm.columns.size());
     while (r.ok() && !r.empty()) {
       ++row_stamp_;
       const std::size_t row_at = r.position();
-      if (j.kind == RowsKind::insert) {
-        before_.clear();
-        st = image(tm, plan, j.width, present_before, n_before, false, r, after_, false, tz);
-        // INSERT: after columns; `updated` is Canal's isUpdate against no before image (true).
-        for (Cell& c : after_) c.updated = true;
-      } else {
-        after_.clear();
-        st = image(tm, plan, j.width, present_before, n_before, false, r, before_, false, tz);
-        if (st.ok() && j.kind == RowsKind::update) {
-          index_before(tm.columns.size());
-          st = image(tm, plan, j.width, present_after, n_after, j.partial_json, r, after_, true, tz);
+      if (json) {
+        if (j.kind == RowsKind::insert) {
+          before_.clear();
+          st = image<false>(tm, plan, j.width, present_before, n_before, false, r, Target{&after_}, false, tz);
+          // INSERT: after columns; `updated` is Canal's isUpdate against no before image (true).
+          for (Cell& c : after_) c.updated = true;
+        } else {
+          after_.clear();
+          st = image<false>(tm, plan, j.width, present_before, n_before, false, r, Target{&before_}, false, tz);
+          if (st.ok() && j.kind == RowsKind::update) {
+            index_before(tm.columns.size());
+            st = image<false>(tm, plan, j.width, present_after, n_after, j.partial_json, r, Target{&after_}, true,
+                              tz);
+          }
         }
+      } else {
+        const std::size_t rd_at = b.out.size();
+        b.out.extend(kRowDataHead);
+        if (j.kind == RowsKind::insert) {
+          const Target t{nullptr, &b.out, &b.row_logs, 0x12, true, false};
+          st = image<true>(tm, plan, j.width, present_before, n_before, false, r, t, false, tz);
+        } else {
+          const bool update = j.kind == RowsKind::update;
+          st = image<true>(tm, plan, j.width, present_before, n_before, false, r,
+                           Target{nullptr, &b.out, &b.row_logs, 0x0a, false, update}, false, tz);
+          if (st.ok() && update)
+            st = image<true>(tm, plan, j.width, present_after, n_after, j.partial_json, r,
+                             Target{nullptr, &b.out, &b.row_logs, 0x12, false, false}, true, tz);
+        }
+        if (st.ok()) close_row_data(b.out, rd_at);
       }
       if (st.ok() && r.position() == row_at)  // the bytes after it could never be consumed
         st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
       if (!st.ok()) break;
-      if (json)
-        flat_rows_.row(plan, j.kind, before_, after_, n_rows == 0);
-      else
-        append_row_data(b.out, plan, before_, after_, b.row_logs);
+      if (json) flat_rows_.row(plan, j.kind, before_, after_, n_rows == 0);
       ++n_rows;
     }
     if (st.ok() && !r.ok()) st = r.error();
@@ -1000,12 +997,43 @@ class CanalRowsWorker {
     }
   }
 
-  // One image into `cols`: only the columns present in the image's bitmap. `with_before`: an
-  // UPDATE's after image, compared with before_ (indexed by index_before) for `updated`.
+  // Where one image's columns go: Cells for canal-json (FlatRows reads them), or (canal-proto)
+  // Column messages written straight into `out` under field `tag` of RowData, with their UTF-8
+  // logs in `logs` in the order serializing checks them (name, value, mysqlType per column).
+  struct Target {
+    Image* cells = nullptr;  // canal-json
+    OutBuf* out = nullptr;   // canal-proto
+    Utf8Logs* logs = nullptr;
+    std::uint8_t tag = 0;
+    bool all_updated = false;    // an INSERT's after image: every Column has updated = true
+    bool record_before = false;  // an UPDATE's before image: keep where each value went
+  };
+
+  // The before image's value of column i in the current row: false when the image does not have
+  // it (`is_null` and `value` then untouched).
+  template <bool kProto>
+  bool before_value(std::size_t i, const Target& t, bool& is_null, std::string_view& value) const {
+    if constexpr (kProto) {
+      if (i >= pb_before_.size() || pb_before_[i].stamp != row_stamp_) return false;
+      const BeforeValue& bv = pb_before_[i];
+      is_null = bv.is_null;
+      value = std::string_view(t.out->data() + bv.at, bv.len);
+    } else {
+      const Cell* b = before_cell(i);
+      if (b == nullptr) return false;
+      is_null = b->v.is_null;
+      value = b->v.value;
+    }
+    return true;
+  }
+
+  // One image, only the columns present in the image's bitmap. `with_before`: an UPDATE's after
+  // image, compared with the before image (index_before, or pb_before_) for `updated`.
+  template <bool kProto>
   Status image(const TableMap& tm, const TablePlan& plan, std::uint64_t width, Bytes present,
-               std::size_t n_present, bool partial, ByteReader& r, Image& cols, bool with_before,
+               std::size_t n_present, bool partial, ByteReader& r, const Target& t, bool with_before,
                const TimeZone& tz) {
-    cols.clear();
+    if constexpr (!kProto) t.cells->clear();
     Bytes partial_bits;
     if (partial) {
       auto opts = r.packed_int();
@@ -1020,20 +1048,29 @@ class CanalRowsWorker {
     std::size_t j = 0, json_index = 0;
     const std::size_t n = std::min<std::uint64_t>(width, tm.columns.size());
     const bool all_present = n_present == width;  // a full image (the bitmap cannot have more bits)
+    // The tables' arrays, held in locals: the compiler would reload them from their vectors after
+    // every write through a char pointer.
+    const ColumnDef* const defs = tm.columns.data();
+    const ColumnInfo* const infos = tm.infos.data();
+    const ColumnPlan* const cplans = plan.cols.data();
     for (std::size_t i = 0; i < n; ++i) {
-      const ColumnDef& cd = tm.columns[i];
+      const ColumnDef& cd = defs[i];
       const bool is_json = cd.type == ColumnType::json;
       if (!all_present && !bit_is_set(present, i)) {
         if (is_json) ++json_index;
         continue;
       }
-      Cell& c = cols.push();
-      c.index = static_cast<std::uint32_t>(i);
-      c.updated = false;
+      Cell* c = nullptr;
+      if constexpr (!kProto) {
+        c = &t.cells->push();
+        c->index = static_cast<std::uint32_t>(i);
+        c->updated = false;
+      }
+      CanalValue& v = kProto ? pb_value_ : c->v;
       if (bit_is_set(nulls, j++)) {
-        c.v.is_null = true;
-        c.v.sql_type = plan.cols[i].value.null_sql_type;
-        c.v.value.clear();
+        v.is_null = true;
+        v.sql_type = cplans[i].value.null_sql_type;
+        v.value.clear();
       } else if (is_json && bit_is_set(partial_bits, json_index)) {
         // A partial JSON update: length-prefixed diffs (sized, not decoded: no value here).
         const std::uint64_t at = r.offset();
@@ -1042,39 +1079,66 @@ class CanalRowsWorker {
         Bytes raw = r.bytes(*sz);
         if (!r.ok()) return r.error();
         // The full document: the diffs applied to the before image's value.
-        const Cell* b = with_before ? before_cell(i) : nullptr;
-        if (b == nullptr || b->v.is_null) {
+        bool before_null = true;
+        std::string_view before_doc;
+        if (!with_before || !before_value<kProto>(i, t, before_null, before_doc) || before_null) {
           // No document to apply the diffs to (MINIMAL before image): left out, as convert
           // --format json leaves it out of "after".
           ++json_index;
-          cols.pop();
+          if constexpr (!kProto) t.cells->pop();
           continue;
         }
         const std::size_t lp = cd.meta;
         doc_.clear();
-        Status st = apply_json_diffs(b->v.value, raw.subspan(lp), at + lp, doc_);
+        Status st = apply_json_diffs(before_doc, raw.subspan(lp), at + lp, doc_);
         if (!st.ok()) return st;
-        c.v.is_null = false;
-        c.v.plain = false;
-        c.v.value.swap(doc_);
-        c.v.sql_type = 12;
+        v.is_null = false;
+        v.plain = false;
+        v.value.swap(doc_);
+        v.sql_type = 12;
       } else {
-        Status st = canal_detail::read_value(cd, tm.infos[i], plan.cols[i].value, r, tz, cv_, c.v);
+        Status st = canal_detail::read_value(cd, infos[i], cplans[i].value, r, tz, cv_, v);
         if (!st.ok()) return st;
       }
       if (is_json) ++json_index;
+      bool updated = t.all_updated;
       if (with_before) {
         // isUpdate: changed unless both null or equal strings; absent from the before image =
         // changed.
-        const Cell* b = before_cell(i);
-        c.updated = b == nullptr || b->v.is_null != c.v.is_null ||
-                    (!c.v.is_null && b->v.value != c.v.value);
+        bool before_null = false;
+        std::string_view before_text;
+        updated = !before_value<kProto>(i, t, before_null, before_text) || before_null != v.is_null ||
+                  (!v.is_null && before_text != v.value);
+      }
+      if constexpr (kProto) {
+        const ColumnPlan& p = cplans[i];
+        if (plan.check_utf8) {
+          if (!p.name_ok) t.logs->emplace_back(p.name, "com.alibaba.otter.canal.protocol.Column.name");
+          if (p.json && !v.value.empty() && !canal_detail::proto_utf8_valid(v.value))
+            t.logs->emplace_back(v.value, "com.alibaba.otter.canal.protocol.Column.value");
+          if (!p.type_ok)
+            t.logs->emplace_back(p.mysql_type, "com.alibaba.otter.canal.protocol.Column.mysqlType");
+        }
+        const std::size_t value_at = put_column(*t.out, t.tag, static_cast<std::uint32_t>(i), p, v, updated);
+        if (t.record_before) pb_before_[i] = BeforeValue{row_stamp_, v.is_null, value_at, v.value.size()};
+      } else {
+        c->updated = updated;
       }
     }
     return {};
   }
 
+  // Where the current row's before image put each column's value in the batch output
+  // (canal-proto), for the after image's `updated` and partial JSON.
+  struct BeforeValue {
+    std::uint64_t stamp = 0;  // row_stamp_ of the row that has it
+    bool is_null = false;
+    std::size_t at = 0, len = 0;
+  };
+
   Image before_, after_;
+  std::vector<BeforeValue> pb_before_;
+  CanalValue pb_value_;  // canal-proto: the value being written (scratch)
   std::uint64_t row_stamp_ = 0;
   std::vector<std::uint64_t> before_stamp_;
   std::vector<std::uint32_t> before_pos_;
