@@ -639,9 +639,9 @@ struct ValueCheck {
     bool same = a.ok() == b.ok() && (!a.ok() || r.position() == raw.size());
     if (same && a.ok())
       same =
-          got.is_null == want.is_null && got.sql_type == want.sql_type && got.value == want.value;
+          got.is_null == want.is_null && got.sql_type == want.sql_type && got.text() == want.text();
     if (same && a.ok() && got.plain)  // a promise that canal-json copies the text unescaped
-      for (const char ch : got.value) same = same && ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\';
+      for (const char ch : got.text()) same = same && ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\';
     if (same && !a.ok())
       same = a.error().code == b.error().code && a.error().offset == b.error().offset &&
              std::string_view(a.error().what) == b.error().what;
@@ -650,8 +650,8 @@ struct ValueCheck {
       for (std::uint8_t x : raw) hex += fmt::format("{:02x}", x);
       MESSAGE(fmt::format(
           "type {} meta {} charset {} unsigned {} raw {}: got '{}' ({}, {}), want '{}' ({}, {})",
-          static_cast<int>(c.type), c.meta, c.charset, c.is_unsigned, hex, got.value, got.sql_type,
-          a.ok() ? "ok" : a.error().what, want.value, want.sql_type,
+          static_cast<int>(c.type), c.meta, c.charset, c.is_unsigned, hex, got.text(), got.sql_type,
+          a.ok() ? "ok" : a.error().what, want.text(), want.sql_type,
           b.ok() ? "ok" : b.error().what));
     }
   }

@@ -43,9 +43,13 @@ void append_iso8859_1(std::string& out, Bytes b);
 // The text of the JSON string `json` (quotes included) appended to `out`, as nlohmann's parser
 // reads it; false (nothing appended) when `json` is not a valid JSON string.
 bool append_json_string_text(std::string& out, std::string_view json);
-// Java's Double.toString / Float.toString appended to `out` (no allocation).
+// Java's Double.toString / Float.toString appended to `out` (no allocation), or written at `o`
+// (at most kJavaFpMax bytes; returns the end).
 void append_java_double(std::string& out, double v);
 void append_java_float(std::string& out, float v);
+inline constexpr std::size_t kJavaFpMax = 48;
+char* put_java_double(char* o, double v) noexcept;
+char* put_java_float(char* o, float v) noexcept;
 
 // A growable output buffer that, unlike std::string, grows without zero-filling and appends
 // without a call per byte: the canal-json text and the canal-proto stream are built in it.
@@ -100,10 +104,30 @@ void append_dec(OutBuf& out, std::int64_t v);
 
 struct CanalValue {
   bool is_null = false;
-  bool plain = false;  // `value` is printable ASCII without '"' and '\\' (a number, a date):
+  bool plain = false;  // the text is printable ASCII without '"' and '\\' (a number, a date):
                        // it goes into a JSON string as it is, without the escaping checks
+  bool in_short = false;  // the text is in short_text (numbers, temporals), else in value
+  std::uint8_t short_at = 0, short_len = 0;
   int sql_type = 0;
   std::string value;
+  char short_text[80];  // temporal text: fields of at most 10 digits
+
+  // The value's text.
+  std::string_view text() const noexcept {
+    return in_short ? std::string_view(short_text + short_at, short_len) : std::string_view(value);
+  }
+  // The text is short_text's [b, e).
+  void set_short(const char* b, const char* e) noexcept {
+    in_short = true;
+    short_at = static_cast<std::uint8_t>(b - short_text);
+    short_len = static_cast<std::uint8_t>(e - b);
+  }
+  // The text is `value`, emptied (its capacity kept).
+  std::string& long_text() noexcept {
+    in_short = false;
+    value.clear();
+    return value;
+  }
 };
 
 // sqlType Canal reports for a NULL value of the column.
@@ -163,57 +187,60 @@ inline void append_dec_signed(std::string& out, std::int64_t v) {
 // DECIMAL text, the kinds Canal has no value for), out of line.
 Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
 
-// Value text and sqlType of a decoded (non-NULL) value; v.value is cleared first, so its
-// capacity is reused. Inline: the row loop passes it to the decoder as its continuation, so the
+// Value text and sqlType of a decoded (non-NULL) value: numbers and temporals in v.short_text,
+// the others in v.value (cleared first, so its capacity is reused). Inline: the row loop passes it to the decoder as its continuation, so the
 // switch on the kind follows each kind's decoding.
 [[gnu::always_inline]] inline Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz,
                                                   CanalValue& v) {
   v.is_null = false;
   v.plain = true;  // numbers and temporals; the strings below say otherwise
   v.sql_type = p.sql_type;
-  v.value.clear();
-  std::string& out = v.value;
-  char b[80];  // temporal text: fields of at most 10 digits
+  char* const b = v.short_text;
+  constexpr std::size_t kDecEnd = 24;  // integers: written backwards from here (21 bytes at most)
   switch (cv.kind) {
-    case ValueKind::signed_int:
-      append_dec_signed(out, cv.i);
+    case ValueKind::signed_int: {
+      const std::uint64_t mag = cv.i < 0 ? 0 - static_cast<std::uint64_t>(cv.i) : static_cast<std::uint64_t>(cv.i);
+      char* s = put_dec_backwards(b + kDecEnd, mag);
+      if (cv.i < 0) *--s = '-';
+      v.set_short(s, b + kDecEnd);
       return {};
+    }
     case ValueKind::unsigned_int:
-      append_dec(out, cv.u);
+      v.set_short(put_dec_backwards(b + kDecEnd, cv.u), b + kDecEnd);
       if (cv.u >= p.wide_from) v.sql_type = p.sql_type_wide;  // Canal's next wider type
       return {};
     case ValueKind::float32:
-      append_java_float(out, cv.f);
+      v.set_short(b, put_java_float(b, cv.f));
       return {};
     case ValueKind::float64:
-      append_java_double(out, cv.d);
+      v.set_short(b, put_java_double(b, cv.d));
       return {};
     case ValueKind::year:
-      if (cv.u == 0)
-        out.append("0000", 4);
-      else
-        append_dec(out, cv.u);
+      if (cv.u == 0) {
+        std::memcpy(b, "0000", 4);
+        v.set_short(b, b + 4);
+      } else {
+        v.set_short(put_dec_backwards(b + kDecEnd, cv.u), b + kDecEnd);
+      }
       return {};
     case ValueKind::enum_index:
     case ValueKind::set_bits:
     case ValueKind::bit:
-      append_dec(out, cv.u);
+      v.set_short(put_dec_backwards(b + kDecEnd, cv.u), b + kDecEnd);
       return {};
     case ValueKind::date:
-      out.append(b, static_cast<std::size_t>(put_date_text(b, cv.t) - b));
+      v.set_short(b, put_date_text(b, cv.t));
       return {};
     case ValueKind::time: {
       char* e = b;
       if (cv.t.negative) *e++ = '-';
-      e = put_time_text(e, cv.t);
-      out.append(b, static_cast<std::size_t>(e - b));
+      v.set_short(b, put_time_text(e, cv.t));
       return {};
     }
     case ValueKind::datetime: {
       char* e = put_date_text(b, cv.t);
       *e++ = ' ';
-      e = put_time_text(e, cv.t);
-      out.append(b, static_cast<std::size_t>(e - b));
+      v.set_short(b, put_time_text(e, cv.t));
       return {};
     }
     case ValueKind::text:
@@ -221,14 +248,17 @@ Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZo
     case ValueKind::geometry:
     case ValueKind::uuid:  // Canal knows no UUID/INET types: the bytes by the column's charset
     case ValueKind::inet4:
-    case ValueKind::inet6:
+    case ValueKind::inet6: {
       v.plain = false;
+      std::string& out = v.long_text();
       if (p.binary)
         append_iso8859_1(out, cv.bytes);
       else
         append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
       return {};
+    }
     default:
+      v.long_text();
       return render_value_rest(p, cv, tz, v);
   }
 }

@@ -331,7 +331,8 @@ using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
     if (v.sql_type != 0) n += v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(v.sql_type));
   }
   if (updated) n += 2;
-  const std::size_t vn = v.value.size();
+  const std::string_view text = v.text();
+  const std::size_t vn = text.size();
   if (vn != 0) n += 1 + varint_size(vn) + vn;
   char* o = out.extend(1 + varint_size(n) + n);
   *o++ = static_cast<char>(tag);
@@ -358,7 +359,7 @@ using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
   if (vn != 0) {
     *o++ = 0x42;
     o = put_varint(o, vn);
-    o = put_bytes(o, v.value);
+    o = put_bytes(o, text);
   }
   const std::size_t value_at = static_cast<std::size_t>(o - out.data()) - vn;
   put_bytes(o, p.pb_mysql_type);
@@ -495,13 +496,14 @@ class FlatRows {
       if (c.v.is_null) {
         out.append("null", 4);
       } else if (c.v.plain) {  // what append_flat_json_string writes for it, without its checks
-        const std::size_t n = c.v.value.size();
+        const std::string_view text = c.v.text();
+        const std::size_t n = text.size();
         char* o = out.extend(n + 2);
         o[0] = '"';
-        copy_bytes(o + 1, c.v.value.data(), n);
+        copy_bytes(o + 1, text.data(), n);
         o[n + 1] = '"';
       } else {
-        append_flat_json_string(out, c.v.value);
+        append_flat_json_string(out, c.v.text());
       }
     };
     if (plan.unique_names) {
@@ -1022,7 +1024,7 @@ class CanalRowsWorker {
       const Cell* b = before_cell(i);
       if (b == nullptr) return false;
       is_null = b->v.is_null;
-      value = b->v.value;
+      value = b->v.text();
     }
     return true;
   }
@@ -1070,7 +1072,7 @@ class CanalRowsWorker {
       if (bit_is_set(nulls, j++)) {
         v.is_null = true;
         v.sql_type = cplans[i].value.null_sql_type;
-        v.value.clear();
+        v.long_text();
       } else if (is_json && bit_is_set(partial_bits, json_index)) {
         // A partial JSON update: length-prefixed diffs (sized, not decoded: no value here).
         const std::uint64_t at = r.offset();
@@ -1094,7 +1096,7 @@ class CanalRowsWorker {
         if (!st.ok()) return st;
         v.is_null = false;
         v.plain = false;
-        v.value.swap(doc_);
+        v.long_text().swap(doc_);
         v.sql_type = 12;
       } else {
         Status st = canal_detail::read_value(cd, infos[i], cplans[i].value, r, tz, cv_, v);
@@ -1108,19 +1110,19 @@ class CanalRowsWorker {
         bool before_null = false;
         std::string_view before_text;
         updated = !before_value<kProto>(i, t, before_null, before_text) || before_null != v.is_null ||
-                  (!v.is_null && before_text != v.value);
+                  (!v.is_null && before_text != v.text());
       }
       if constexpr (kProto) {
         const ColumnPlan& p = cplans[i];
         if (plan.check_utf8) {
           if (!p.name_ok) t.logs->emplace_back(p.name, "com.alibaba.otter.canal.protocol.Column.name");
-          if (p.json && !v.value.empty() && !canal_detail::proto_utf8_valid(v.value))
-            t.logs->emplace_back(v.value, "com.alibaba.otter.canal.protocol.Column.value");
+          if (p.json && !v.text().empty() && !canal_detail::proto_utf8_valid(v.text()))
+            t.logs->emplace_back(v.text(), "com.alibaba.otter.canal.protocol.Column.value");
           if (!p.type_ok)
             t.logs->emplace_back(p.mysql_type, "com.alibaba.otter.canal.protocol.Column.mysqlType");
         }
         const std::size_t value_at = put_column(*t.out, t.tag, static_cast<std::uint32_t>(i), p, v, updated);
-        if (t.record_before) pb_before_[i] = BeforeValue{row_stamp_, v.is_null, value_at, v.value.size()};
+        if (t.record_before) pb_before_[i] = BeforeValue{row_stamp_, v.is_null, value_at, v.text().size()};
       } else {
         c->updated = updated;
       }

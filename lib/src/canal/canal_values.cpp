@@ -82,25 +82,25 @@ char* java_format(char* o, bool neg, const char* digits, std::size_t nd, int sci
 }
 
 template <typename F>
-void append_java_fp(std::string& out, F v) {
+char* put_java_fp(char* o, F v) noexcept {
   if (std::isnan(v)) {
-    out.append("NaN", 3);
-    return;
+    std::memcpy(o, "NaN", 3);
+    return o + 3;
   }
   if (std::isinf(v)) {
-    out.append(v < 0 ? "-Infinity" : "Infinity");
-    return;
+    const std::string_view s = v < 0 ? "-Infinity" : "Infinity";
+    std::memcpy(o, s.data(), s.size());
+    return o + s.size();
   }
   if (v == 0) {
-    out.append(std::signbit(v) ? "-0.0" : "0.0");
-    return;
+    const std::string_view s = std::signbit(v) ? "-0.0" : "0.0";
+    std::memcpy(o, s.data(), s.size());
+    return o + s.size();
   }
   char digits[32];
   int exp = 0;
   const int nd = columns_detail::shortest_digits_of(v, digits, exp);
-  char buf[48];
-  char* const e = java_format(buf, std::signbit(v), digits, static_cast<std::size_t>(nd), exp);
-  out.append(buf, static_cast<std::size_t>(e - buf));
+  return java_format(o, std::signbit(v), digits, static_cast<std::size_t>(nd), exp);
 }
 
 // MySQL's latin1 is Windows-1252, with 81 8d 8f 90 9d mapped to the C1 controls (the table of
@@ -390,8 +390,16 @@ static std::size_t plain_json_prefix(const char* s, std::size_t n) noexcept {
   return i;
 }
 
-void append_java_double(std::string& out, double v) { append_java_fp(out, v); }
-void append_java_float(std::string& out, float v) { append_java_fp(out, v); }
+char* put_java_double(char* o, double v) noexcept { return put_java_fp(o, v); }
+char* put_java_float(char* o, float v) noexcept { return put_java_fp(o, v); }
+void append_java_double(std::string& out, double v) {
+  char b[kJavaFpMax];
+  out.append(b, static_cast<std::size_t>(put_java_double(b, v) - b));
+}
+void append_java_float(std::string& out, float v) {
+  char b[kJavaFpMax];
+  out.append(b, static_cast<std::size_t>(put_java_float(b, v) - b));
+}
 
 // ---- canal-json strings
 // --------------------------------------------------------------------------
@@ -626,7 +634,7 @@ ValuePlan value_plan(const ColumnDef& c) {
 }
 
 Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
-  std::string& out = v.value;
+  std::string& out = v.long_text();
   char b[80];  // temporal text: fields of at most 10 digits
   switch (cv.kind) {
     case ValueKind::timestamp:
@@ -679,7 +687,7 @@ Status read_value_rest(const ColumnDef& c, const ValuePlan& p, ByteReader& r, st
     v.is_null = true;
     v.plain = false;
     v.sql_type = types::OTHER;
-    v.value.clear();
+    v.long_text();
     return r.ok() ? Status{} : Status{r.error()};
   }
   // Canal has always sized a value before rendering it: where the size is wrong too, that error
