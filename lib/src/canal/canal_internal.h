@@ -62,6 +62,13 @@ class OutBuf {
     size_ += n;
     return p;
   }
+  // Room for n more bytes at the returned pointer, without changing the size; set_end() then
+  // keeps what was written up to its argument.
+  char* room(std::size_t n) {
+    if (cap_ - size_ < n) grow(n);
+    return data_.get() + size_;
+  }
+  void set_end(const char* e) noexcept { size_ = static_cast<std::size_t>(e - data_.get()); }
   void push_back(char c) { *extend(1) = c; }
   void append(const char* s, std::size_t n) {
     if (n != 0) std::memcpy(extend(n), s, n);

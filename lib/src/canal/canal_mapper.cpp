@@ -260,6 +260,18 @@ struct ColumnPlan {
   bool name_ok = true, type_ok = true;  // valid UTF-8 (else protobuf logs when serializing)
   bool json = false;                    // JSON column: its values are checked for UTF-8 too
   canal_detail::ValuePlan value;        // how its values are rendered
+  // A Column's bytes before its value when its sqlType is the usual one (pb_pre or pb_pre_null,
+  // then updated when set, then isNull), by [isNull][updated]; and pb_mysql_type. Each padded
+  // to a fixed size, so that one copy of that size writes it (fits_fixed: all of them fit).
+  static constexpr std::size_t kHeadMax = 48, kTypeMax = 32;
+  struct Fixed {
+    char head[2][2][kHeadMax] = {};
+    std::uint8_t head_len[2][2] = {};
+    char type[kTypeMax] = {};
+    std::uint8_t type_len = 0;
+  };
+  Fixed fixed;
+  bool fits_fixed = false;
 };
 struct TablePlan {
   std::vector<ColumnPlan> cols;
@@ -298,6 +310,21 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
       }
       pre->append(p.pb_name);
     }
+    p.fits_fixed = p.pb_pre.size() + 4 <= ColumnPlan::kHeadMax && p.pb_pre_null.size() + 4 <= ColumnPlan::kHeadMax &&
+                   p.pb_mysql_type.size() <= ColumnPlan::kTypeMax;
+    if (p.fits_fixed) {
+      for (int null = 0; null < 2; ++null)
+        for (int upd = 0; upd < 2; ++upd) {
+          std::string h = null != 0 ? p.pb_pre_null : p.pb_pre;
+          if (upd != 0) h.append("\x28\x01", 2);
+          h.push_back(0x30);
+          h.push_back(static_cast<char>(null));
+          std::memcpy(p.fixed.head[null][upd], h.data(), h.size());
+          p.fixed.head_len[null][upd] = static_cast<std::uint8_t>(h.size());
+        }
+      std::memcpy(p.fixed.type, p.pb_mysql_type.data(), p.pb_mysql_type.size());
+      p.fixed.type_len = static_cast<std::uint8_t>(p.pb_mysql_type.size());
+    }
     p.name_ok = canal_detail::proto_utf8_valid(c.name);
     p.type_ok = canal_detail::proto_utf8_valid(mysql_type);
     p.json = c.type == ColumnType::json;
@@ -318,10 +345,39 @@ using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
 // not zero/empty). Returns where the value's bytes are in `out`.
 [[gnu::always_inline]] inline std::size_t put_column(OutBuf& out, std::uint8_t tag, std::uint32_t index,
                                                      const ColumnPlan& p, const CanalValue& v, bool updated) {
+  const bool usual = v.sql_type == (v.is_null ? p.value.null_sql_type : p.value.sql_type);
+  const std::string_view text = v.text();
+  const std::size_t vn = text.size();
+  if (usual && p.fits_fixed) [[likely]] {
+    // The prepared bytes, copied at their fixed sizes into room past the Column's end.
+    const ColumnPlan::Fixed& f = p.fixed;
+    const std::size_t head_len = f.head_len[v.is_null ? 1 : 0][updated ? 1 : 0];
+    std::size_t n = head_len + f.type_len;
+    if (vn != 0) n += 1 + varint_size(vn) + vn;
+    char* o = out.room(1 + 10 + n + ColumnPlan::kHeadMax);
+    *o++ = static_cast<char>(tag);
+    o = put_varint(o, n);
+    std::memcpy(o, f.head[v.is_null ? 1 : 0][updated ? 1 : 0], ColumnPlan::kHeadMax);
+    o += head_len;
+    if (vn != 0) {
+      *o++ = 0x42;
+      o = put_varint(o, vn);
+      constexpr std::size_t kShort = 32;
+      static_assert(sizeof v.short_text >= 24 + kShort);  // short_at < 24 (render_value)
+      if (v.in_short && vn <= kShort && v.short_at < 24)
+        std::memcpy(o, text.data(), kShort);
+      else
+        copy_bytes(o, text.data(), vn);
+      o += vn;
+    }
+    const std::size_t value_at = static_cast<std::size_t>(o - out.data()) - vn;
+    std::memcpy(o, f.type, ColumnPlan::kTypeMax);
+    out.set_end(o + f.type_len);
+    return value_at;
+  }
   // The column's prepared start (index, sqlType, name, isKey) when the sqlType is its usual one.
   const std::string* pre = nullptr;
-  if (v.sql_type == (v.is_null ? p.value.null_sql_type : p.value.sql_type))
-    pre = v.is_null ? &p.pb_pre_null : &p.pb_pre;
+  if (usual) pre = v.is_null ? &p.pb_pre_null : &p.pb_pre;
   std::size_t n = 2 + p.pb_mysql_type.size();
   if (pre != nullptr) {
     n += pre->size();
@@ -331,8 +387,6 @@ using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
     if (v.sql_type != 0) n += v.sql_type < 0 ? 11 : 1 + varint_size(static_cast<std::uint32_t>(v.sql_type));
   }
   if (updated) n += 2;
-  const std::string_view text = v.text();
-  const std::size_t vn = text.size();
   if (vn != 0) n += 1 + varint_size(vn) + vn;
   char* o = out.extend(1 + varint_size(n) + n);
   *o++ = static_cast<char>(tag);
