@@ -44,7 +44,7 @@ void append_iso8859_1(std::string& out, Bytes b);
 // reads it; false (nothing appended) when `json` is not a valid JSON string.
 bool append_json_string_text(std::string& out, std::string_view json);
 // Java's Double.toString / Float.toString appended to `out` (no allocation), or written at `o`
-// (at most kJavaFpMax bytes; returns the end).
+// (room for kJavaFpMax bytes: the text takes at most 40; returns the end).
 void append_java_double(std::string& out, double v);
 void append_java_float(std::string& out, float v);
 inline constexpr std::size_t kJavaFpMax = 48;

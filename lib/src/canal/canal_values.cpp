@@ -33,37 +33,40 @@ namespace {
 constexpr char kHex[] = "0123456789abcdef";
 
 // Double.toString's layout of the value d1.d2d3... x 10^sci_exp (`digits` = d1d2d3..., the
-// shortest round-trip digits, no trailing zeros, at most 24): plain decimal with at least one
-// fraction digit for 10^-3 <= |v| < 10^7, else "d1.d2d3...E<exp>" (at least one digit after the
-// point). Writes at most 40 bytes at `o`; returns the end.
+// shortest round-trip digits, no trailing zeros, at most 24, in a buffer of kDigitsRoom bytes):
+// plain decimal with at least one fraction digit for 10^-3 <= |v| < 10^7, else
+// "d1.d2d3...E<exp>" (at least one digit after the point). Writes at most 40 bytes at `o`, and
+// may write garbage up to 40 bytes past `o` (the digits are copied 24 at a time, then the end
+// set); returns the end.
+constexpr std::size_t kDigitsRoom = 32;
 char* java_format(char* o, bool neg, const char* digits, std::size_t nd, int sci_exp) {
   if (neg) *o++ = '-';
   if (sci_exp >= -3 && sci_exp < 7) {
     if (sci_exp < 0) {
       std::memcpy(o, "0.000", 5);  // "0." and -sci_exp - 1 zeros
       o += 2 + (-sci_exp - 1);
-      std::memcpy(o, digits, nd);
+      std::memcpy(o, digits, 24);
       return o + nd;
     }
     const std::size_t int_len = static_cast<std::size_t>(sci_exp) + 1;
     if (nd <= int_len) {
-      std::memcpy(o, digits, nd);
+      std::memcpy(o, digits, 8);  // int_len <= 7
       o += nd;
-      std::memset(o, '0', int_len - nd);
+      std::memcpy(o, "0000000", 8);
       o += int_len - nd;
       std::memcpy(o, ".0", 2);
       return o + 2;
     }
-    std::memcpy(o, digits, int_len);
+    std::memcpy(o, digits, 8);
     o += int_len;
     *o++ = '.';
-    std::memcpy(o, digits + int_len, nd - int_len);
+    std::memcpy(o, digits + int_len, 24);
     return o + (nd - int_len);
   }
   *o++ = digits[0];
   *o++ = '.';
   if (nd > 1) {
-    std::memcpy(o, digits + 1, nd - 1);
+    std::memcpy(o, digits + 1, 24);
     o += nd - 1;
   } else {
     *o++ = '0';
@@ -97,7 +100,7 @@ char* put_java_fp(char* o, F v) noexcept {
     std::memcpy(o, s.data(), s.size());
     return o + s.size();
   }
-  char digits[32];
+  char digits[kDigitsRoom + 8];  // + 8: java_format copies 24 bytes from digits + 7
   int exp = 0;
   const int nd = columns_detail::shortest_digits_of(v, digits, exp);
   return java_format(o, std::signbit(v), digits, static_cast<std::size_t>(nd), exp);
