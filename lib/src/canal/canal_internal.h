@@ -11,6 +11,7 @@
 
 #include "../columns/decode_value.h"
 #include "../columns/temporal_text.h"
+#include "../columns/value_json.h"
 
 #include <bit>
 #include <cstdint>
@@ -190,7 +191,7 @@ inline void append_dec_signed(std::string& out, std::int64_t v) {
   out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
 }
 
-// render_value's kinds that are rare or long (TIMESTAMP in a zone, DECIMAL, binary JSON, old
+// render_value's kinds that are rare or long (TIMESTAMP in a zone, binary JSON, old
 // DECIMAL text, the kinds Canal has no value for), out of line.
 Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
 
@@ -249,6 +250,14 @@ Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZo
       *e++ = ' ';
       v.set_short(b, put_time_text(e, cv.t));
       return {};
+    }
+    case ValueKind::decimal: {  // decimal2string's text
+      static_assert(sizeof v.short_text >= value_detail::kDecimalTextMax);
+      char* e = b;
+      Status st = value_detail::put_decimal_digits(e, cv.precision, cv.scale, cv.bytes, cv.offset);
+      if (st.ok()) v.set_short(b, e);
+      else v.long_text();
+      return st;
     }
     case ValueKind::text:
     case ValueKind::binary:

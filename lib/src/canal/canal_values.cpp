@@ -647,17 +647,6 @@ Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone
         tz.append_local(out, static_cast<std::int64_t>(cv.u));
       if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(temporal_text::put_fraction(b, cv.t.usec, cv.t.fsp) - b));
       return {};
-    case ValueKind::decimal: {
-      // Through a buffer of this thread's (JsonBuf over the value would zero its spare
-      // capacity first, on every value).
-      thread_local JsonBuf text;
-      text.clear();
-      ByteReader r(cv.bytes, cv.offset);
-      Status st = append_decimal_text(text, cv.precision, cv.scale, r);
-      if (st.ok() && !r.ok()) st = r.error();
-      if (st.ok()) out.assign(text.data(), text.size());
-      return st;
-    }
     case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
       v.plain = false;
       append_canal_text(out, as_string_view(cv.bytes), 0, TextMode::utf8);

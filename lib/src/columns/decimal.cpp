@@ -34,7 +34,8 @@ Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r
   return value_detail::append_decimal_digits(out, precision, scale, raw, at);
 }
 
-Status value_detail::append_decimal_digits(JsonBuf& out, int precision, int scale, Bytes raw, std::uint64_t at) {
+Status value_detail::put_decimal_digits(char*& out, int precision, int scale, Bytes raw, std::uint64_t at) {
+  static_assert(kDecimalTextMax >= kMaxPrecision + 8);
   const std::size_t size = raw.size();  // decimal_binary_size(precision, scale): 1..30
   if (size == 0) return DecodeError{Errc::bad_value, at, "impossible DECIMAL precision/scale"};
   std::uint8_t buf[40];  // 65 digits need at most 30 bytes
@@ -72,8 +73,7 @@ Status value_detail::append_decimal_digits(JsonBuf& out, int precision, int scal
 
   // decimal2string: no leading zeros in the integer part ("0" when it is empty), full scale;
   // the server never stores -0. Written in place: a sign, at most 65 digits and a point.
-  char* const start = out.tail(kMaxPrecision + 8);
-  char* o = start;
+  char* o = out;
   if (negative && nonzero) *o++ = '-';
   int g = 0;
   while (g < int_groups && groups[g].v == 0) ++g;  // leading zero groups
@@ -96,7 +96,7 @@ Status value_detail::append_decimal_digits(JsonBuf& out, int precision, int scal
       o += groups[g].digits;
     }
   }
-  out.advance(static_cast<std::size_t>(o - start));
+  out = o;
   return {};
 }
 

@@ -15,7 +15,17 @@ void render_temporal_json(JsonBuf& out, const ColumnValue& v, std::int32_t tz_of
 // The binary DECIMAL(precision, scale) in `raw` (decimal_binary_size bytes, at absolute offset
 // `at`) as text without quotes; Errc::bad_value at `at` for a digit group over its digits
 // (decimal.cpp).
-Status append_decimal_digits(JsonBuf& out, int precision, int scale, Bytes raw, std::uint64_t at);
+// put_decimal_digits: the same text written at `out` (room for kDecimalTextMax bytes), which is
+// moved past it; on an error nothing useful is written.
+inline constexpr std::size_t kDecimalTextMax = 73;  // a sign, 65 digits and a point, and room
+Status put_decimal_digits(char*& out, int precision, int scale, Bytes raw, std::uint64_t at);
+inline Status append_decimal_digits(JsonBuf& out, int precision, int scale, Bytes raw, std::uint64_t at) {
+  char* const start = out.tail(kDecimalTextMax);
+  char* o = start;
+  Status st = put_decimal_digits(o, precision, scale, raw, at);
+  if (st.ok()) out.advance(static_cast<std::size_t>(o - start));
+  return st;
+}
 // text binary enum_index set_bits json geometry vector uuid inet4 inet6 (string_blob.cpp).
 Status render_string_family_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
                                  const RenderOptions& opts);
