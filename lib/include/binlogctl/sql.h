@@ -58,9 +58,11 @@ struct SqlOptions {
   // (a tunable; tests shrink it).
   std::size_t spill_bytes = 4 * 1024 * 1024;
   // With rendering threads (ConvertOptions::render_threads): a batch of rows events is handed on
-  // once its copied row images pass this size (larger than JSON's: SQL output is several times
-  // its input, and fewer hand-offs measured faster; a tunable, tests shrink it).
-  std::size_t render_batch_bytes = 256 * 1024;
+  // once its copied row images pass this size (a tunable, tests shrink it). 0: 128 KiB for SQL,
+  // 256 KiB for flashback. On the 1 GiB bench file, SQL at 256 KiB peaked at 31-34 MiB against
+  // 24 MiB at 128 KiB for the same speed; flashback was 12% slower at 128 KiB (42-44 MiB at
+  // 256 KiB, under the 64 MiB its spill design allows).
+  std::size_t render_batch_bytes = 0;
 };
 
 // Runs convert --format sql (or --flashback); the exit status as run_convert's (0 ok, 1 damaged

@@ -806,8 +806,9 @@ class SqlConverter final : public TransactionFront::Hooks {
     renderer_.configure(sql);
     loader_.defer_warnings(&deferred_warnings_);
     if (!out.interactive() && opts.render_threads > 0)  // a terminal: every line as it is complete
-      pool_ = std::make_unique<convert_detail::BatchPool<SqlRender>>(opts.render_threads, sql.render_batch_bytes,
-                                                                     render_);
+      pool_ = std::make_unique<convert_detail::BatchPool<SqlRender>>(
+          opts.render_threads,
+          sql.render_batch_bytes != 0 ? sql.render_batch_bytes : sql.flashback ? 256 * 1024 : 128 * 1024, render_);
   }
 
   // Writes out everything handed on so far: after it, this thread may touch what the writing
