@@ -272,6 +272,11 @@ struct ColumnPlan {
   };
   Fixed fixed;
   bool fits_fixed = false;
+  // js_member padded the same way (js_fixed_len bytes, 0 when it does not fit): canal-json's
+  // members are copied from it at kMemberMax bytes, from its start or past its comma.
+  static constexpr std::size_t kMemberMax = 48;
+  char js_fixed[kMemberMax + 1] = {};
+  std::uint8_t js_fixed_len = 0;
 };
 struct TablePlan {
   std::vector<ColumnPlan> cols;
@@ -293,6 +298,10 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
     append_flat_json_string(p.js_key, c.name);
     p.js_member = "," + p.js_key + ":";
     append_flat_json_string(p.js_mysql_type, mysql_type);
+    if (p.js_member.size() <= ColumnPlan::kMemberMax) {
+      std::memcpy(p.js_fixed, p.js_member.data(), p.js_member.size());
+      p.js_fixed_len = static_cast<std::uint8_t>(p.js_member.size());
+    }
     p.name = c.name;
     p.mysql_type = mysql_type;
     p.key = c.in_primary_key;
@@ -543,10 +552,37 @@ class FlatRows {
               const std::vector<std::uint64_t>* only) {
     out.push_back('{');
     bool first = true;
+    const ColumnPlan* const cplans = plan.cols.data();
     auto put = [&](const Cell& c) {
-      const std::string& m = plan.cols[c.index].js_member;
-      out.append(m.data() + (first ? 1 : 0), m.size() - (first ? 1 : 0));
+      const ColumnPlan& p = cplans[c.index];
+      const std::size_t skip = first ? 1 : 0;  // the comma
       first = false;
+      if (p.js_fixed_len != 0) [[likely]] {
+        // The member copied at its padded size; a null or a short plain value with it.
+        constexpr std::size_t kShort = 32;
+        const std::size_t m = p.js_fixed_len - skip;
+        char* o = out.room(ColumnPlan::kMemberMax + 2 + kShort);
+        std::memcpy(o, p.js_fixed + skip, ColumnPlan::kMemberMax);
+        o += m;
+        if (c.v.is_null) {
+          std::memcpy(o, "null", 4);
+          out.set_end(o + 4);
+          return;
+        }
+        if (c.v.plain && c.v.in_short && c.v.short_len <= kShort && c.v.short_at < 24) {
+          static_assert(sizeof c.v.short_text >= 24 + kShort);
+          *o++ = '"';
+          std::memcpy(o, c.v.short_text + c.v.short_at, kShort);
+          o += c.v.short_len;
+          *o++ = '"';
+          out.set_end(o);
+          return;
+        }
+        out.set_end(o);
+      } else {
+        const std::string& m = p.js_member;
+        out.append(m.data() + skip, m.size() - skip);
+      }
       if (c.v.is_null) {
         out.append("null", 4);
       } else if (c.v.plain) {  // what append_flat_json_string writes for it, without its checks
