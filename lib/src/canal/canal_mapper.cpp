@@ -345,6 +345,32 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
   return plan;
 }
 
+// a == b, short texts (most values) compared inline rather than by a call to memcmp.
+inline bool same_text(std::string_view a, std::string_view b) noexcept {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* const x = a.data();
+  const char* const y = b.data();
+  if (n > 16) return std::memcmp(x, y, n) == 0;
+  if (n >= 8) {
+    std::uint64_t x0, x1, y0, y1;
+    std::memcpy(&x0, x, 8);
+    std::memcpy(&x1, x + n - 8, 8);
+    std::memcpy(&y0, y, 8);
+    std::memcpy(&y1, y + n - 8, 8);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
+  if (n >= 4) {
+    std::uint32_t x0, x1, y0, y1;
+    std::memcpy(&x0, x, 4);
+    std::memcpy(&x1, x + n - 4, 4);
+    std::memcpy(&y0, y, 4);
+    std::memcpy(&y1, y + n - 4, 4);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
+  return n == 0 || (x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1]);
+}
+
 // The strings of the encoded columns that are not valid UTF-8, in the order serializing would
 // have checked them (name, value, mysqlType per column): protobuf logs each one.
 using Utf8Logs = std::vector<std::pair<std::string, const char*>>;
@@ -1200,7 +1226,7 @@ class CanalRowsWorker {
         bool before_null = false;
         std::string_view before_text;
         updated = !before_value<kProto>(i, t, before_null, before_text) || before_null != v.is_null ||
-                  (!v.is_null && before_text != v.text());
+                  (!v.is_null && !same_text(before_text, v.text()));
       }
       if constexpr (kProto) {
         const ColumnPlan& p = cplans[i];
