@@ -345,6 +345,16 @@ TablePlan make_plan(const TableMap& tm, bool display_widths, const SchemaTable* 
   return plan;
 }
 
+// The first and last sizeof(W) bytes of x and y (n >= sizeof(W)) are equal.
+template <class W>
+inline bool same_ends(const char* x, const char* y, std::size_t n) noexcept {
+  W x0, x1, y0, y1;
+  std::memcpy(&x0, x, sizeof(W));
+  std::memcpy(&x1, x + n - sizeof(W), sizeof(W));
+  std::memcpy(&y0, y, sizeof(W));
+  std::memcpy(&y1, y + n - sizeof(W), sizeof(W));
+  return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+}
 // a == b, short texts (most values) compared inline rather than by a call to memcmp.
 inline bool same_text(std::string_view a, std::string_view b) noexcept {
   const std::size_t n = a.size();
@@ -352,22 +362,8 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
   const char* const x = a.data();
   const char* const y = b.data();
   if (n > 16) return std::memcmp(x, y, n) == 0;
-  if (n >= 8) {
-    std::uint64_t x0, x1, y0, y1;
-    std::memcpy(&x0, x, 8);
-    std::memcpy(&x1, x + n - 8, 8);
-    std::memcpy(&y0, y, 8);
-    std::memcpy(&y1, y + n - 8, 8);
-    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-  }
-  if (n >= 4) {
-    std::uint32_t x0, x1, y0, y1;
-    std::memcpy(&x0, x, 4);
-    std::memcpy(&x1, x + n - 4, 4);
-    std::memcpy(&y0, y, 4);
-    std::memcpy(&y1, y + n - 4, 4);
-    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-  }
+  if (n >= 8) return same_ends<std::uint64_t>(x, y, n);
+  if (n >= 4) return same_ends<std::uint32_t>(x, y, n);
   return n == 0 || (x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1]);
 }
 
