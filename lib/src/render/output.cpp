@@ -28,6 +28,13 @@ LineOutput::~LineOutput() {
 }
 
 void LineOutput::write_all(const char* p, std::size_t n) {
+  if (fd_ < 0) {  // a stream without a descriptor (open_memstream, fopencookie): through stdio
+    if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
+      buf_.clear();
+      throw std::system_error(errno != 0 ? errno : EIO, std::generic_category(), "write");
+    }
+    return;
+  }
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
