@@ -25,6 +25,13 @@ class Source {
   virtual Bytes window(std::uint64_t off, std::size_t n) = 0;
   // Nothing before `off` will be asked for again.
   virtual void release(std::uint64_t off) = 0;
+  // [off, off + n) will be read soon, by another thread: a mapped file maps those pages now,
+  // on the calling thread (the chain reader's consumer does it ahead of its framing thread).
+  // A hint only; nothing else does anything.
+  virtual void prefetch(std::uint64_t off, std::size_t n) {
+    (void)off;
+    (void)n;
+  }
   // Size of the input when known up front (mapped files); nullopt for streams.
   virtual std::optional<std::uint64_t> size() const = 0;
   // Bytes consumed from the underlying file so far (compressed bytes for archives): for progress.

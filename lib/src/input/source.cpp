@@ -52,11 +52,28 @@ class MappedSource final : public Source {
       dropped_ = upto;
     }
   }
+  void prefetch(std::uint64_t off, std::size_t n) override {
+#ifdef MADV_POPULATE_READ
+    // Page-table entries for pages already in the page cache (reading them in if not), in one
+    // call instead of a fault per 64 KiB on the reading thread. Errors (a kernel before 5.14,
+    // a file cut short meanwhile) leave the pages to be faulted in as before.
+    if (off >= size_ || !populate_) return;
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t from = off / page * page;
+    const std::uint64_t to = std::min<std::uint64_t>(size_, off + n);
+    if (::madvise(const_cast<std::uint8_t*>(base_) + from, to - from, MADV_POPULATE_READ) != 0 && errno == EINVAL)
+      populate_ = false;
+#else
+    (void)off;
+    (void)n;
+#endif
+  }
   std::optional<std::uint64_t> size() const override { return size_; }
   std::uint64_t raw_position() const override { return pos_; }
   std::uint64_t raw_size() const override { return size_; }
 
  private:
+  bool populate_ = true;
   const std::uint8_t* base_ = nullptr;
   std::uint64_t size_ = 0;
   std::uint64_t dropped_ = 0;
