@@ -59,6 +59,23 @@ std::vector<std::string> walk(ChainOptions o, Recorder& rec, Quiet& diag) {
   return rec.log;
 }
 
+// The outer events (not those inside a payload) of `b` read from memory on one thread.
+std::vector<Event> outer_events(const std::vector<std::uint8_t>& b) {
+  auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}});
+  ChainOptions o;
+  o.input_set = in.get();
+  o.progress = ProgressMode::never;
+  o.threads = 1;
+  Recorder rec;
+  Quiet diag;
+  ChainReader r(o, rec, diag);
+  std::vector<Event> out;
+  Event ev;
+  while (r.next(ev))
+    if (!ev.is_inner()) out.push_back(ev);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("chain reader: files, memory and memory streams give the same chain, hooks in order") {
@@ -201,25 +218,12 @@ TEST_CASE("chain reader: MySQL TRANSACTION_PAYLOAD contents follow the payload e
 TEST_CASE("damage signal: a checksum failure marks its event, a resynchronisation the event after the hole") {
   const auto orig = slurp(kFix + "/basic/binlogs/mariadb-bin.000002");
   // The events of the healthy file, and one in the middle to damage.
-  std::vector<Event> events;
   std::vector<std::uint64_t> pos, size;
-  {
-    auto in = memory_inputs({{"b.000002", Bytes(orig.data(), orig.size())}});
-    ChainOptions o;
-    o.input_set = in.get();
-    o.progress = ProgressMode::never;
-    o.threads = 1;
-    Recorder rec;
-    Quiet diag;
-    ChainReader r(o, rec, diag);
-    Event ev;
-    while (r.next(ev)) {
-      if (ev.is_inner()) continue;
-      CHECK(!ev.damage);
-      CHECK(ev.skipped_before == 0);
-      pos.push_back(ev.pos);
-      size.push_back(ev.header.event_size);
-    }
+  for (const Event& ev : outer_events(orig)) {
+    CHECK(!ev.damage);
+    CHECK(ev.skipped_before == 0);
+    pos.push_back(ev.pos);
+    size.push_back(ev.header.event_size);
   }
   REQUIRE(pos.size() > 8);
   const std::size_t k = pos.size() / 2;
@@ -262,29 +266,41 @@ TEST_CASE("damage signal: a checksum failure marks its event, a resynchronisatio
   }
 }
 
+namespace {
+
+// Events and findings of reading `b` (as "b.000002") with `threads` (1: none), one line each in
+// the order the sink and the loop see them. `slow`: with a framing thread, the consumer sleeps
+// 2 ms every 512 events for its first 9,216 (the framer runs ahead, then waits for free batches).
+std::vector<std::string> read_log(const std::vector<std::uint8_t>& b, unsigned threads, bool slow = false) {
+  struct Log : DiagnosticSink {
+    std::vector<std::string>* log = nullptr;
+    void report(const Diagnostic& d) override { log->push_back(fmt::format("diag {} {} {}", d.pos, d.check, d.message)); }
+  };
+  auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}});
+  ChainOptions o;
+  o.input_set = in.get();
+  o.progress = ProgressMode::never;
+  o.threads = threads;
+  Recorder rec;
+  Log diag;
+  diag.log = &rec.log;
+  ChainReader r(o, rec, diag);
+  Event ev;
+  std::size_t n = 0;
+  while (r.next(ev)) {
+    rec.log.push_back(fmt::format("event {} {}", ev.pos, ev.type_code()));
+    if (slow && threads > 1 && ++n < 9 * 1024 && n % 512 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return rec.log;
+}
+
+}  // namespace
+
 TEST_CASE("chain reader: with a framing thread, findings come in the order of a one-thread run") {
   // The framing thread reads ahead; what it finds (a checksum failure, a resynchronisation, a
   // torn tail) must still reach the sink between the same events as without it, and from the
   // consuming thread: verify's report is that order.
   const auto orig = slurp(kFix + "/basic/binlogs/mariadb-bin.000002");
-  struct Log : DiagnosticSink {
-    std::vector<std::string>* log = nullptr;
-    void report(const Diagnostic& d) override { log->push_back(fmt::format("diag {} {} {}", d.pos, d.check, d.message)); }
-  };
-  auto run = [](const std::vector<std::uint8_t>& b, unsigned threads) {
-    auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}});
-    ChainOptions o;
-    o.input_set = in.get();
-    o.progress = ProgressMode::never;
-    o.threads = threads;
-    Recorder rec;
-    Log diag;
-    diag.log = &rec.log;
-    ChainReader r(o, rec, diag);
-    Event ev;
-    while (r.next(ev)) rec.log.push_back(fmt::format("event {} {}", ev.pos, ev.type_code()));
-    return rec.log;
-  };
   const std::size_t n = orig.size();
   for (int what = 0; what < 4; ++what) {
     CAPTURE(what);
@@ -297,7 +313,7 @@ TEST_CASE("chain reader: with a framing thread, findings come in the order of a 
       b[n / 2] ^= 0x5a;
       b.resize(n - 7);
     }
-    const auto one = run(b, 1), two = run(b, 2);
+    const auto one = read_log(b, 1), two = read_log(b, 2);
     CHECK(std::count_if(one.begin(), one.end(), [](const std::string& l) { return l.rfind("diag", 0) == 0; }) > 0);
     CHECK(one == two);
   }
@@ -312,19 +328,7 @@ TEST_CASE("chain reader: a framing thread many batches ahead or behind hands ove
   // events (positions repeat too; the reader checks neither).
   const auto file = slurp(kFix + "/basic/binlogs/mariadb-bin.000003");
   std::vector<std::pair<std::uint64_t, std::uint8_t>> evs;  // (pos, type) of the file's events
-  {
-    auto in = memory_inputs({{"x.000003", Bytes(file.data(), file.size())}});
-    ChainOptions o;
-    o.input_set = in.get();
-    o.progress = ProgressMode::never;
-    o.threads = 1;
-    Recorder rec;
-    Quiet diag;
-    ChainReader r(o, rec, diag);
-    Event ev;
-    while (r.next(ev))
-      if (!ev.is_inner()) evs.emplace_back(ev.pos, ev.type_code());
-  }
+  for (const Event& ev : outer_events(file)) evs.emplace_back(ev.pos, ev.type_code());
   auto first_gtid = std::find_if(evs.begin(), evs.end(), [](const auto& e) { return e.second == 162; });
   REQUIRE(first_gtid != evs.end());
   auto last_xid = std::find_if(evs.rbegin(), evs.rend(), [](const auto& e) { return e.second == 16; });
@@ -339,33 +343,11 @@ TEST_CASE("chain reader: a framing thread many batches ahead or behind hands ove
   for (std::size_t i = 0; i < copies; ++i)
     big.insert(big.end(), file.begin() + static_cast<std::ptrdiff_t>(from), file.begin() + static_cast<std::ptrdiff_t>(to));
 
-  struct Log : DiagnosticSink {
-    std::vector<std::string>* log = nullptr;
-    void report(const Diagnostic& d) override { log->push_back(fmt::format("diag {} {} {}", d.pos, d.check, d.message)); }
-  };
-  auto run = [](const std::vector<std::uint8_t>& b, unsigned threads) {
-    auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}});
-    ChainOptions o;
-    o.input_set = in.get();
-    o.progress = ProgressMode::never;
-    o.threads = threads;
-    Recorder rec;
-    Log diag;
-    diag.log = &rec.log;
-    ChainReader r(o, rec, diag);
-    Event ev;
-    std::size_t n = 0;
-    while (r.next(ev)) {
-      rec.log.push_back(fmt::format("event {} {}", ev.pos, ev.type_code()));
-      if (threads > 1 && ++n < 9 * 1024 && n % 512 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return rec.log;
-  };
   for (int what = 0; what < 2; ++what) {
     CAPTURE(what);
     auto b = big;
     if (what == 1) b[b.size() * 3 / 4] ^= 0x5a;  // damage in a late batch
-    const auto one = run(b, 1), two = run(b, 2);
+    const auto one = read_log(b, 1), two = read_log(b, 2, true);
     CHECK(std::count_if(one.begin(), one.end(), [](const std::string& l) { return l.rfind("event", 0) == 0; }) >
           static_cast<std::ptrdiff_t>(12 * 1024));
     CHECK((std::count_if(one.begin(), one.end(), [](const std::string& l) { return l.rfind("diag", 0) == 0; }) > 0) ==
