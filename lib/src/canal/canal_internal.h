@@ -178,26 +178,23 @@ inline char* put_dec_backwards(char* end, std::uint64_t v) noexcept {
   }
   return end;
 }
-inline void append_dec(std::string& out, std::uint64_t v) {
-  char buf[20];
-  char* b = put_dec_backwards(buf + sizeof buf, v);
-  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
-}
-inline void append_dec_signed(std::string& out, std::int64_t v) {
-  char buf[21];
+// Decimal digits of v, with its sign, written backwards ending at `end` (21 bytes at most);
+// returns the first byte.
+inline char* put_dec_signed_backwards(char* end, std::int64_t v) noexcept {
   const std::uint64_t mag = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-  char* b = put_dec_backwards(buf + sizeof buf, mag);
+  char* b = put_dec_backwards(end, mag);
   if (v < 0) *--b = '-';
-  out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
+  return b;
 }
 
 // render_value's kinds that are rare or long (TIMESTAMP in a zone, binary JSON, old
 // DECIMAL text, the kinds Canal has no value for), out of line.
 Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
 
-// Value text and sqlType of a decoded (non-NULL) value: numbers and temporals in v.short_text,
-// the others in v.value (cleared first, so its capacity is reused). Inline: the row loop passes it to the decoder as its continuation, so the
-// switch on the kind follows each kind's decoding.
+// Value text and sqlType of a decoded (non-NULL) value: numbers, temporals and DECIMAL in
+// v.short_text, the others in v.value (cleared first, so its capacity is reused). Inline: the row
+// loop passes it to the decoder as its continuation, so the switch on the kind follows each
+// kind's decoding.
 [[gnu::always_inline]] inline Status render_value(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz,
                                                   CanalValue& v) {
   v.is_null = false;
@@ -206,13 +203,9 @@ Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZo
   char* const b = v.short_text;
   constexpr std::size_t kDecEnd = 24;  // integers: written backwards from here (21 bytes at most)
   switch (cv.kind) {
-    case ValueKind::signed_int: {
-      const std::uint64_t mag = cv.i < 0 ? 0 - static_cast<std::uint64_t>(cv.i) : static_cast<std::uint64_t>(cv.i);
-      char* s = put_dec_backwards(b + kDecEnd, mag);
-      if (cv.i < 0) *--s = '-';
-      v.set_short(s, b + kDecEnd);
+    case ValueKind::signed_int:
+      v.set_short(put_dec_signed_backwards(b + kDecEnd, cv.i), b + kDecEnd);
       return {};
-    }
     case ValueKind::unsigned_int:
       v.set_short(put_dec_backwards(b + kDecEnd, cv.u), b + kDecEnd);
       if (cv.u >= p.wide_from) v.sql_type = p.sql_type_wide;  // Canal's next wider type

@@ -526,10 +526,7 @@ void append_dec(OutBuf& out, std::uint64_t v) {
 }
 void append_dec(OutBuf& out, std::int64_t v) {
   char buf[21];
-  const std::uint64_t mag =
-      v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-  char* b = put_dec_backwards(buf + sizeof buf, mag);
-  if (v < 0) *--b = '-';
+  char* b = put_dec_signed_backwards(buf + sizeof buf, v);
   out.append(b, static_cast<std::size_t>(buf + sizeof buf - b));
 }
 
