@@ -210,12 +210,13 @@ bool EventStream::next(Event& ev) {
       done_ = true;
       return false;
     }
+    // Parsed before the look below: it reads further, which can move a stream's buffer under w.
+    const EventHeader h = parse_event_header(w.data());
     if (w[0] == kBinlogMagic[0] && file_starts_at(off_)) {  // the next file of a concatenation
       next_file_at_ = off_;
       done_ = true;
       return false;
     }
-    EventHeader h = parse_event_header(w.data());
     const std::uint64_t pos = off_;
     const bool is_fde = h.type_code == static_cast<std::uint8_t>(EventType::format_description);
     if (events_ == 0 && opts_.expect_magic && h.type_code == static_cast<std::uint8_t>(EventType::start_v3)) {
