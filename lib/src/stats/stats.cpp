@@ -362,6 +362,7 @@ class StatsCollector final : public TransactionFront::Hooks {
       slot.rules.resize(tm->columns.size());
       for (std::size_t i = 0; i < tm->columns.size(); ++i)
         slot.rules[i] = value_size_rule(tm->columns[i].type, tm->columns[i].meta);
+      slot.steps = row_skip_steps(slot.rules);
     }
   }
 
@@ -427,7 +428,7 @@ class StatsCollector final : public TransactionFront::Hooks {
       }
       rows = as_bytes(rows_buf_);
     }
-    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset, id->second.rules);
+    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset, id->second.rules, id->second.steps);
     if (!n) {
       undecodable(ev, n.error());
       ++summary_.uncounted_rows_events;
@@ -467,6 +468,7 @@ class StatsCollector final : public TransactionFront::Hooks {
   struct IdSlot {
     TableEntry* entry = nullptr;
     std::vector<ValueSizeRule> rules;
+    std::vector<RowSkipStep> steps;  // row_skip_steps(rules)
   };
   std::unordered_map<std::uint64_t, IdSlot> by_id_;
   std::map<std::string, TableEntry> tables_by_name_;      // db NUL table
