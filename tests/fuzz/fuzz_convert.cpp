@@ -2,18 +2,22 @@
 // every column decoder, partial JSON, compressed rows and payloads), checksums off so damage
 // reaches the decoders; then stats --format json (the row walk) on the same bytes. Every output
 // line of both must be valid JSON. The bytes are fed through the input seam from memory
-// (memory_inputs), alternately as a mapped file and as a stream, with no thread and no
-// temporary file: output goes to memory (open_memstream). See tests/fuzz/README.md.
+// (memory_inputs), alternately as a mapped file and as a stream read a few bytes at a time
+// (chunky_stream.h), with no thread and no temporary file: output goes to memory
+// (open_memstream). See tests/fuzz/README.md.
 #include <binlogctl/convert.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/stats.h>
 
 #include <nlohmann/json.hpp>
 
+#include "chunky_stream.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string_view>
 
 namespace {
@@ -34,7 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static std::FILE* devnull = std::fopen("/dev/null", "w");
   if (devnull == nullptr) return 0;
   const bool as_stream = size > 0 && (data[size - 1] & 1) != 0;
-  auto inputs = binlogctl::memory_inputs({{"fuzz.000001", binlogctl::Bytes(data, size)}}, as_stream);
+  // As a stream, read a few bytes at a time (chunky_stream.h): the stream's buffer moves under
+  // the readers.
+  std::unique_ptr<binlogctl::InputSet> inputs;
+  if (as_stream)
+    inputs = std::make_unique<binlogctl::testing::ChunkyInputs>("fuzz.000001", binlogctl::Bytes(data, size),
+                                                                size * 0x9e3779b97f4a7c15ull, 1 + size % 61);
+  else
+    inputs = binlogctl::memory_inputs({{"fuzz.000001", binlogctl::Bytes(data, size)}}, false);
   binlogctl::ConvertOptions o;
   o.input_set = inputs.get();
   o.progress = binlogctl::ProgressMode::never;

@@ -1,13 +1,17 @@
 // Runs every decoder a consumer could reach over arbitrary bytes (robustness test, fuzzer).
 #pragma once
 
+#include "chunky_stream.h"
+
 #include <binlogctl/chain.h>
 #include <binlogctl/describe.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/info.h>
+#include <binlogctl/inputs.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,10 +23,16 @@ struct Count : DiagnosticSink {
 };
 
 // Walks everything a consumer could ask for, reading through the input seam and the chain
-// reader (as a mapped file, or as a stream when `as_stream`: resynchronisation then works on a
-// window that moves); returns the number of top-level events seen.
+// reader (as a mapped file, or as a stream when `as_stream`: read a few bytes at a time, in
+// sizes drawn from the input's length, so that the stream's buffer is refilled and moved under
+// the framing and resynchronisation works on a window that moves); returns the number of
+// top-level events seen.
 inline std::size_t exercise(Bytes bytes, bool as_stream = false) {
-  auto inputs = memory_inputs({{"fuzz", bytes}}, as_stream);
+  std::unique_ptr<InputSet> inputs;
+  if (as_stream)
+    inputs = std::make_unique<ChunkyInputs>("fuzz", bytes, bytes.size() * 0x9e3779b97f4a7c15ull, 1 + bytes.size() % 61);
+  else
+    inputs = memory_inputs({{"fuzz", bytes}}, false);
   Count diag;
   ChainHooks hooks;
   ChainOptions o;

@@ -6,10 +6,15 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "binlog_builder.h"
+#include "chunky_stream.h"
 
 using namespace binlogctl;
 using binlogctl::testing::BinlogBuilder;
@@ -72,6 +77,32 @@ class PieceStream final : public ByteStream {
   std::uint64_t pos_ = 0;
 };
 
+// What a walk of a source gives: each event (position, size, type, checksum verdict, a hash of
+// its bytes taken while its view is valid) and each finding.
+struct Trace {
+  std::vector<std::string> lines;
+};
+
+Trace trace(Source& src) {
+  Trace t;
+  struct Sink : DiagnosticSink {
+    Trace& t;
+    explicit Sink(Trace& tt) : t(tt) {}
+    void report(const Diagnostic& d) override {
+      t.lines.push_back("finding " + std::to_string(static_cast<int>(d.check)) + " at " + std::to_string(d.pos) + ": " + d.message);
+    }
+  } diag(t);
+  EventStream s(src, "f.000001", diag);
+  Event ev;
+  while (s.next(ev)) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (std::uint8_t b : ev.raw) h = (h ^ b) * 1099511628211ull;
+    t.lines.push_back(std::to_string(ev.pos) + " " + std::to_string(ev.raw.size()) + " " +
+                      std::to_string(ev.type_code()) + " " + (ev.checksum_ok ? "ok " : "bad ") + std::to_string(h));
+  }
+  return t;
+}
+
 BinlogBuilder sample(bool crc = true) {
   BinlogBuilder b;
   b.fde("8.0.32", crc).query("db", "BEGIN", 0x8).query("db", "INSERT INTO t VALUES (1)").xid(42).rotate("f.000002");
@@ -121,6 +152,54 @@ TEST_SUITE("event_stream") {
     REQUIRE(pos.size() == 1 + 3 + 40 * 3);
     CHECK(pos[2] == at);
     CHECK(pos.back() == b.event_offset(pos.size() - 1));
+  }
+
+  TEST_CASE("a stream read in pieces of any size gives the mapped file's events and findings") {
+    // Every fixture binlog, whole and with damage (a byte flipped at six places, a torn tail),
+    // read as a mapping and as streams whose reads are 1-7, 1-64 and 1-4096 bytes long.
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(BINLOGCTL_SOURCE_DIR) / "testdata"))
+      if (e.is_regular_file() && e.path().filename().string().rfind("mariadb-bin.0", 0) == 0) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    REQUIRE(files.size() >= 10);
+    std::size_t compared = 0;
+    for (const fs::path& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      const std::vector<std::uint8_t> whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::vector<std::vector<std::uint8_t>> variants{whole};
+      for (std::size_t k = 1; k <= 6 && whole.size() > 8; ++k) {
+        auto v = whole;
+        v[v.size() * k / 7] ^= 0x5a;
+        variants.push_back(std::move(v));
+      }
+      variants.emplace_back(whole.begin(), whole.end() - static_cast<std::ptrdiff_t>(whole.size() / 3));
+      // Every event's timestamp starting with the magic's 0xfe (the framing then looks for a
+      // next file there, reading past the header; the checksums no longer match).
+      {
+        auto v = whole;
+        for (std::size_t p = 4; p + 19 <= v.size();) {
+          const std::uint32_t size = load_le32(v.data() + p + 9);
+          if (size < 19) break;
+          if (p > 4) v[p] = 0xfe;
+          p += size;
+        }
+        variants.push_back(std::move(v));
+      }
+      for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+        const auto& bytes = variants[vi];
+        auto mapped = memory_source(Bytes(bytes.data(), bytes.size()));
+        const Trace want = trace(*mapped);
+        for (std::size_t max_read : {std::size_t{7}, std::size_t{64}, std::size_t{4096}}) {
+          auto src = stream_source(std::make_unique<testing::ChunkyStream>(Bytes(bytes.data(), bytes.size()), vi * 131 + max_read, max_read));
+          const Trace got = trace(*src);
+          INFO(f.string() << " variant " << vi << " reads up to " << max_read);
+          CHECK(got.lines == want.lines);
+          ++compared;
+        }
+      }
+    }
+    CHECK(compared >= 10 * 9 * 3);
   }
 
   TEST_CASE("info text of built events") {
