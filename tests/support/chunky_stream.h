@@ -18,22 +18,18 @@ namespace binlogctl::testing {
 class ChunkyStream final : public ByteStream {
  public:
   ChunkyStream(Bytes data, std::uint64_t seed, std::size_t max_read)
-      : data_(data), state_(seed | 1), max_read_(std::max<std::size_t>(max_read, 1)) {}
-  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError&) override {
+      : in_(memory_stream(data)), state_(seed | 1), max_read_(std::max<std::size_t>(max_read, 1)) {}
+  std::size_t read(std::uint8_t* dst, std::size_t cap, DecodeError& err) override {
     state_ ^= state_ << 13;  // xorshift64
     state_ ^= state_ >> 7;
     state_ ^= state_ << 17;
     const std::size_t want = 1 + static_cast<std::size_t>(state_ % max_read_);
-    const std::size_t n = std::min({cap, want, data_.size() - pos_});
-    std::copy_n(data_.data() + pos_, n, dst);
-    pos_ += n;
-    return n;
+    return in_->read(dst, std::min(cap, want), err);
   }
-  std::uint64_t raw_position() const override { return pos_; }
+  std::uint64_t raw_position() const override { return in_->raw_position(); }
 
  private:
-  Bytes data_;
-  std::size_t pos_ = 0;
+  std::unique_ptr<ByteStream> in_;  // the bytes, a read at a time
   std::uint64_t state_;
   std::size_t max_read_;
 };
