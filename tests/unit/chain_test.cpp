@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,16 +60,25 @@ std::vector<std::string> walk(ChainOptions o, Recorder& rec, Quiet& diag) {
   return rec.log;
 }
 
+// `b` as the one input "b.000002" in memory (a stream when `stream`), read with `threads` (1:
+// no framing thread), no progress.
+struct MemoryChain {
+  std::unique_ptr<InputSet> in;
+  ChainOptions o;
+  MemoryChain(const std::vector<std::uint8_t>& b, bool stream, unsigned threads)
+      : in(memory_inputs({{"b.000002", Bytes(b.data(), b.size())}}, stream)) {
+    o.input_set = in.get();
+    o.progress = ProgressMode::never;
+    o.threads = threads;
+  }
+};
+
 // The outer events (not those inside a payload) of `b` read from memory on one thread.
 std::vector<Event> outer_events(const std::vector<std::uint8_t>& b) {
-  auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}});
-  ChainOptions o;
-  o.input_set = in.get();
-  o.progress = ProgressMode::never;
-  o.threads = 1;
+  MemoryChain m(b, false, 1);
   Recorder rec;
   Quiet diag;
-  ChainReader r(o, rec, diag);
+  ChainReader r(m.o, rec, diag);
   std::vector<Event> out;
   Event ev;
   while (r.next(ev))
@@ -234,14 +244,10 @@ TEST_CASE("damage signal: a checksum failure marks its event, a resynchronisatio
     else b[pos[k] + 9] ^= 0x01;                      // the event_size field: resynchronisation
     for (bool stream : {false, true}) {
       CAPTURE(stream);
-      auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}}, stream);
-      ChainOptions o;
-      o.input_set = in.get();
-      o.progress = ProgressMode::never;
-      o.threads = 1;
+      MemoryChain m(b, stream, 1);
       Recorder rec;
       Quiet diag;
-      ChainReader r(o, rec, diag);
+      ChainReader r(m.o, rec, diag);
       Event ev;
       std::size_t damaged = 0, holes = 0;
       while (r.next(ev)) {
@@ -276,15 +282,11 @@ std::vector<std::string> read_log(const std::vector<std::uint8_t>& b, unsigned t
     std::vector<std::string>* log = nullptr;
     void report(const Diagnostic& d) override { log->push_back(fmt::format("diag {} {} {}", d.pos, d.check, d.message)); }
   };
-  auto in = memory_inputs({{"b.000002", Bytes(b.data(), b.size())}});
-  ChainOptions o;
-  o.input_set = in.get();
-  o.progress = ProgressMode::never;
-  o.threads = threads;
+  MemoryChain m(b, false, threads);
   Recorder rec;
   Log diag;
   diag.log = &rec.log;
-  ChainReader r(o, rec, diag);
+  ChainReader r(m.o, rec, diag);
   Event ev;
   std::size_t n = 0;
   while (r.next(ev)) {

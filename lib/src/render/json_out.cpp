@@ -100,15 +100,11 @@ BINLOGCTL_INLINE std::size_t skip_plain_within(const unsigned char* p, std::size
 }
 #endif
 
-// The first byte at or after `at` that leaves the fast path (kSpecial), or n. SSE2 (baseline on
-// x86-64) tests 16 bytes at once; what is left of the string after the last full block with one
+// The first byte at or after `at` that leaves the fast path (kSpecial), or n, where fewer than 16
+// bytes are left (next_special tests the full blocks before): with SSE2 (baseline on x86-64) one
 // more load (two of 8 or 4 bytes for strings under 16 bytes; a byte at a time under 4).
-std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
+std::size_t skip_plain_tail(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
 #if defined(__SSE2__)
-  for (; at + 16 <= n; at += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-    if (const unsigned mask = special_mask(v); mask != 0) return at + static_cast<std::size_t>(__builtin_ctz(mask));
-  }
   if (at >= n) return n;
   if (n >= 16) {
     // The last 1..15 bytes: one load of the final 16, the bytes before `at` (already scanned)
@@ -124,21 +120,18 @@ std::size_t skip_plain(const unsigned char* p, std::size_t at, std::size_t n) no
   while (at < n && !kSpecial[p[at]]) ++at;
   return at;
 }
-}  // namespace
 
-namespace {
-// The first special byte at or after `at`, or n: skip_plain with its 16-byte loop inline (text
-// with quotes, backslashes or non-ASCII letters every few words, such as JSON in SQL, comes back
-// here after each of them), the tail of the string out of line.
+// The first special byte at or after `at`, or n: 16 bytes at a time inline (text with quotes,
+// backslashes or non-ASCII letters every few words, such as JSON in SQL, comes back here after
+// each of them), the tail of the string out of line.
 BINLOGCTL_INLINE std::size_t next_special(const unsigned char* p, std::size_t at, std::size_t n) noexcept {
 #if defined(__SSE2__)
   for (; at + 16 <= n; at += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
     if (const unsigned mask = special_mask(v); mask != 0) return at + static_cast<std::size_t>(__builtin_ctz(mask));
   }
-  if (at >= n) return n;
 #endif
-  return skip_plain(p, at, n);
+  return skip_plain_tail(p, at, n);
 }
 
 // utf8_sequence_length, with the two- and three-byte letters of most scripts (lead bytes
