@@ -65,7 +65,7 @@ int run(ConvertArgs& a) {
   int rc = 0;
   if (sql) {
     rc = run_sql_convert(o, a.sql, out, stderr);
-    output.commit();
+    output.commit(rc, a.sql.flashback ? OutputFile::OnProblems::discard : OutputFile::OnProblems::keep_existing);
     return rc;
   }
 #ifdef BINLOGCTL_HAVE_CANAL
@@ -86,7 +86,7 @@ int run(ConvertArgs& a) {
   (void)canal;
   rc = run_convert(o, out, stderr);
 #endif
-  output.commit();
+  output.commit(rc);
   return rc;
 }
 }  // namespace

@@ -28,7 +28,7 @@ int run(DumpArgs& a) {
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_dump(o, output.get(), stderr);
-  output.commit();
+  output.commit(rc);
   return rc;
 }
 }  // namespace

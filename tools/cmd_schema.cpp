@@ -32,7 +32,7 @@ int run(SchemaArgs& a) {
   inputs.insert(inputs.end(), a.selection.schema_files.begin(), a.selection.schema_files.end());
   OutputFile output(a.output, inputs);
   const int rc = run_schema_report(o, output.get(), stderr);
-  output.commit();
+  output.commit(rc);
   return rc;
 }
 }  // namespace

@@ -34,7 +34,7 @@ int run(StatsArgs& a) {
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_stats(o, output.get(), stderr);
-  output.commit();
+  output.commit(rc);
   return rc;
 }
 }  // namespace

@@ -27,7 +27,7 @@ int run(VerifyArgs& a) {
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_verify(o, output.get(), stderr);
-  output.commit();
+  output.commit(rc, OutputFile::OnProblems::replace);
   return rc;
 }
 }  // namespace

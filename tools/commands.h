@@ -126,8 +126,16 @@ class OutputFile {
   std::FILE* get() const noexcept { return f_; }
   // The same file as a std::ostream, for writers that take one (replay's summary, timeline, plot).
   std::ostream& stream();
-  // Flushes, closes and renames the temporary file into place (nothing for stdout).
-  void commit();
+  // What a run that ends with exit status 1 (problems in the data) does with FILE.
+  enum class OnProblems {
+    replace,        // the output is the report of the problems (verify, replay): FILE is replaced
+    keep_existing,  // a FILE that exists stays as it was; a new FILE is written (damage is marked in it)
+    discard,        // FILE stays as it was and no new FILE is made (flashback: a partial undo is no undo)
+  };
+  // Flushes, closes and renames the temporary file into place (nothing for stdout) when the run's
+  // exit status `rc` allows it: 0 always, 1 as `on_problems` says, 2 (nothing could be read) never.
+  // Otherwise the temporary file is removed and FILE left as it was, with a note on stderr.
+  void commit(int rc = 0, OnProblems on_problems = OnProblems::keep_existing);
 
  private:
   // Writes through to f_ (std::ostream over a FILE*).
@@ -140,6 +148,7 @@ class OutputFile {
   std::string tmp_, path_;  // path_: FILE as the user gave it, for messages
   std::string target_;       // what the temporary file is renamed to (a link's file)
   bool direct_ = false;  // FILE is a device, FIFO or socket: written to as it is, not renamed over
+  int slot_ = -1;        // tmp_'s entry in the list a SIGINT/SIGTERM/SIGHUP handler removes
   FileBuf buf_;
   std::unique_ptr<std::ostream> os_;
 };

@@ -6,10 +6,13 @@
 #include <binlogctl/inputs.h>
 #include <binlogctl/output.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -116,6 +119,51 @@ bool names_an_input(const std::string& path, const std::vector<std::string>& inp
   return false;
 }
 
+// The temporary files of -o (and replay's --timeline/--plot) not yet renamed into place: a
+// SIGINT, SIGTERM or SIGHUP removes them before the signal ends the process as it would have
+// (status 128+N), so an interrupted run leaves no hidden file beside its target.
+constexpr int kTempSlots = 8;
+std::atomic<const char*> temp_files[kTempSlots];
+
+extern "C" void remove_temp_files_and_die(int sig) {
+  for (auto& slot : temp_files)
+    if (const char* p = slot.load()) ::unlink(p);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+int register_temp_file(const char* path) {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      // A signal the caller ignores (nohup) stays ignored; a handler someone else set stays.
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_temp_files_and_die;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      ::sigaction(sig, &sa, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+  for (int i = 0; i < kTempSlots; ++i) {
+    const char* expected = nullptr;
+    if (temp_files[i].compare_exchange_strong(expected, path)) return i;
+  }
+  return -1;  // more outputs than slots: this one is still removed on errors, not on signals
+}
+
+void unregister_temp_file(int& slot) {
+  if (slot >= 0) temp_files[slot].store(nullptr);
+  slot = -1;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs) {
@@ -171,6 +219,7 @@ OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& 
   tmp_ = tmpl;
   path_ = path;
   target_ = target.string();
+  slot_ = register_temp_file(tmp_.c_str());
 }
 
 OutputFile::FileBuf::int_type OutputFile::FileBuf::overflow(int_type c) {
@@ -190,7 +239,7 @@ std::ostream& OutputFile::stream() {
   return *os_;
 }
 
-void OutputFile::commit() {
+void OutputFile::commit(int rc, OnProblems on_problems) {
   if (os_) os_->flush();
   if (f_ == stdout) return;
   const bool flushed = std::fflush(f_) == 0;
@@ -202,21 +251,36 @@ void OutputFile::commit() {
     if (!flushed || !closed) throw std::system_error(flushed ? close_errno : e, std::generic_category(), path_);
     return;
   }
+  const bool keep = rc == 0 || (rc == 1 && (on_problems == OnProblems::replace ||
+                                            (on_problems == OnProblems::keep_existing && !exists(target_))));
+  if (!keep) {
+    ::unlink(tmp_.c_str());
+    unregister_temp_file(slot_);
+    if (exists(target_))
+      fmt::print(stderr, "binlogctl: {}: left as it was (the run ended with exit status {})\n", path_, rc);
+    else if (rc == 1)
+      fmt::print(stderr, "binlogctl: {}: not written (the run ended with exit status 1)\n", path_);
+    return;
+  }
   if (!flushed) {
     ::unlink(tmp_.c_str());
+    unregister_temp_file(slot_);
     throw std::system_error(e, std::generic_category(), path_);
   }
   if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const int re = errno;
     ::unlink(tmp_.c_str());
+    unregister_temp_file(slot_);
     throw std::system_error(re, std::generic_category(), path_);
   }
+  unregister_temp_file(slot_);
 }
 
 OutputFile::~OutputFile() {
   if (f_ == stdout) return;
   std::fclose(f_);
   if (!direct_) ::unlink(tmp_.c_str());  // not committed: the run was interrupted by an error
+  unregister_temp_file(slot_);
 }
 
 void check_selection(const std::vector<std::string>& inputs, const std::optional<std::uint64_t>& start_pos,
