@@ -692,7 +692,10 @@ struct ChainVerifier::Impl {
       return;
     }
     if (cur.relay) {
+      // The primary's Gtid_list (a relay log has none of its own): not checked against the
+      // predecessor, but the state before the chain all the same (the purged domains).
       expect_m_valid = false;
+      sum.mariadb_gtid_state.union_with(l.value());
       return;
     }
     if (expect_m_valid && header_check_applies() && !(l.value() == expect_m)) {
