@@ -70,6 +70,8 @@ class ChainHooks {
   virtual ~ChainHooks() = default;
   // An input that could not be listed (unreadable index file or directory): "path: reason".
   virtual void input_error(const std::string&) {}
+  // An input read, but not wholly as given (inputs.h, InputList::warnings): printed on stderr.
+  virtual void input_warning(const std::string& w);
   // A file that cannot be read: missing (`open_error` null) or failing to open.
   virtual void unavailable(const InputFile&, const std::system_error*) {}
   // A file about to be read; false skips it (no events, no end_file).

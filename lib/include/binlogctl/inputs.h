@@ -24,6 +24,9 @@ struct InputFile {
 struct InputList {
   std::vector<InputFile> files;
   std::vector<std::string> errors;  // unreadable index/directory: "path: reason"
+  // Read, but not as one may think: an index that names no file (its directory's numbered files
+  // are read instead), binlogs beside an index that it does not name (not read).
+  std::vector<std::string> warnings;
 };
 
 InputList expand_inputs(const std::vector<std::string>& args);

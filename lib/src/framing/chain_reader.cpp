@@ -266,6 +266,7 @@ struct ChainReader::Impl {
       inputs = owned_inputs.get();
     }
     for (const std::string& e : inputs->list().errors) hooks.input_error(e);
+    for (const std::string& w : inputs->list().warnings) hooks.input_warning(w);
     progress.emplace(o.progress, inputs->total_size());
   }
 
@@ -519,6 +520,8 @@ struct ChainReader::Impl {
     }
   }
 };
+
+void ChainHooks::input_warning(const std::string& w) { fmt::print(stderr, "binlogctl: warning: {}\n", w); }
 
 ChainReader::ChainReader(const ChainOptions& o, ChainHooks& hooks, DiagnosticSink& diag)
     : impl_(std::make_unique<Impl>(o, hooks, diag)) {}

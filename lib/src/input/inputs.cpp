@@ -14,13 +14,51 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-void read_index(const fs::path& index, InputList& out) {
+// The numbered binlog files of a directory ("name.NNNNNN", also .gz/.zst).
+std::vector<fs::path> numbered_files(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<std::pair<std::pair<std::string, std::uint64_t>, fs::path>> numbered;
+  for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    const std::string ln = log_name_of(e.path().filename().string());
+    if (auto n = numeric_suffix(ln)) numbered.push_back({{base_name_of(ln), *n}, e.path()});
+  }
+  std::sort(numbered.begin(), numbered.end());
+  std::vector<fs::path> out;
+  for (auto& [key, p] : numbered) out.push_back(std::move(p));
+  return out;
+}
+
+// The binlogs beside an index that it does not name (of the base names it names; every numbered
+// file when `all`: the index of a directory given as an input): one warning.
+void warn_unnamed(const fs::path& index, InputList& out, std::size_t first, bool all) {
+  std::vector<std::string> bases, named;
+  for (std::size_t i = first; i < out.files.size(); ++i) {
+    bases.push_back(base_name_of(out.files[i].log_name));
+    named.push_back(fs::path(out.files[i].path).lexically_normal().string());
+  }
+  std::vector<std::string> unnamed;
+  for (const fs::path& p : numbered_files(index.parent_path())) {
+    const std::string ln = log_name_of(p.filename().string());
+    if (!all && std::find(bases.begin(), bases.end(), base_name_of(ln)) == bases.end()) continue;
+    if (std::find(named.begin(), named.end(), p.lexically_normal().string()) == named.end())
+      unnamed.push_back(p.filename().string());
+  }
+  if (unnamed.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < unnamed.size() && i < 5; ++i) list += (i ? ", " : "") + unnamed[i];
+  if (unnamed.size() > 5) list += ", ... (" + std::to_string(unnamed.size()) + " files)";
+  out.warnings.push_back(index.string() + ": does not name " + list + " beside it: not read");
+}
+
+void read_index(const fs::path& index, InputList& out, bool of_directory = false) {
   std::ifstream in(index);
   if (!in) {
     out.errors.push_back(index.string() + ": cannot read the index file");
     return;
   }
   const fs::path dir = index.parent_path();
+  const std::size_t first = out.files.size();
   std::string line;
   while (std::getline(in, line)) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
@@ -40,6 +78,11 @@ void read_index(const fs::path& index, InputList& out) {
     f.origin = index.string();
     out.files.push_back(std::move(f));
   }
+  if (out.files.size() == first) {
+    out.errors.push_back(index.string() + ": the index file names no binlog file");
+    return;
+  }
+  warn_unnamed(index, out, first, of_directory);
 }
 
 void read_directory(const fs::path& dir, InputList& out) {
@@ -61,8 +104,13 @@ void read_directory(const fs::path& dir, InputList& out) {
     return;
   }
   if (indexes.size() == 1) {
-    read_index(indexes.front(), out);
-    return;
+    const std::size_t errors = out.errors.size(), first = out.files.size();
+    read_index(indexes.front(), out, true);
+    if (out.files.size() > first || numbered.empty()) return;
+    // An index that names nothing (a stray empty file): the directory's binlogs by their numbers.
+    out.errors.resize(errors);
+    out.warnings.push_back(indexes.front().string() +
+                           ": the index file names no binlog file: reading the directory's binlogs by their numbers");
   }
   std::sort(numbered.begin(), numbered.end());
   for (auto& [key, p] : numbered) {

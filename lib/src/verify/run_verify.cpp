@@ -188,8 +188,14 @@ int run_verify(const VerifyOptions& opts, std::FILE* outf, std::FILE* errf) {
   LineOutput out(outf);
   PrintSink sink(out, opts.format);
   VerifyRun run = verify_inputs(opts.inputs, opts.config, sink, opts.progress, opts.input_set);
+  if (!run.unreadable && run.summary.files == 0 && run.summary.missing_files == 0) {
+    // Nothing read is no clean verdict (an index that names nothing is reported as such above).
+    run.problems.push_back("no binlog file was read");
+    run.unreadable = true;
+  }
   for (const std::string& p : run.problems) fmt::print(errf, "binlogctl: {}\n", p);
-  print_verify_summary(out, opts.format, run.summary);
+  // No input opened: no summary either (binlogctl(1), EXIT STATUS).
+  if (!run.unreadable || run.summary.files > 0) print_verify_summary(out, opts.format, run.summary);
   out.flush();
   if (run.unreadable) return 2;
   return run.summary.errors > 0 ? 1 : 0;
