@@ -160,6 +160,7 @@ struct RemoteArgs {
   RemoteOptions opts;
   std::string password;
   const CLI::Option* password_option = nullptr;
+  std::vector<const CLI::Option*> server_options;  // meaningful with -R only: a usage error without
   // Without -R: nullptr, and `names` (the positional arguments) must not be empty. With -R: the
   // server's files as an input set (RemoteError when the server cannot be read). A MySQL
   // --exclude-gtids set (`exclude`) is also sent to a MySQL server (COM_BINLOG_DUMP_GTID), which

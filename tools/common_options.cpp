@@ -361,11 +361,34 @@ void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
   sub.add_flag("--stop-never", r.opts.stop_never,
                "Keep reading: wait for new events and follow rotations (default: stop at the server's current end)")
       ->group(group);
+  if (with_flag)
+    for (const char* name : {"--host", "--port", "--socket", "--user", "--password", "--ssl-mode", "--ssl-ca",
+                             "--ssl-cert", "--ssl-key", "--connection-server-id", "--start-gtid", "--stop-never"})
+      r.server_options.push_back(sub.get_option(name));
 }
 
 std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names,
                                            const std::optional<GtidSelection>& exclude) {
   if (!enabled) {
+    // An option for a live server, on files: a usage error that says what to use instead.
+    for (const CLI::Option* opt : server_options) {
+      if (opt->count() == 0) continue;
+      const std::string name = opt->get_name();
+      std::string instead;
+      if (name == "--start-gtid") {
+        std::string set;  // 0-1-100,1-2-5 -> ..0-1-100,..1-2-5
+        for (std::size_t at = 0; at <= opts.start_gtid.size();) {
+          const std::size_t comma = std::min(opts.start_gtid.find(',', at), opts.start_gtid.size());
+          if (comma > at) set += (set.empty() ? ".." : ",..") + opts.start_gtid.substr(at, comma - at);
+          at = comma + 1;
+        }
+        instead = fmt::format("; on files, leave out the transactions up to a GTID with --exclude-gtids {}",
+                              set.empty() ? "..DOMAIN-SERVER-SEQ" : set);
+      } else if (name == "--stop-never") {
+        instead = "; files are read to their end (to follow a server's new events: -R --stop-never)";
+      }
+      throw CLI::ValidationError(name, "reads from a live server: it needs -R (--read-from-remote-server)" + instead);
+    }
     if (names.empty()) throw CLI::RequiredError("files");
     return nullptr;
   }
