@@ -3,7 +3,7 @@
 readable packet logs (serve_wire.LogProxy), for `binlogctl serve` (issue 31). Not a test: run it by
 hand to redo testdata/serve/.
 
-usage: serve_capture.py OUTDIR
+usage: serve_capture.py OUTDIR [BINLOGCTL]
 
 Starts a private primary (mdb.Server, tcp=True, --log-bin, server-id 1, ROW, CRC32,
 binlog_row_metadata=FULL) and a private replica (server-id 2), runs a small workload over three
@@ -21,6 +21,8 @@ binlog files (DDL, inserts, an XA transaction), and puts a logging proxy between
   pmr-filepos.log         python-mysql-replication BinLogStreamReader from FIRST:4, non-blocking
   pmr-gtid.log            the same with is_mariadb=True, auto_position='0-1-2'
   mariadb-client-errors.log  wrong password, an unknown command byte, a query a server refuses
+  binlogctl-dump-R.log    (with BINLOGCTL) binlogctl dump -R FIRST, and with no file name
+  binlogctl-fetch.log     (with BINLOGCTL) binlogctl fetch --result-dir DIR
 and writes workload.sql, SHOW BINLOG EVENTS of each file (show-binlog-events-FILE.tsv) and the
 GTID state beside them.
 """
@@ -239,6 +241,19 @@ def main():
                             "except Exception as e: print(e)\n", str(p.port)], capture_output=True, timeout=30)
         save(p, "mariadb-client-errors.log", "mariadb client: wrong password; a query the server refuses; "
              "(pymysql) command byte 0x7f")
+        # (e) binlogctl's own client
+        if len(sys.argv) > 2:
+            bc = os.path.abspath(sys.argv[2])
+            tcp = ["--host", "127.0.0.1", "--user", "repl", "--password=secret"]
+            p = proxy("binlogctl-dump")
+            r1 = subprocess.run([bc, "dump", "-R", "--port", str(p.port), *tcp, first], capture_output=True, timeout=60)
+            r2 = subprocess.run([bc, "dump", "-R", "--port", str(p.port), *tcp], capture_output=True, timeout=60)
+            save(p, "binlogctl-dump-R.log", f"binlogctl dump -R ... {first} (exit {r1.returncode}), then binlogctl "
+                 f"dump -R ... without a file name (exit {r2.returncode})")
+            p = proxy("binlogctl-fetch")
+            r = subprocess.run([bc, "fetch", "--port", str(p.port), *tcp, "--result-dir", os.path.join(tmp, "fetch")],
+                               capture_output=True, timeout=60)
+            save(p, "binlogctl-fetch.log", f"binlogctl fetch ... --result-dir DIR (exit {r.returncode})")
     finally:
         for p in proxies:
             p.close()
