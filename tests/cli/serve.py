@@ -720,8 +720,11 @@ def main():
             rc = up.stop()
             check(rc == 0, f"serve: SIGTERM gave exit {rc}")
             for sv in serves:
-                for line in sv.stderr().splitlines():
+                text = sv.stderr()
+                for line in text.splitlines():
                     check(PW not in line, f"serve {sv.name} logged the password: {line!r}")
+                check(not re.search(r"runtime error:|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer", text),
+                      f"serve {sv.name}: a sanitizer report: {text[-1500:]}")
     except (Fail, RuntimeError, OSError, subprocess.SubprocessError, ValueError) as e:
         failures.append(f"{type(e).__name__}: {e}")
         print("FAIL:", type(e).__name__, e)
