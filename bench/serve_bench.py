@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
 import mdb  # noqa: E402
 
+HAVE_SERVE = True
 TARGET_ARGS = ["--server-id=2", "--innodb-flush-log-at-trx-commit=1", "--sync-binlog=1", "--log-bin=target-bin",
                "--log-slave-updates=ON", "--innodb-buffer-pool-size=1G", "--innodb-log-file-size=512M",
                "--slave-parallel-threads=4", "--max-allowed-packet=1G", "--relay-log=relay-bin",
@@ -169,6 +170,9 @@ def pitr(binary, files, root, gtid):
     srv.stop()
     shutil.rmtree(srv.data)
 
+    if not HAVE_SERVE:
+        same = sums["pipe"] == sums["relay"] and len(sums["pipe"]) > 0
+        return results, same, len(sums["pipe"])
     # serve + replica
     srv = fresh_target(tpl.data, root, "serve")
     srv.start()
@@ -203,11 +207,11 @@ def raw(binary, files, root, repeat):
         fh.write(f"./{name}\n")
     srv.start(f"--log-bin={stem}", "--binlog-checksum=CRC32", "--max-allowed-packet=1G")
     srv.sql("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%'")
-    sv = Serve(binary, [f], os.path.join(root, "rawserve"))
-    times = {"mariadbd": [], "serve": []}
+    sv = Serve(binary, [f], os.path.join(root, "rawserve")) if HAVE_SERVE else None
+    times = {"mariadbd": [], "serve": []} if HAVE_SERVE else {"mariadbd": []}
     rss = {"mariadbd": 0, "serve": 0}
     for _ in range(repeat):
-        for who, port in (("mariadbd", srv.port), ("serve", sv.port)):
+        for who, port in (("mariadbd", srv.port), ("serve", sv.port if sv else 0))[:len(times)]:
             out = os.path.join(root, "rawout")
             shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
@@ -220,7 +224,8 @@ def raw(binary, files, root, repeat):
             if r.returncode or subprocess.run(["cmp", os.path.join(out, name), f]).returncode:
                 sys.exit(f"raw from {who}: exit {r.returncode}, or the copy differs: {r.stderr.decode()[-500:]}")
     srv.stop()
-    sv.stop()
+    if sv:
+        sv.stop()
     size = os.path.getsize(f)
     return {k: (statistics.median(v), size / 1e6 / statistics.median(v)) for k, v in times.items()}, size
 
@@ -277,6 +282,10 @@ def main():
         repeat = int(args[i + 1])
         del args[i:i + 2]
     binary, out, files = os.path.abspath(args[0]), args[1], [os.path.abspath(f) for f in args[2:]]
+    global HAVE_SERVE
+    HAVE_SERVE = subprocess.run([binary, "serve", "--help"], capture_output=True).returncode == 0
+    if not HAVE_SERVE:
+        print("note: this binlogctl has no serve: only the legs without it are run")
     os.makedirs(out, exist_ok=True)
     root = tempfile.mkdtemp(prefix="binlogctl-serve-bench-", dir=out)
     total = sum(os.path.getsize(f) for f in files)
@@ -291,17 +300,19 @@ def main():
             gtid = last_gtid(binary, files)
             res, same, ntables = pitr(binary, files, root, gtid)
             print(f"pitr to {gtid} ({ntables} tables, CHECKSUM TABLE equal after all three: {same}):")
-            for k in ("pipe", "relay", "serve"):
+            for k in res:
                 print(f"  {k:6} {res[k]:8.1f} s  {total / 1e6 / res[k]:7.1f} MB/s")
-            print(f"  serve vs pipe: {res['pipe'] / res['serve']:.2f}x faster; serve vs relay-log trick: "
+            if HAVE_SERVE:
+                print(f"  serve vs pipe: {res['pipe'] / res['serve']:.2f}x faster; serve vs relay-log trick: "
                   f"{100 * (res['serve'] / res['relay'] - 1):+.0f}% time")
         if "raw" in parts:
             res, size = raw(binary, files, root, repeat)
             print(f"mariadb-binlog -R --raw of {os.path.basename(files[0])} ({size} bytes), medians of {repeat}:")
             for k, (t, mbs) in res.items():
                 print(f"  from {k:8} {t:7.2f} s  {mbs:7.1f} MB/s")
-            print(f"  serve / mariadbd rate: {100 * res['mariadbd'][0] / res['serve'][0]:.0f}%")
-        if "rss" in parts:
+            if HAVE_SERVE:
+                print(f"  serve / mariadbd rate: {100 * res['mariadbd'][0] / res['serve'][0]:.0f}%")
+        if "rss" in parts and HAVE_SERVE:
             peak, elapsed, total2, done = rss(binary, files, root)
             print(f"8 replicas (IO thread) reading {total2} bytes each: {done}/8 done in {elapsed:.1f} s; "
                   f"serve peak RSS {peak / 1024 if peak else float('nan'):.1f} MiB")
