@@ -195,6 +195,8 @@ class Conn:
     def __init__(self, n):
         self.n = n
         self.client_caps = 0
+        self.ext_caps = 0  # MariaDB extended capabilities both sides have (greeting AND response)
+        self.server_ext = 0
         self.handshake_seen = False
         self.response_seen = False
         self.authed = False
@@ -336,7 +338,7 @@ class LogProxy(threading.Thread):
         # from the server
         if not conn.handshake_seen:
             conn.handshake_seen = True
-            return self.handshake(p), self.hex_limit
+            return self.handshake(conn, p), self.hex_limit
         if not conn.authed:
             if p[:1] == b"\x00":
                 conn.authed = True
@@ -360,7 +362,7 @@ class LogProxy(threading.Thread):
             return "dump packet?", self.hex_limit
         return self.response(conn, p), self.hex_limit
 
-    def handshake(self, p):
+    def handshake(self, conn, p):
         if p[:1] == b"\xff":
             return "greeting " + err_text(p)
         proto = p[0]
@@ -373,6 +375,7 @@ class LogProxy(threading.Thread):
         cs, status, caps_hi, auth_len = struct.unpack_from("<BHHB", p, i + 2)
         ext = struct.unpack_from("<I", p, i + 2 + 1 + 2 + 2 + 1 + 6)[0]
         caps = caps_lo | caps_hi << 16
+        conn.server_ext = ext if not caps & 1 else 0
         tail = p[i + 2 + 1 + 2 + 2 + 1 + 10:]
         s2 = max(13, auth_len - 8)
         plugin = tail[s2:].rstrip(b"\0").decode(errors="replace")
@@ -387,6 +390,7 @@ class LogProxy(threading.Thread):
         if len(p) == 32:
             return f"SSLRequest caps=0x{caps:08x}"
         ext = struct.unpack_from("<I", p, 28)[0]
+        conn.ext_caps = ext & conn.server_ext if not caps & 1 else 0
         i = 32
         end = p.index(b"\0", i)
         user = p[i:end].decode(errors="replace")
@@ -429,8 +433,10 @@ class LogProxy(threading.Thread):
                 return err_text(p)
             if p[:1] == b"\xfb":
                 return "LOCAL INFILE request"
-            n, _ = lenenc(p, 0)
+            n, i = lenenc(p, 0)
             conn.rs = [n, "cols"]
+            if conn.ext_caps & 0x10 and i < len(p):  # MARIADB_CLIENT_CACHE_METADATA: a metadata-follows byte
+                return f"result set: {n} column(s), metadata follows={p[i]}"
             return f"result set: {n} column(s)"
         left, phase = conn.rs
         if phase == "cols":
@@ -440,13 +446,17 @@ class LogProxy(threading.Thread):
             otable, i = lenenc_str(p, i)
             name, i = lenenc_str(p, i)
             oname, i = lenenc_str(p, i)
+            extmeta = b""
+            if conn.ext_caps & 0x8:  # MARIADB_CLIENT_EXTENDED_TYPE_INFO: extended metadata
+                extmeta, i = lenenc_str(p, i)
             fixed, i = lenenc(p, i)
             cs, length, typ, flags, dec = struct.unpack_from("<HIBHB", p, i)
             conn.rs[0] -= 1
             if conn.rs[0] == 0:
                 conn.rs[1] = "rows" if deprecate_eof else "eof1"
             return (f"  column {name!r} (schema={schema!r} table={table!r} org={oname!r}) type={typ} "
-                    f"charset={cs} length={length} flags=0x{flags:x} decimals={dec}")
+                    f"charset={cs} length={length} flags=0x{flags:x} decimals={dec}"
+                    + (f" extended_metadata={extmeta!r}" if extmeta else ""))
         if phase == "eof1":
             conn.rs[1] = "rows"
             return "  EOF (end of columns) " + p.hex()
