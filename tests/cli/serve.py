@@ -27,7 +27,9 @@ every replication check, reset between them. Checks:
               the replica is still connected with no error, and serve still serves
   kill9       a replica caught up to the end of the files served so far waits in its dump; serve is
               killed with SIGKILL, the remaining files are added, serve restarts on the same port: the
-              replica reconnects by itself (MASTER_CONNECT_RETRY=1) and ends identical to the source
+              replica reconnects by itself (MASTER_CONNECT_RETRY=1) and ends identical to the source;
+              then again with the replica mid-transfer (through a proxy at 1 MB/s, serve killed when
+              half the bytes have gone down)
   damage      one byte flipped inside a row event of a copy: the replica stops with Last_IO_Error
               naming the file and an offset at or before the flipped byte; no transaction from the
               damaged one on is applied (the marker table's rows)
@@ -204,6 +206,61 @@ def closed_or_error_within(s, seconds):
     except OSError:
         return True
     return False
+
+
+class SlowProxy(threading.Thread):
+    """A TCP proxy to 127.0.0.1:target that passes what the server sends at `rate` bytes/s (so that a
+    replica is mid-transfer for seconds); counts the bytes passed down (self.down)."""
+
+    def __init__(self, target, rate):
+        super().__init__(daemon=True)
+        self.lsn = socket.socket()
+        self.lsn.bind(("127.0.0.1", 0))
+        self.lsn.listen(8)
+        self.port = self.lsn.getsockname()[1]
+        self.target, self.rate, self.down, self.socks = target, rate, 0, []
+
+    def run(self):
+        while True:
+            try:
+                c, _ = self.lsn.accept()
+            except OSError:
+                return
+            try:
+                u = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                c.close()  # the server is away: the client retries
+                continue
+            self.socks += [c, u]
+            threading.Thread(target=self.pump, args=(c, u, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(u, c, True), daemon=True).start()
+
+    def pump(self, src, dst, slow):
+        try:
+            while True:
+                data = src.recv(16384 if slow else 65536)
+                if not data:
+                    break
+                dst.sendall(data)
+                if slow:
+                    self.down += len(data)
+                    time.sleep(len(data) / self.rate)
+        except OSError:
+            pass
+        finally:
+            for x in (src, dst):
+                try:
+                    x.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.lsn.close()
+        for x in self.socks:
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 # ---- servers ---------------------------------------------------------------------------------------
@@ -664,6 +721,33 @@ def main():
               f"kill9: IO thread before {connected}, after {st.get('Slave_IO_Running')} {st.get('Last_IO_Error')!r}")
         if not primary_mode:
             up2.stop()
+
+        # -- kill9 in the middle of a transfer: through a proxy at 1 MB/s, serve killed when half the
+        # files have gone down (inside the large transaction or near it), restarted on its port.
+        step("kill9: serve killed mid-transfer, restarted on the same port")
+        reset_replica()
+        total = sum(sizes.values())
+        slow = SlowProxy(up.port, 1_000_000)
+        slow.start()
+        holders.append(slow.lsn)
+        change_master(slow.port, "MASTER_USE_GTID=slave_pos")
+        rep.sql("START SLAVE")
+        deadline = time.time() + 60
+        while time.time() < deadline and slow.down < total // 2:
+            time.sleep(0.02)
+        mid = rep.query("SELECT @@gtid_slave_pos").strip()
+        down = slow.down
+        up.kill9()
+        time.sleep(1.5)
+        up.start(up.port)
+        if "kill9" in BREAK:
+            rep.sql("STOP SLAVE IO_THREAD")
+        check(down >= total // 2 and down < total and mid != gtid_pos,
+              f"kill9 mid-transfer: killed after {down} of {total} bytes, the replica at {mid}")
+        if wait_caught_up(gtid_pos, "kill9 mid-transfer"):
+            same_as_source("kill9 mid-transfer")
+        rep.sql("STOP SLAVE")
+        slow.close()
 
         # -- damage ----------------------------------------------------------------------------------------
         if primary_mode:
