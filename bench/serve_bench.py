@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""binlogctl serve benchmarks (issue 31, Speed); run through bench/serve.sh.
+
+usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss] [--repeat N]
+
+FILE...: closed MariaDB binlog files of one chain, in order (e.g. bench/work/mariadb-256mb/
+mariadb-bin.000001 from bench/make-large-binlog.sh --size-mb 256). Everything runs on private
+servers (tests/cli/mdb.py: own datadir and socket, TCP on 127.0.0.1 at free ports).
+
+pitr  Point-in-time recovery of the whole chain into a fresh server (same template datadir, same
+      options for all: innodb_flush_log_at_trx_commit=1, sync_binlog=1, log-bin with
+      log_slave_updates, 1 GiB buffer pool, server-id 2), three ways in the same run:
+        pipe    mariadb-binlog FILE... | mariadb           (wall time of the pipe)
+        relay   the files copied in as the server's relay logs, CHANGE MASTER TO RELAY_LOG_FILE,
+                RELAY_LOG_POS=4, MASTER_LOG_FILE, MASTER_LOG_POS=4 (named, see the issue),
+                slave_parallel_threads=4, START SLAVE SQL_THREAD    (START to the last GTID applied)
+        serve   binlogctl serve FILE...; CHANGE MASTER TO its port, MASTER_USE_GTID=slave_pos,
+                slave_parallel_threads=4, START SLAVE                (START to the last GTID applied)
+      The CHECKSUM TABLE of every table must be the same after all three.
+raw   mariadb-binlog -R --raw of the first file from a real mariadbd (the file hard-linked as its
+      binlog) and from serve, REPEAT times each, alternating; the copies must equal the file.
+rss   serve's peak RSS (/usr/bin/time -f %M) while 8 real replicas (mariadbd, IO thread only, so
+      that the 8 only receive) each read the whole chain into their relay logs.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
+import mdb  # noqa: E402
+
+HAVE_SERVE = True
+TARGET_ARGS = ["--server-id=2", "--innodb-flush-log-at-trx-commit=1", "--sync-binlog=1", "--log-bin=target-bin",
+               "--log-slave-updates=ON", "--innodb-buffer-pool-size=1G", "--innodb-log-file-size=512M",
+               "--slave-parallel-threads=4", "--max-allowed-packet=1G", "--relay-log=relay-bin",
+               "--skip-slave-start"]
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Serve:
+    def __init__(self, binary, files, root, timed=False):
+        self.err = os.path.join(root, "serve.err")
+        self.timefile = os.path.join(root, "serve.time")
+        cmd = [binary, "serve", "--port", "0", "--user", "repl", "--password=secret", "--server-id", "1", *files]
+        if timed:
+            cmd = ["/usr/bin/time", "-o", self.timefile, "-f", "%M", *cmd]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.err, "wb"))
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(self.err, "rb").read())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None:
+                sys.exit("serve exited: " + open(self.err).read()[-1000:])
+            time.sleep(0.05)
+        sys.exit("serve did not start")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(60)
+        if os.path.exists(self.timefile):
+            return int(open(self.timefile).read().split()[-1])
+        return None
+
+
+def last_gtid(binary, files):
+    r = subprocess.run([binary, "verify", "--format", "json", *files], capture_output=True, timeout=3600)
+    for line in r.stdout.decode().split("\n"):
+        if '"summary"' in line:
+            return json.loads(line)["summary"]["gtid_executed"]
+    sys.exit("verify gave no summary: " + r.stderr.decode()[-500:])
+
+
+def checksums(srv):
+    dbs = [r[0] for r in srv.rows("SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN "
+                                  "('mysql','information_schema','performance_schema','sys')")]
+    out = {}
+    for d in dbs:
+        for (t,) in srv.rows(f"SELECT table_name FROM information_schema.tables WHERE table_schema='{d}'"):
+            out[f"{d}.{t}"] = srv.rows(f"CHECKSUM TABLE `{d}`.`{t}`")[0][1]
+    return out
+
+
+def wait_gtid(srv, target, what, limit=7200):
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        pos = srv.query("SELECT @@gtid_slave_pos").strip()
+        if pos == target:
+            return time.time()
+        st = srv.sql("SHOW SLAVE STATUS\\G").stdout.decode(errors="replace")
+        if re.search(r"Last_SQL_Errno: [1-9]", st) or re.search(r"Slave_SQL_Running: No", st):
+            sys.exit(f"{what}: the replica stopped:\n{st}")
+        time.sleep(0.25)
+    sys.exit(f"{what}: not done in {limit} s")
+
+
+def fresh_target(template, root, name):
+    d = os.path.join(root, name)
+    os.makedirs(d)
+    shutil.copytree(template, os.path.join(d, "data"), symlinks=True)
+    srv = mdb.Server(d, TARGET_ARGS)
+    srv.installed = True
+    return srv
+
+
+def pitr(binary, files, root, gtid):
+    log("pitr: template datadir")
+    tpl = mdb.Server(os.path.join(root, "template"))
+    os.makedirs(tpl.dir)
+    tpl.install()
+    results, sums = {}, {}
+
+    # pipe
+    srv = fresh_target(tpl.data, root, "pipe")
+    srv.start()
+    log("pitr: mariadb-binlog FILES | mariadb")
+    t = time.time()
+    dump = subprocess.Popen([mdb.find("mariadb-binlog"), "--no-defaults", *files], stdout=subprocess.PIPE)
+    client = subprocess.run(srv.client_args(["--binary-mode"]), stdin=dump.stdout, capture_output=True)
+    dump.wait()
+    results["pipe"] = time.time() - t
+    if client.returncode or dump.returncode:
+        sys.exit("pipe failed: " + client.stderr.decode()[-1000:])
+    sums["pipe"] = checksums(srv)
+    srv.stop()
+    shutil.rmtree(srv.data)
+
+    # relay-log trick
+    srv = fresh_target(tpl.data, root, "relay")
+    names = []
+    for i, f in enumerate(files, 1):
+        n = f"relay-bin.{i:06d}"
+        try:
+            os.link(f, os.path.join(srv.data, n))
+        except OSError:
+            shutil.copy(f, os.path.join(srv.data, n))
+        names.append(n)
+    with open(os.path.join(srv.data, "relay-bin.index"), "w") as fh:
+        fh.write("".join(f"./{n}\n" for n in names))
+    srv.start()
+    srv.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=1, MASTER_USER='none', "
+            f"RELAY_LOG_FILE='{names[0]}', RELAY_LOG_POS=4, MASTER_LOG_FILE='{os.path.basename(files[0])}', "
+            "MASTER_LOG_POS=4")
+    log("pitr: relay-log trick")
+    t = time.time()
+    srv.sql("START SLAVE SQL_THREAD")
+    results["relay"] = wait_gtid(srv, gtid, "relay") - t
+    sums["relay"] = checksums(srv)
+    srv.stop()
+    shutil.rmtree(srv.data)
+
+    if not HAVE_SERVE:
+        same = sums["pipe"] == sums["relay"] and len(sums["pipe"]) > 0
+        return results, same, len(sums["pipe"])
+    # serve + replica
+    srv = fresh_target(tpl.data, root, "serve")
+    srv.start()
+    sv = Serve(binary, files, os.path.join(root, "serve"))
+    srv.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={sv.port}, MASTER_USER='repl', "
+            "MASTER_PASSWORD='secret', MASTER_USE_GTID=slave_pos")
+    log("pitr: serve + replica")
+    t = time.time()
+    srv.sql("START SLAVE")
+    results["serve"] = wait_gtid(srv, gtid, "serve") - t
+    sums["serve"] = checksums(srv)
+    srv.stop()
+    sv.stop()
+    shutil.rmtree(srv.data)
+    same = sums["pipe"] == sums["relay"] == sums["serve"] and len(sums["pipe"]) > 0
+    return results, same, len(sums["pipe"])
+
+
+def raw(binary, files, root, repeat):
+    f = files[0]
+    name = os.path.basename(f)
+    d = os.path.join(root, "rawsrv")
+    os.makedirs(d)
+    srv = mdb.Server(d, ["--server-id=1"], tcp=True)
+    srv.install()
+    try:
+        os.link(f, os.path.join(srv.data, name))
+    except OSError:
+        shutil.copy(f, os.path.join(srv.data, name))
+    stem = name.rsplit(".", 1)[0]
+    with open(os.path.join(srv.data, stem + ".index"), "w") as fh:
+        fh.write(f"./{name}\n")
+    srv.start(f"--log-bin={stem}", "--binlog-checksum=CRC32", "--max-allowed-packet=1G")
+    srv.sql("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%'")
+    sv = Serve(binary, [f], os.path.join(root, "rawserve")) if HAVE_SERVE else None
+    times = {"mariadbd": [], "serve": []} if HAVE_SERVE else {"mariadbd": []}
+    rss = {"mariadbd": 0, "serve": 0}
+    for _ in range(repeat):
+        for who, port in (("mariadbd", srv.port), ("serve", sv.port if sv else 0))[:len(times)]:
+            out = os.path.join(root, "rawout")
+            shutil.rmtree(out, ignore_errors=True)
+            os.makedirs(out)
+            tf = os.path.join(root, "raw.time")
+            t = time.time()
+            r = subprocess.run(["/usr/bin/time", "-o", tf, "-f", "%M", mdb.find("mariadb-binlog"), "--no-defaults",
+                                "-R", "--raw", "-h", "127.0.0.1", "-P", str(port), "-u", "repl", "-psecret",
+                                "--result-file=" + out + "/", name], capture_output=True)
+            times[who].append(time.time() - t)
+            if r.returncode or subprocess.run(["cmp", os.path.join(out, name), f]).returncode:
+                sys.exit(f"raw from {who}: exit {r.returncode}, or the copy differs: {r.stderr.decode()[-500:]}")
+    srv.stop()
+    if sv:
+        sv.stop()
+    size = os.path.getsize(f)
+    return {k: (statistics.median(v), size / 1e6 / statistics.median(v)) for k, v in times.items()}, size
+
+
+def rss(binary, files, root, n=8):
+    sv = Serve(binary, files, os.path.join(root, "rss"), timed=True)
+    reps = []
+    for i in range(n):
+        r = mdb.Server(os.path.join(root, f"rep{i}"), [f"--server-id={10 + i}", "--relay-log=relay-bin",
+                                                        "--skip-slave-start", "--innodb-buffer-pool-size=16M"])
+        os.makedirs(r.dir)
+        reps.append(r)
+    ts = [threading.Thread(target=r.start) for r in reps]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    total = sum(os.path.getsize(f) for f in files)
+    t0 = time.time()
+    for r in reps:
+        r.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={sv.port}, MASTER_USER='repl', "
+              f"MASTER_PASSWORD='secret', MASTER_LOG_FILE='{os.path.basename(files[0])}', MASTER_LOG_POS=4; "
+              "START SLAVE IO_THREAD")
+    last = os.path.basename(files[-1])
+    want = os.path.getsize(files[-1])
+    deadline = time.time() + 3600
+    while time.time() < deadline:
+        done = 0
+        for r in reps:
+            st = r.sql("SHOW SLAVE STATUS\\G").stdout.decode(errors="replace")
+            m = re.search(r"Master_Log_File: (\S+)", st)
+            p = re.search(r"Read_Master_Log_Pos: (\d+)", st)
+            if m and p and m.group(1) == last and int(p.group(1)) >= want:
+                done += 1
+        if done == n:
+            break
+        time.sleep(0.5)
+    elapsed = time.time() - t0
+    peak = sv.stop()
+    for r in reps:
+        r.stop()
+    return peak, elapsed, total, done
+
+
+def main():
+    args = sys.argv[1:]
+    parts, repeat = {"pitr", "raw", "rss"}, 3
+    if "--parts" in args:
+        i = args.index("--parts")
+        parts = set(args[i + 1].split(","))
+        del args[i:i + 2]
+    if "--repeat" in args:
+        i = args.index("--repeat")
+        repeat = int(args[i + 1])
+        del args[i:i + 2]
+    binary, out, files = os.path.abspath(args[0]), args[1], [os.path.abspath(f) for f in args[2:]]
+    global HAVE_SERVE
+    HAVE_SERVE = subprocess.run([binary, "serve", "--help"], capture_output=True).returncode == 0
+    if not HAVE_SERVE:
+        print("note: this binlogctl has no serve: only the legs without it are run")
+    os.makedirs(out, exist_ok=True)
+    root = tempfile.mkdtemp(prefix="binlogctl-serve-bench-", dir=out)
+    total = sum(os.path.getsize(f) for f in files)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    print(f"input: {' '.join(files)} ({total} bytes); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"{os.cpu_count()} x {cpu}; load {open('/proc/loadavg').read().split()[0]}; "
+          f"{subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip()}")
+    for f in files:
+        subprocess.run(["cat", f], stdout=subprocess.DEVNULL)
+    try:
+        if "pitr" in parts:
+            gtid = last_gtid(binary, files)
+            res, same, ntables = pitr(binary, files, root, gtid)
+            print(f"pitr to {gtid} ({ntables} tables, CHECKSUM TABLE equal after all three: {same}):")
+            for k in res:
+                print(f"  {k:6} {res[k]:8.1f} s  {total / 1e6 / res[k]:7.1f} MB/s")
+            if HAVE_SERVE:
+                print(f"  serve vs pipe: {res['pipe'] / res['serve']:.2f}x faster; serve vs relay-log trick: "
+                  f"{100 * (res['serve'] / res['relay'] - 1):+.0f}% time")
+        if "raw" in parts:
+            res, size = raw(binary, files, root, repeat)
+            print(f"mariadb-binlog -R --raw of {os.path.basename(files[0])} ({size} bytes), medians of {repeat}:")
+            for k, (t, mbs) in res.items():
+                print(f"  from {k:8} {t:7.2f} s  {mbs:7.1f} MB/s")
+            if HAVE_SERVE:
+                print(f"  serve / mariadbd rate: {100 * res['mariadbd'][0] / res['serve'][0]:.0f}%")
+        if "rss" in parts and HAVE_SERVE:
+            peak, elapsed, total2, done = rss(binary, files, root)
+            print(f"8 replicas (IO thread) reading {total2} bytes each: {done}/8 done in {elapsed:.1f} s; "
+                  f"serve peak RSS {peak / 1024 if peak else float('nan'):.1f} MiB")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
