@@ -7,5 +7,6 @@ binlogctl_cli_test(replay_selection ${Python3_EXECUTABLE} ${CLI}/replay_selectio
 binlogctl_cli_test(output_kept ${Python3_EXECUTABLE} ${CLI}/output_kept.py ${BIN} ${FIX})
 binlogctl_cli_test(read_nothing ${Python3_EXECUTABLE} ${CLI}/read_nothing.py ${BIN} ${FIX})
 binlogctl_cli_test(server_options ${Python3_EXECUTABLE} ${CLI}/server_options.py ${BIN} ${FIX})
+binlogctl_cli_test(mysqlbinlog_habits ${Python3_EXECUTABLE} ${CLI}/mysqlbinlog_habits.py ${BIN} ${FIX})
 binlogctl_cli_test(relay_gtid_state ${Python3_EXECUTABLE} ${CLI}/relay_gtid_state.py ${BIN} ${FIX})
 binlogctl_cli_test(sql_start_inside ${Python3_EXECUTABLE} ${CLI}/sql_start_inside.py ${BIN} ${FIX})
