@@ -24,6 +24,7 @@ int run(DumpArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
   a.selection.apply_gtids(o);
+  o.filter = table_filter_option(a.selection.filter);
   const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
@@ -46,6 +47,8 @@ void setup_dump(CLI::App& app, int& exit_code) {
   add_gtid_options(*sub, a->selection, "the events of transactions");
   sub->add_option("-d,--database", a->opts.database,
                   "Only the statements, table maps and rows events of this database (as mysqlbinlog -d); transaction keywords and other events always");
+  sub->add_option("--filter", a->selection.filter,
+                  "Only the TABLE_MAP and rows events of these tables: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,
                 "Do not list the events inside TRANSACTION_PAYLOAD events");
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the output to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");

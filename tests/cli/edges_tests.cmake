@@ -12,3 +12,4 @@ binlogctl_cli_test(server_options ${Python3_EXECUTABLE} ${CLI}/server_options.py
 binlogctl_cli_test(mysqlbinlog_habits ${Python3_EXECUTABLE} ${CLI}/mysqlbinlog_habits.py ${BIN} ${FIX})
 binlogctl_cli_test(relay_gtid_state ${Python3_EXECUTABLE} ${CLI}/relay_gtid_state.py ${BIN} ${FIX})
 binlogctl_cli_test(sql_start_inside ${Python3_EXECUTABLE} ${CLI}/sql_start_inside.py ${BIN} ${FIX})
+binlogctl_cli_test(dump_filter ${Python3_EXECUTABLE} ${CLI}/dump_filter.py ${BIN} ${FIX})
