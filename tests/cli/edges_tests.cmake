@@ -13,3 +13,4 @@ binlogctl_cli_test(mysqlbinlog_habits ${Python3_EXECUTABLE} ${CLI}/mysqlbinlog_h
 binlogctl_cli_test(relay_gtid_state ${Python3_EXECUTABLE} ${CLI}/relay_gtid_state.py ${BIN} ${FIX})
 binlogctl_cli_test(sql_start_inside ${Python3_EXECUTABLE} ${CLI}/sql_start_inside.py ${BIN} ${FIX})
 binlogctl_cli_test(dump_filter ${Python3_EXECUTABLE} ${CLI}/dump_filter.py ${BIN} ${FIX})
+binlogctl_cli_test(filter_glob ${Python3_EXECUTABLE} ${CLI}/filter_glob.py ${BIN} ${FIX})
