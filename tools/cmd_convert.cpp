@@ -135,7 +135,7 @@ void setup_convert(CLI::App& app, int& exit_code) {
                   "json, sql, canal-*: threads rendering row changes beside the decoding one (default 2; 0 = none)")
       ->check(CLI::Range(0u, 64u))
       ->default_val(2);
-  sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
+  sub->add_option("-o,--output,-r,--result-file", a->output, "Write the output to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

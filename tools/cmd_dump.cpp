@@ -24,6 +24,7 @@ int run(DumpArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   a.read.apply(o);
   a.selection.apply_gtids(o);
+  o.filter = table_filter_option(a.selection.filter);
   const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
   o.input_set = remote.get();
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
@@ -41,14 +42,16 @@ void setup_dump(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
   sub->add_flag("--decode", a->opts.decode, "Add each event's decoded body (JSON: as \"body\"; text: a 'body:' line under the event)");
-  sub->add_flag("--hexdump", a->opts.hexdump, "Add the raw bytes of each event");
+  sub->add_flag("-H,--hexdump", a->opts.hexdump, "Add the raw bytes of each event");
   add_read_options(*sub, a->read, "");
   add_gtid_options(*sub, a->selection, "the events of transactions");
   sub->add_option("-d,--database", a->opts.database,
                   "Only the statements, table maps and rows events of this database (as mysqlbinlog -d); transaction keywords and other events always");
+  sub->add_option("--filter", a->selection.filter,
+                  "Only the TABLE_MAP and rows events of these tables: comma-separated schema\\.table regexes, e.g. 'shop\\..*,crm.users'");
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,
                 "Do not list the events inside TRANSACTION_PAYLOAD events");
-  sub->add_option("-o,--output", a->output, "Write the output to FILE instead of stdout");
+  sub->add_option("-o,--output,-r,--result-file", a->output, "Write the output to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

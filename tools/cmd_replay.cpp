@@ -156,7 +156,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
   sub->add_option("--watchdog", a->watchdog, "Report a deadlock when nothing moves for this long")->default_val("30s");
   sub->add_option("--drop-rate", a->drop_rate, "Fault injection: fraction of events turned into drop markers")
       ->default_val(0.0);
-  sub->add_option("-o,--output", a->output, "Write the summary to FILE");
+  sub->add_option("-o,--output,-r,--result-file", a->output, "Write the summary to FILE (-r, --result-file: mysqlbinlog's names)");
   add_read_options(*sub, a->read, "");
   add_gtid_options(*sub, a->selection, "the transactions");
   sub->add_option("--filter", a->selection.filter,

@@ -65,7 +65,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
                   "SQL file of CREATE TABLE statements seeding schema history (MariaDB pre-10.0 "
                   "temporals); repeatable")
       ->allow_extra_args(false);
-  sub->add_option("-o,--output", a->output, "Write the statistics to FILE instead of stdout");
+  sub->add_option("-o,--output,-r,--result-file", a->output, "Write the statistics to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

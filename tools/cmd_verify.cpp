@@ -46,7 +46,7 @@ void setup_verify(CLI::App& app, int& exit_code) {
   sub->add_option("--timestamp-threshold", a->opts.config.timestamp_threshold,
                   "timestamp_regression: seconds an event may go back in time before it is reported")
       ->default_val(60);
-  sub->add_option("-o,--output", a->output, "Write the findings and the summary to FILE instead of stdout");
+  sub->add_option("-o,--output,-r,--result-file", a->output, "Write the findings and the summary to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
   add_progress_option(*sub, a->progress);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });

@@ -39,11 +39,42 @@ void ReadArgs::check_timezone(const std::string& tz) {
     throw CLI::ValidationError("--timezone", tz + ": expected UTC, +HH:MM/-HH:MM or a zone name such as Asia/Shanghai");
 }
 
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The date-time forms mysqlbinlog takes (the server's DATETIME literals) in binlogctl's one form:
+// "YYYY/MM/DD HH:MM" (any punctuation between the parts, seconds optional), YYYYMMDD[HHMMSS].
+std::string canonical_datetime(std::string v) {
+  if (all_digits(v) && (v.size() == 8 || v.size() == 14)) {
+    std::string c = v.substr(0, 4) + "-" + v.substr(4, 2) + "-" + v.substr(6, 2);
+    if (v.size() == 14) c += " " + v.substr(8, 2) + ":" + v.substr(10, 2) + ":" + v.substr(12, 2);
+    return c;
+  }
+  // Y-M-D with another punctuation character (2025/01/01, 2025.01.01).
+  if (v.size() >= 10 && all_digits(v.substr(0, 4)) && v[4] == v[7] && std::ispunct(static_cast<unsigned char>(v[4])) &&
+      v[4] != '-') {
+    v[4] = v[7] = '-';
+  }
+  // HH:MM without seconds.
+  const std::size_t space = v.find_first_of(" T");
+  if (space != std::string::npos && v.size() - space == 6 && v[space + 3] == ':') v += ":00";
+  return v;
+}
+
+}  // namespace
+
 std::optional<std::int64_t> datetime_option(const std::string& value, const char* option, const std::string& timezone) {
   if (value.empty()) return std::nullopt;
-  auto t = parse_datetime_in_zone(value, timezone);
+  // Seconds since the epoch: @N, or a number of 9 to 11 digits (no DATETIME literal has as many).
+  if (value.size() > 1 && value[0] == '@' && all_digits(std::string_view(value).substr(1)) && value.size() <= 13)
+    return std::stoll(value.substr(1));
+  if (all_digits(value) && value.size() >= 9 && value.size() <= 11) return std::stoll(value);
+  auto t = parse_datetime_in_zone(canonical_datetime(value), timezone);
   if (!t)
-    throw CLI::ValidationError(option, value + ": not a date and time that exists (expected YYYY-MM-DD HH:MM:SS or YYYY-MM-DD)");
+    throw CLI::ValidationError(option, value + ": not a date and time that exists (expected YYYY-MM-DD HH:MM:SS, YYYY-MM-DD, or @SECONDS since the epoch)");
   return t;
 }
 
@@ -57,8 +88,8 @@ void add_read_options(CLI::App& sub, ReadArgs& read, const std::string& timezone
                  "Zone of --start/--stop-datetime" + timezone_help + ": UTC, +08:00, Asia/Shanghai; default UTC")
       ->default_val("UTC");
   sub.add_option("--server-id", read.server_id, "Only events written by the server with this id (as mysqlbinlog)");
-  sub.add_option("--exclude-server-ids", read.exclude_server_ids,
-                 "Leave out events written by these servers (comma-separated ids)")
+  sub.add_option("--exclude-server-ids,--ignore-server-ids", read.exclude_server_ids,
+                 "Leave out events written by these servers (comma-separated ids; --ignore-server-ids: mariadb-binlog's name)")
       ->delimiter(',')
       ->allow_extra_args(false);
   sub.add_flag("--no-verify-checksum", read.no_checksum, "Do not verify CRC32 checksums");
@@ -168,6 +199,10 @@ bool exists(const std::string& path) {
 
 OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs) {
   if (path.empty() || path == "-") return;
+  if (all_digits(path))  // mysqlbinlog's -o N is --offset N (events to skip)
+    throw CLI::ValidationError("-o", path + ": a bare number is taken for mysqlbinlog's -o (--offset, events to skip), "
+                                            "not a file name: binlogctl selects with --start-position; to write a file "
+                                            "named " + path + ", give --output=./" + path);
   if (names_an_input(path, inputs))
     throw CLI::ValidationError("-o", path + ": is one of the inputs; refusing to write over it");
   struct stat st {};
@@ -292,6 +327,92 @@ void check_selection(const std::vector<std::string>& inputs, const std::optional
     throw CLI::ValidationError("--start-position",
                                fmt::format("{} is not before --stop-position {} in a one-file chain: the selection is empty",
                                            *start_pos, *stop_pos));
+}
+
+// ---- mysqlbinlog's habits ----
+
+namespace {
+
+struct Habit {
+  const char* names;  // space-separated spellings (short ones also as -vv, -vvv)
+  const char* instead;
+};
+
+// mysqlbinlog's and mariadb-binlog's options that binlogctl has under no name, with what it does
+// instead (the ones with the same meaning are aliases: --result-file, --ignore-server-ids, -H).
+constexpr Habit kHabits[] = {
+    {"-v -vv -vvv --verbose", "rows are decoded by `binlogctl convert` (JSON Lines; --format sql for SQL statements)"},
+    {"--base64-output", "binlogctl writes no BINLOG base64 statements: `binlogctl convert --format sql` writes the rows as SQL"},
+    {"--raw", "`binlogctl fetch --result-dir DIR` makes raw copies of a server's binlogs"},
+    {"-t --to-last-log", "with -R and no BINLOG named binlogctl reads every file the server lists (--stop-never to go on waiting)"},
+    {"--skip-gtids", "`binlogctl convert --format sql` writes no GTID statements; transactions are selected with --include-gtids/--exclude-gtids"},
+    {"-s --short-form", "`binlogctl dump` lists the events; `binlogctl convert --format sql` writes the statements and rows"},
+    {"-T --table", "tables are selected with --filter 'DB\\.TABLE' (comma-separated regexes), databases with -d"},
+    {"--offset", "binlogctl selects by byte position: --start-position N (`binlogctl dump` shows every event's position)"},
+    {"--start-gtid --stop-gtid", "on files, transactions are selected by GTID with --exclude-gtids ..GTID (start after it) and "
+                                 "--include-gtids ..GTID (stop after it); -R --start-gtid starts a server's dump at a GTID position"},
+    {"-f --force-read --force-if-open", "binlogctl always reads past damage and open files: what it cannot read is reported and skipped"},
+    {"--print-table-metadata", "`binlogctl dump --decode` shows each TABLE_MAP's column metadata"},
+    {"-B --flashback", "`binlogctl convert --flashback` writes the SQL that undoes the selected range"},
+    {"-H --hexdump", "`binlogctl dump --hexdump` adds the raw bytes of each event"},
+    {"-r --result-file", "the output goes to standard output or to -o FILE"},
+    {"--ignore-server-ids", "events are left out by server with --exclude-server-ids"},
+};
+
+bool is_gtid_text(const std::string& v) {
+  // MariaDB domain-server-seq (digits, two dashes), or MySQL uuid:N (36 characters before a colon)
+  if (v.empty()) return false;
+  const std::size_t colon = v.find(':');
+  if (colon == 36) return true;
+  int dashes = 0;
+  for (char c : v) {
+    if (c == '-') ++dashes;
+    else if (c == ',') dashes = 0;
+    else if (c < '0' || c > '9') return false;
+    if (dashes > 2) return false;
+  }
+  return dashes == 2;
+}
+
+}  // namespace
+
+std::string mysqlbinlog_habit(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return {};
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands({}))
+    if (s->get_name() == argv[1]) sub = s;
+  if (sub == nullptr) return {};
+  auto has = [&](const std::string& name) { return sub->get_option_no_throw(name) != nullptr; };
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    // A GTID where a byte position is expected.
+    if ((name == "--start-position" || name == "--stop-position" || name == "-j") && has("--start-position")) {
+      const std::string value = name.size() < arg.size() ? arg.substr(name.size() + 1) : i + 1 < argc ? argv[i + 1] : "";
+      if (is_gtid_text(value))
+        return fmt::format("{} {}: a byte offset is expected, not a GTID; select transactions by GTID with {} ..{} "
+                           "(on files), or start a server's dump at one with -R --start-gtid",
+                           name, value, name == "--stop-position" ? "--include-gtids" : "--exclude-gtids", value);
+      continue;
+    }
+    // A short option with its value glued on (-rout.txt, -vv) is looked up by its letter(s).
+    const std::string key = arg.size() > 2 && arg[1] != '-' && arg.find_first_not_of('v', 1) != std::string::npos
+                                ? arg.substr(0, 2)
+                                : name;
+    if (has(key)) continue;  // the subcommand has it (dump's --hexdump, -R's --start-gtid)
+    for (const Habit& h : kHabits) {
+      std::string_view names = h.names;
+      for (std::size_t at = 0; at < names.size();) {
+        const std::size_t sp = std::min(names.find(' ', at), names.size());
+        if (names.substr(at, sp - at) == key)
+          return fmt::format("{}: not a binlogctl {} option (mysqlbinlog's?): {}", key, sub->get_name(), h.instead);
+        at = sp + 1;
+      }
+    }
+  }
+  return {};
 }
 
 // ---- -R and the connection options ----

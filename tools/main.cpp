@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (const std::string habit = binlogctl::cli::mysqlbinlog_habit(app, argc, argv); !habit.empty()) {
+    fmt::print(stderr, "binlogctl: {}\n", habit);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -33,6 +33,9 @@ struct DumpOptions {
   // listed (its GTID event included). Events outside every transaction (Format_desc, Rotate,
   // Previous_gtids, Gtid_list, Binlog_checkpoint, ...) are always listed, as mysqlbinlog keeps them.
   std::string database;  // -d/--database (DatabaseFilter); "" = every database
+  // --filter: only the TABLE_MAP events of matching tables and the rows events that use them
+  // (statements and every other event are listed; -d selects statements); empty = every table.
+  TableFilter filter;
   std::optional<GtidSelection> include_gtids;
   std::optional<GtidSelection> exclude_gtids;
   ProgressMode progress = ProgressMode::auto_;

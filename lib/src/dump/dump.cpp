@@ -232,6 +232,8 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     // string in the optional's emplace, -Werror.)
     std::unique_ptr<TransactionFront> front;
     std::unique_ptr<DatabaseFilter> database;  // -d/--database
+    const TableFilter* tables = nullptr;        // --filter
+    std::vector<std::uint64_t> filtered_out;    // ids of the TABLE_MAPs --filter left out (this file)
     bool headed = false;
     explicit Visitor(Dumper& dd) : d(dd) {}
     void begin_file(const InputFile&) override {
@@ -239,15 +241,31 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
       headed = true;
       if (front) front->reset();
       if (database) database->reset();
+      filtered_out.clear();
+    }
+    // --filter: a TABLE_MAP of a table it does not match, and the rows events using that id.
+    bool table_selected(const Event& ev) {
+      if (ev.type() == EventType::table_map) {
+        auto t = decode_table_map(ev.body_reader(), *ev.fde);
+        if (!t) return true;  // shown as undecodable, not hidden
+        std::erase(filtered_out, t->table_id);
+        if (tables->matches(t->db, t->table)) return true;
+        filtered_out.push_back(t->table_id);
+        return false;
+      }
+      if (filtered_out.empty() || !is_rows_event(ev.type_code())) return true;
+      auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
+      return !h || std::find(filtered_out.begin(), filtered_out.end(), h->table_id) == filtered_out.end();
     }
     void event(const Event& ev, const InputFile& f) override {
-      if (!front && !database) return d.event(ev, f.log_name);
+      if (!front && !database && tables == nullptr) return d.event(ev, f.log_name);
       bool show = true;
       if (front) {
         front->begin(ev, *this);
         show = !front->state().open || front->selected();
       }
       if (show && database) show = database->keep(ev);
+      if (show && tables != nullptr) show = table_selected(ev);
       if (show) d.event(ev, f.log_name);
       if (front) front->end();
     }
@@ -259,11 +277,13 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     visitor.front = std::make_unique<TransactionFront>(opts.include_gtids ? &*opts.include_gtids : nullptr,
                                                        opts.exclude_gtids ? &*opts.exclude_gtids : nullptr);
   if (!opts.database.empty()) visitor.database = std::make_unique<DatabaseFilter>(opts.database);
+  if (!opts.filter.empty()) visitor.tables = &opts.filter;
   ChainOptions co = chain_options_of(opts);
   co.expand_payloads = opts.expand_payloads;
   co.threads = opts.threads;
   const bool readable = read_chain(co, visitor, diag, errf);
   out.flush();
+  if (readable) warn_unmatched_filter_rules(opts.filter, errf);
   if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;
 }

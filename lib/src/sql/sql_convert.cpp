@@ -1594,6 +1594,20 @@ class SqlConverter final : public TransactionFront::Hooks {
     TableMap* tm = tables_.find(h->table_id);
     if (tm == nullptr) {
       if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
+      if (mid_stream && front_.selected()) {
+        // The start fell inside a transaction, after its TABLE_MAP: these rows cannot be written,
+        // and SQL that lacks them is no complete replay of the range: said in the SQL, exit 1.
+        comment_line(fmt::format("# SKIPPED {}:{}: {} for table id {}: the start falls inside its transaction, "
+                                 "after the TABLE_MAP (start at the transaction's GTID or BEGIN event to include it)",
+                                 clean(*log_name_), top_pos(ev), event_name(ev), h->table_id));
+        report(Diagnostic{Check::transaction_structure, Severity::error, *log_name_, top_pos(ev),
+                          fmt::format("{} for table id {}: the start falls inside its transaction, after the "
+                                      "TABLE_MAP; its rows are not written (start at the transaction's GTID or "
+                                      "BEGIN event to include them)",
+                                      event_name(ev), h->table_id)});
+        if (sql_.flashback && !sql_.skip_unsafe) refused_ = true;
+        return;
+      }
       report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error, *log_name_,
                         top_pos(ev),
                         fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev), h->table_id)});

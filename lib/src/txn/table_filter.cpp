@@ -16,6 +16,25 @@
 namespace binlogctl {
 
 namespace {
+constexpr const char* kNothingToRepeat =
+    "not a valid regular expression: *, +, ? or { } with nothing before it to repeat (a rule is a regular "
+    "expression, not a glob: '.*' matches any characters, 'shop\\..*' every table of shop)";
+
+// A quantifier at the start of the rule or of an alternative or group: libstdc++ reports some of
+// them as other errors ('*' alone as an unmatched parenthesis), so they are caught first.
+bool quantifier_without_operand(std::string_view rule) {
+  for (std::size_t i = 0; i < rule.size(); ++i) {
+    if (rule[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if ((rule[i] == '*' || rule[i] == '+' || rule[i] == '?' || rule[i] == '{') &&
+        (i == 0 || rule[i - 1] == '(' || rule[i - 1] == '|') && !(rule[i] == '?' && i > 0 && rule[i - 1] == '('))
+      return true;  // ((?:...) and friends are no quantifier)
+  }
+  return false;
+}
+
 // Why std::regex refused a rule, in words (static strings: DecodeError does not own its text).
 const char* regex_reason(std::regex_constants::error_type code) {
   using namespace std::regex_constants;
@@ -29,7 +48,7 @@ const char* regex_reason(std::regex_constants::error_type code) {
     case error_brace: return "not a valid regular expression: unmatched { or }";
     case error_badbrace: return "not a valid regular expression: invalid range in { }";
     case error_range: return "not a valid regular expression: invalid character range";
-    case error_badrepeat: return "not a valid regular expression: *, +, ? or { } with nothing to repeat";
+    case error_badrepeat: return kNothingToRepeat;
     case error_complexity: return "not a valid regular expression: too complex";
     case error_stack: return "not a valid regular expression: too complex (stack)";
     default: return "not a valid regular expression";
@@ -53,6 +72,8 @@ Result<TableFilter> TableFilter::parse(std::string_view rules) {
     while (!rule.empty() && (rule.front() == ' ' || rule.front() == '\t')) rule.remove_prefix(1);
     while (!rule.empty() && (rule.back() == ' ' || rule.back() == '\t')) rule.remove_suffix(1);
     if (!rule.empty()) {
+      if (quantifier_without_operand(rule))
+        return DecodeError{Errc::bad_value, static_cast<std::size_t>(rule.data() - rules.data()), kNothingToRepeat};
       try {
         compiled->list.emplace_back(std::string(rule),
                                     std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
