@@ -327,6 +327,14 @@ TEST_SUITE("event_stream") {
     CHECK(w.diag.has(Check::unsupported_format, b.event_offset(1)));
   }
 
+  TEST_CASE("START_ENCRYPTION flagged ignorable (a server's dump, decrypted) reads on") {
+    BinlogBuilder b;
+    b.fde("10.11.19-MariaDB-log").raw(164, std::vector<std::uint8_t>(17, 0), 0x80).xid(1);
+    Walk w = walk(b.bytes());
+    CHECK(w.types == std::vector<std::uint8_t>{15, 164, 16});
+    CHECK(w.diag.all.empty());
+  }
+
   TEST_CASE("start position jumps after the FDE") {
     auto b = sample();
     StreamOptions o;

@@ -35,6 +35,7 @@ enum class Check : std::uint8_t {
   timestamp_regression,
   undecodable_event,  // a body decoder failed (dump/convert); not a verify-table code
   read_error,         // I/O or archive error
+  decryption_failed,  // an encrypted binlog that the keys given do not decrypt (crypto.h)
 };
 
 enum class Severity : std::uint8_t { warning, error };

@@ -106,7 +106,8 @@ class EventStream {
   std::uint64_t offset() const noexcept { return off_; }   // where the next event starts
   std::uint64_t skipped_bytes() const noexcept { return skipped_; }
   std::uint64_t events() const noexcept { return events_; }
-  // True when the file stopped being readable (bad magic, encryption, unsupported format).
+  // True when the file stopped being readable (bad magic, encryption without the key, a key that
+  // does not decrypt it, unsupported format).
   bool aborted() const noexcept { return aborted_; }
   // Set when the input goes on with another binlog file (magic number and format description
   // at an event boundary: files concatenated into one stream): the offset of its magic number.
@@ -121,6 +122,7 @@ class EventStream {
   bool file_starts_at(std::uint64_t p);
   void resync_from(std::uint64_t from, Check check, Severity sev, std::uint64_t at, std::string msg);
   void report(Check c, Severity s, std::uint64_t pos, std::string msg);
+  void report_read_error(std::uint64_t pos);
 
   Source& src_;
   std::string log_name_;

@@ -19,6 +19,7 @@ enum class Errc : std::uint8_t {
   checksum_mismatch,
   decompress_failed,
   io_error,
+  decrypt_failed,      // an encrypted binlog that the keys given do not decrypt (crypto.h)
 };
 
 // Stable lower_case name of a code (also the verify check code where one applies).

@@ -41,6 +41,18 @@ void EventStream::report(Check c, Severity s, std::uint64_t pos, std::string msg
   diag_.report(Diagnostic{c, s, log_name_, pos, std::move(msg)});
 }
 
+// The input stopped short: an I/O or archive error, or an encrypted binlog that the keys given
+// do not decrypt (the decrypting stream's message names the offset, key id and key files).
+void EventStream::report_read_error(std::uint64_t pos) {
+  const DecodeError& e = src_.read_error();
+  if (e.code == Errc::decrypt_failed) {
+    report(Check::decryption_failed, Severity::error, pos, e.what);
+    aborted_ = true;
+  } else {
+    report(Check::read_error, Severity::error, pos, fmt::format("input cannot be read past here: {}", e.what));
+  }
+}
+
 bool EventStream::read_magic() {
   Bytes m = src_.window(0, 4);
   if (m.size() < 4) {
@@ -202,7 +214,7 @@ bool EventStream::next(Event& ev) {
     Bytes w = src_.window(off_, kCommonHeaderLen);
     if (w.size() < kCommonHeaderLen) {
       if (src_.read_error().code != Errc::ok) {
-        report(Check::read_error, Severity::error, off_, fmt::format("input cannot be read past here: {}", src_.read_error().what));
+        report_read_error(off_);
       } else if (!w.empty()) {
         report(Check::truncated_event, Severity::error, off_,
                fmt::format("file ends inside an event header ({} of 19 bytes)", w.size()));
@@ -247,7 +259,7 @@ bool EventStream::next(Event& ev) {
     Bytes raw = src_.window(pos, h.event_size);
     if (raw.size() < h.event_size) {
       if (src_.read_error().code != Errc::ok) {
-        report(Check::read_error, Severity::error, pos, fmt::format("input cannot be read past here: {}", src_.read_error().what));
+        report_read_error(pos);
       } else {
         report(Check::truncated_event, Severity::error, pos,
                fmt::format("file ends inside an event: {} bytes declared, {} present (type {})",
@@ -350,9 +362,13 @@ bool EventStream::next(Event& ev) {
       report(Check::unknown_event_type, Severity::warning, pos,
              fmt::format("unknown event type {} ({} bytes), skipped", h.type_code, h.event_size));
     }
-    if (h.type_code == static_cast<std::uint8_t>(EventType::mariadb_start_encryption)) {
+    // MariaDB's encrypted binlogs: the events after START_ENCRYPTION are encrypted, unless it
+    // carries LOG_EVENT_IGNORABLE_F, as a server sends it over the replication protocol with the
+    // events decrypted (and as a decrypting input hands it out): then the file reads on.
+    if (h.type_code == static_cast<std::uint8_t>(EventType::mariadb_start_encryption) && (h.flags & 0x80) == 0) {
       report(Check::unsupported_format, Severity::error, pos,
-             "START_ENCRYPTION: the rest of this binlog is encrypted and cannot be read without the server's key");
+             "START_ENCRYPTION: the rest of this binlog is encrypted (MariaDB encrypt_binlog): read it with the "
+             "server's key file (--key-file)");
       aborted_ = true;
       done_ = true;
     }

@@ -415,6 +415,15 @@ class Fetcher {
             damaged_ = true;
             return 1;
           }
+          if (ev.type() == EventType::mariadb_start_encryption && !warned_encrypted_) {
+            // The server decrypts what it sends (its START_ENCRYPTION flagged ignorable): the copy
+            // is a binlog in the clear, which every reader takes without a key.
+            warned_encrypted_ = true;
+            fmt::print(err_, "binlogctl: warning: server {}: {} is encrypted on the server (START_ENCRYPTION at {}); "
+                             "the backup holds its events decrypted: it is stored unencrypted\n",
+                       client_->label(), cur_.name, it.pos);
+            std::fflush(err_);
+          }
           put(it.raw);
           backoff = 1;
           if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
@@ -473,6 +482,7 @@ class Fetcher {
   OutFile cur_;
   std::string last_closed_;
   bool damaged_ = false;
+  bool warned_encrypted_ = false;  // the warning that the backup of an encrypted log is in the clear, once
   std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
 };
 

@@ -25,6 +25,7 @@ std::string_view check_name(Check c) noexcept {
     case Check::timestamp_regression: return "timestamp_regression";
     case Check::undecodable_event: return "undecodable_event";
     case Check::read_error: return "read_error";
+    case Check::decryption_failed: return "decryption_failed";
   }
   return "unknown";
 }
@@ -50,6 +51,7 @@ const char* errc_name(Errc e) noexcept {
     case Errc::checksum_mismatch: return "checksum_mismatch";
     case Errc::decompress_failed: return "decompress_failed";
     case Errc::io_error: return "io_error";
+    case Errc::decrypt_failed: return "decrypt_failed";
   }
   return "unknown";
 }
