@@ -31,6 +31,9 @@ struct ConvertArgs {
   unsigned threads = 2;
   SqlOptions sql;
   std::string sql_set = "changed";
+  bool skip_gtids = false;
+  std::vector<std::string> rewrite_db;
+  std::string sql_comments = "transaction";
   CLI::Option* format_option = nullptr;
 };
 
@@ -47,6 +50,28 @@ int run(ConvertArgs& a) {
   if (!a.sql.flashback && (a.sql.skip_unsafe || !a.sql.tmpdir.empty()))
     throw CLI::ValidationError("--flashback-skip-unsafe/--tmpdir", "only with --flashback");
   a.sql.set = a.sql_set == "all" ? SqlSet::all : SqlSet::changed;
+  if (a.skip_gtids && !sql) throw CLI::ValidationError("--skip-gtids", "only with --format sql");
+  a.sql.gtids = !a.skip_gtids;
+  for (const std::string& r : a.rewrite_db) {
+    // mysqlbinlog's syntax: FROM->TO, spaces around the names ignored
+    const std::size_t arrow = r.find("->");
+    auto trim = [](std::string t) {
+      const std::size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+      return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+    };
+    const std::string from = arrow == std::string::npos ? "" : trim(r.substr(0, arrow));
+    const std::string to = arrow == std::string::npos ? "" : trim(r.substr(arrow + 2));
+    if (from.empty() || to.empty() || to.find("->") != std::string::npos)
+      throw CLI::ValidationError("--rewrite-db", "'" + r + "': not FROM->TO");
+    a.sql.rewrite_db.emplace_back(from, to);
+  }
+  a.sql.comments = a.sql_comments == "none"  ? SqlComments::none
+                   : a.sql_comments == "row" ? SqlComments::row
+                                             : SqlComments::transaction;
+  if (a.opts.with_statement && a.format != "json")
+    throw CLI::ValidationError("--with-statement", "only with --format json");
+  if (!sql && (!a.rewrite_db.empty() || a.sql.disable_log_bin))
+    throw CLI::ValidationError("--rewrite-db/--disable-log-bin", "only with --format sql");
   const bool canal = a.format == "canal-proto" || a.format == "canal-json";
 #ifndef BINLOGCTL_HAVE_CANAL
   if (canal) throw CLI::ValidationError("--format", a.format + ": this binlogctl was built without protobuf (no Canal support)");
@@ -105,6 +130,23 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--sql-set", a->sql_set, "sql: UPDATE sets the changed columns (default) or all columns")
       ->check(CLI::IsMember({"changed", "all"}))
       ->default_val("changed");
+  sub->add_flag("--skip-gtids", a->skip_gtids,
+                "sql: leave out each transaction's GTID (by default kept: MariaDB SET gtid_domain_id/server_id/"
+                "gtid_seq_no, MySQL SET GTID_NEXT)");
+  sub->add_option("--rewrite-db", a->rewrite_db,
+                  "sql: write database FROM as TO ('FROM->TO', repeatable): USE and rows' table names (as mysqlbinlog)")
+      ->allow_extra_args(false);
+  sub->add_flag("-D,--disable-log-bin", a->sql.disable_log_bin,
+                "sql: SET sql_log_bin=0 first (the target does not binlog the statements), set back at the end");
+  sub->add_option("--sql-comments", a->sql_comments,
+                  "sql: comment lines none, one per transaction (default), or also one per row statement")
+      ->check(CLI::IsMember({"none", "transaction", "row"}))
+      ->default_val("transaction");
+  sub->add_option("--sql-batch-bytes", a->sql.batch_bytes,
+                  "sql: the rows of one rows event in multi-row INSERTs of at most BYTES (default 1048576, below "
+                  "max_allowed_packet; 0 = one statement per row)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
+      ->default_val(std::size_t{1024} * 1024);
   sub->add_flag("--flashback-skip-unsafe", a->sql.skip_unsafe,
                 "--flashback: warn about and skip what cannot be undone instead of refusing");
   sub->add_option("--tmpdir", a->sql.tmpdir, "--flashback: directory for the spill files (default $TMPDIR or /tmp)");
@@ -112,6 +154,9 @@ void setup_convert(CLI::App& app, int& exit_code) {
                   "--flashback: bytes of undo statements held in memory before they spill to --tmpdir (default 4194304)")
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30))
       ->default_val(std::size_t{4} * 1024 * 1024);
+  sub->add_flag("--with-statement", a->opts.with_statement,
+                "json: each row change with \"statement\" (the ANNOTATE_ROWS / ROWS_QUERY text that produced it) and "
+                "\"thread_id\" (of the transaction's QUERY events), when the binlog has them");
   sub->add_option("--binary-as", a->binary_as, "Binary column values as base64 (default) or hex")
       ->check(CLI::IsMember({"base64", "hex"}))
       ->default_val("base64");

@@ -1,6 +1,9 @@
 // binlogctl verify: options -> binlogctl::run_verify.
+#include <binlogctl/coverage.h>
+#include <binlogctl/datetime.h>
 #include <binlogctl/verify.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
@@ -17,9 +20,40 @@ struct VerifyArgs {
   std::string output;
   RemoteArgs remote;
   std::string progress = "auto";
+  CLI::Option* cover_from = nullptr;
+  std::string from, to;
 };
 
+// --cover-from: each input is one chain (coverage.h).
+int run_cover_mode(VerifyArgs& a) {
+  if (a.remote.enabled) throw CLI::ValidationError("--cover-from", "reads archives of files, not a server (-R)");
+  if (a.opts.inputs.empty()) throw CLI::ValidationError("--cover-from", "needs the archives to check");
+  CoverOptions c;
+  c.archives = a.opts.inputs;
+  c.from = a.from;
+  if (!a.to.empty()) {
+    // A time is written YYYY-MM-DD[ HH:MM:SS]; anything else is a GTID (MariaDB 0-1-9, MySQL uuid:n)
+    const bool date = a.to.size() >= 10 && a.to[4] == '-' && a.to[7] == '-' &&
+                      std::all_of(a.to.begin(), a.to.begin() + 4, [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (date) {
+      auto t = parse_datetime(a.to);
+      if (!t) throw CLI::ValidationError("--cover-to", "'" + a.to + "': not a time (YYYY-MM-DD HH:MM:SS)");
+      c.to_time = *t;
+    } else {
+      c.to_gtid = a.to;
+    }
+  }
+  c.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
+  c.progress = progress_mode(a.progress);
+  OutputFile output(a.output, a.opts.inputs);
+  const int rc = run_cover(c, output.get(), stderr);
+  output.commit();
+  return rc;
+}
+
 int run(VerifyArgs& a) {
+  if (a.cover_from->count() > 0) return run_cover_mode(a);
+  if (!a.to.empty()) throw CLI::ValidationError("--cover-to", "only with --cover-from");
   VerifyOptions& o = a.opts;
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.progress = progress_mode(a.progress);
@@ -46,6 +80,13 @@ void setup_verify(CLI::App& app, int& exit_code) {
   sub->add_option("--timestamp-threshold", a->opts.config.timestamp_threshold,
                   "timestamp_regression: seconds an event may go back in time before it is reported")
       ->default_val(60);
+  a->cover_from = sub->add_option(
+      "--cover-from", a->from,
+      "Point-in-time recovery: exit 0 only when the inputs (each one chain: archives of servers of one topology) hold "
+      "every transaction after this GTID position (MariaDB domain-server-seq list, MySQL GTID set), in order, once");
+  sub->add_option("--cover-to", a->to,
+                  "--cover-from: up to this time (YYYY-MM-DD HH:MM:SS UTC, transactions before it) or GTID (included); "
+                  "default the end of the archives");
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the findings and the summary to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
   add_progress_option(*sub, a->progress);
   add_remote_options(*sub, a->remote);

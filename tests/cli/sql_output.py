@@ -17,6 +17,20 @@ Usage: sql_output.py BINLOGCTL FIXTURES_DIR [SHARED_DIR]
   MariaDB types corpus, the MySQL 5.7 file and every MySQL 8.0/9 file of the public corpus that
   has rows with column names);
 - usage errors: --flashback with another format, --tmpdir without --flashback (exit 2).
+The checks above run with --sql-batch-bytes 0 --sql-comments row (one statement per row, each under
+its position comment); those of issue #35 run the defaults:
+- multi-row INSERTs hold the same rows in the same order as one INSERT per row, by default and with
+  a small --sql-batch-bytes (no multi-row statement over it); one comment per transaction, none per
+  row statement; --sql-comments none writes no comment line;
+- MariaDB GTIDs: SET gtid_domain_id/server_id/gtid_seq_no for every transaction, in the order and
+  with the values of convert --format json's gtid, before its BEGIN; the session's own server_id
+  and domain saved once and set back last; --skip-gtids and --flashback write none;
+- MySQL GTIDs (public corpus): GTID_NEXT='uuid:tag:n' (9.6 tagged) and 'ANONYMOUS' (8.0) before
+  each transaction, 'AUTOMATIC' last; --skip-gtids writes none;
+- --rewrite-db (twice, spaces around names) rewrites table names and USE and nothing else; -d
+  compares the rewritten name; -D wraps the output in sql_log_bin=0 and back;
+- --with-statement: each row change carries its ANNOTATE_ROWS text, DDL its thread_id; without it
+  neither key; usage errors for the new options in the wrong format or malformed.
 """
 import json
 import struct
@@ -38,6 +52,8 @@ def check(cond, what):
 
 
 def run(*args):
+    if ("sql" in args or "--flashback" in args) and "--sql-batch-bytes" not in args:
+        args = ("--sql-batch-bytes", "0", "--sql-comments", "row", *args)  # one statement per row
     p = subprocess.run([BIN, "convert", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
@@ -358,7 +374,7 @@ if rows_ev:
     with tempfile.TemporaryDirectory() as tmp:
         cut = os.path.join(tmp, first)
         open(cut, "wb").write(data)
-        rc, sql, err = run("--format", "sql", cut)
+        rc, sql, err = run("--format", "sql", "--skip-gtids", cut)
         check(rc == 1 and sql.rstrip().splitlines()[-1].startswith("ROLLBACK; # cut off") and "transaction_structure" in err,
               "a file cut inside a transaction: exit 1, the transaction rolled back (rc %d)" % rc)
         rc, fb, err = run("--flashback", "--flashback-skip-unsafe", cut)
@@ -433,6 +449,166 @@ if SHARED and os.path.exists(load):
     rc, sql, err = run("--format", "sql", load)
     check(rc == 1 and "# SKIPPED" in sql and "LOAD DATA" in err and
           not re.search(r"^LOAD DATA", sql, re.M | re.I), "statement-logged LOAD DATA: skipped with an error")
+
+# ---- issue #35: GTIDs kept, replay options, multi-row INSERTs, comments, --with-statement -------
+# (the checks above run with --sql-batch-bytes 0 --sql-comments row: one statement per row, each
+# under its position comment; these run the defaults)
+
+
+def values_end(s, start):
+    """The index after the (...) value list at s[start]."""
+    assert s[start] == "("
+    i = start + 1
+    while True:
+        _, i = value_at(s, i)
+        if s[i] == ")":
+            return i + 1
+        i += 1
+
+
+def row_tuples(sql, statements=()):
+    """Every row of every INSERT as (head, values text), and the other row statements' lines, in
+    order: the same list for one INSERT per row and for multi-row INSERTs."""
+    passed = {l for q in statements for l in q.splitlines()}
+    out = []
+    for m in re.finditer(r"^(INSERT INTO `|UPDATE `|DELETE FROM `)", sql, re.M):
+        line = sql[m.start():sql.find("\n", m.start())]
+        if line in passed or line.rstrip(";") in passed:
+            continue
+        if m.group(1) != "INSERT INTO `":
+            out.append(line)
+            continue
+        v = sql.index(") VALUES (", m.start()) + 9
+        head = sql[m.start():v]
+        while True:
+            e = values_end(sql, v)
+            out.append((head, sql[v:e]))
+            if sql[e] != ",":
+                assert sql.startswith(";\n", e), sql[e:e + 20]
+                break
+            v = e + 1
+    return out
+
+
+def raw(*args):
+    p = subprocess.run([BIN, "convert", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+for name in ("basic", "metadata", "compressed"):
+    logs = os.path.join(FIX, name, "binlogs")
+    _, js, _ = raw(logs)
+    queries = [json.loads(l)["sql"] for l in js.splitlines() if json.loads(l).get("type") in ("QUERY", "DDL")]
+    rc1, one, _ = run("--format", "sql", logs)
+    rc2, multi, err = raw("--format", "sql", logs)
+    rc3, small, _ = raw("--format", "sql", "--sql-batch-bytes", "300", logs)
+    t1, t2, t3 = row_tuples(one, queries), row_tuples(multi, queries), row_tuples(small, queries)
+    n1, n2, n3 = (len(re.findall(r"^INSERT INTO `", x, re.M)) for x in (one, multi, small))
+    check(rc1 == rc2 == rc3 == 0 and t1 == t2 == t3 and n2 < n1 and n2 <= n3 <= n1,
+          "%s: multi-row INSERTs hold the same rows in the same order (%d INSERT statements per row, %d by "
+          "default, %d with --sql-batch-bytes 300; %s)" % (name, n1, n2, n3, err.strip()[:200]))
+    long_multi = [s for s in re.findall(r"^INSERT INTO `.*?\);$", small, re.M | re.S)
+                  if "),(" in s and len(s.encode()) > 300]
+    check(not long_multi, "%s: --sql-batch-bytes 300: no multi-row INSERT over 300 bytes %s" % (name, long_multi[:1]))
+    # comments: one per transaction by default, none with --sql-comments none
+    per_txn = len(re.findall(r"^# transaction \d+", multi, re.M))
+    begins = len(re.findall(r"^(BEGIN|XA START .*);$", multi, re.M))
+    check(per_txn == begins and not re.search(r"^# \S+:\d+ .* UTC\n(INSERT INTO|UPDATE|DELETE FROM) `", multi, re.M),
+          "%s: one comment per transaction, none per row statement (%d, %d BEGIN)" % (name, per_txn, begins))
+    rc, none, _ = raw("--format", "sql", "--sql-comments", "none", logs)
+    check(rc == 0 and not re.search(r"^# (transaction|\S+:\d+ )", none, re.M) and row_tuples(none, queries) == t2,
+          "%s: --sql-comments none: no comment lines, the same statements" % name)
+
+# MariaDB GTIDs: before each transaction's BEGIN (or its one statement), the session set back at the end
+logs = os.path.join(FIX, "basic", "binlogs")
+rc, sql, _ = raw("--format", "sql", logs)
+lines = sql.split("\n")
+_, js, _ = raw(logs)
+want = []
+for l in js.split("\n"):
+    g = json.loads(l).get("gtid") if l else None
+    if g and (not want or want[-1] != g):
+        want.append(g)
+got, cur, bad = [], {}, []
+for i, l in enumerate(lines):
+    m = re.match(r"/\*M!100001 SET (@@session\..*gtid_seq_no=\d+)\*/;$", l)
+    if not m:
+        continue
+    for part in m.group(1).split(", "):
+        k, v = part.split("=")
+        cur[k] = v
+    got.append("%s-%s-%s" % (cur.get("@@session.gtid_domain_id"), cur.get("@@session.server_id"),
+                             cur["@@session.gtid_seq_no"]))
+    if i > 0 and lines[i - 1].startswith("# transaction ") and not re.match(r"(BEGIN|XA START .*);$", lines[i + 1]):
+        bad.append(lines[i - 1:i + 2])
+saves = [l for l in lines if l.startswith("/*M!100001 SET @binlogctl_server_id=@@session.server_id")]
+check(rc == 0 and got == want and len(got) > 3 and not bad and len(saves) == 1 and
+      lines[-2] == "/*M!100001 SET @@session.server_id=@binlogctl_server_id, @@session.gtid_domain_id=@binlogctl_gtid_domain_id*/;",
+      "MariaDB: each transaction's GTID set before its BEGIN, the session's own set back at the end "
+      "(%d of %d transactions; %s %s)" % (len(got), len(want), bad[:2], [x for x in zip(got, want) if x[0] != x[1]][:2]))
+ddl = re.findall(r"/\*M!100001 SET [^\n]*gtid_seq_no=\d+\*/;\n(?:SET [^\n]*\n|USE [^\n]*\n)*CREATE ", sql)
+check(len(ddl) > 0, "MariaDB: a DDL statement's GTID set before it (%d)" % len(ddl))
+rc, skip, _ = raw("--format", "sql", "--skip-gtids", logs)
+check(rc == 0 and "gtid_seq_no" not in skip and "binlogctl_server_id" not in skip and
+      row_tuples(skip) == row_tuples(sql), "--skip-gtids: no GTID, the same statements")
+rc, fb, _ = raw("--flashback", "--flashback-skip-unsafe", logs)
+check(rc == 0 and "gtid_seq_no" not in fb and "GTID_NEXT" not in fb, "--flashback never sets a GTID")
+
+# MySQL GTIDs (public corpus): GTID_NEXT before BEGIN, tagged and anonymous, AUTOMATIC at the end
+if SHARED:
+    pub = os.path.join(SHARED, "corpus/public/blackbeam__rust_mysql_common")
+    for f, want in (("binlog_transaction_with_GTID_TAG.000001", "55778904-0299-11f1-b1b8-4ef0c4956feb:mytag:3"),
+                    ("json.binlog.000001", "ANONYMOUS")):
+        path = os.path.join(pub, f)
+        if not os.path.exists(path):
+            continue
+        schema = os.path.join(tempfile.gettempdir(), "binlogctl-sql-output-%d.sql" % os.getpid())
+        with open(schema, "w") as fh:  # the tagged file's table has no column names in its TABLE_MAP
+            fh.write("CREATE TABLE test.orders (id INT, qty INT, amount DECIMAL(10,2));\n")
+        rc, sql, err = raw("--format", "sql", "--schema", schema, path)
+        rc_skip, skip, _ = raw("--format", "sql", "--skip-gtids", "--schema", schema, path)
+        os.unlink(schema)
+        ls = sql.rstrip("\n").split("\n")
+        sets = [i for i, l in enumerate(ls) if l.startswith("SET @@SESSION.GTID_NEXT='") and "AUTOMATIC" not in l]
+        ok = sets and all(ls[i] == "SET @@SESSION.GTID_NEXT='%s';" % want and
+                          (ls[i + 1] == "BEGIN;" or not ls[i + 1].startswith("#")) for i in sets)
+        check(rc == 0 and ok and ls[-1] == "SET @@SESSION.GTID_NEXT='AUTOMATIC';",
+              "MySQL %s: SET @@SESSION.GTID_NEXT='%s' before each transaction, AUTOMATIC at the end (%d; %s)" %
+              (f, want, len(sets), err.strip()[:200]))
+        check(rc_skip == 0 and "GTID_NEXT" not in skip, "MySQL %s: --skip-gtids leaves GTID_NEXT out" % f)
+
+# --rewrite-db and -D
+rc, sql, _ = raw("--format", "sql", logs)
+rc2, rw, err = raw("--format", "sql", "--rewrite-db", "shop->shop_b", "--rewrite-db", " legacy -> legacy_b ", logs)
+check(rc2 == 0 and "`shop`." not in rw and "`shop_b`." in rw and "`legacy_b`." in rw and "USE `shop_b`;" in rw and
+      "`legacy`." not in rw and rw.replace("shop_b", "shop").replace("legacy_b", "legacy") == sql,
+      "--rewrite-db: table names and USE rewritten, nothing else (%s)" % err.strip()[:200])
+rc3, only, _ = raw("--format", "sql", "--rewrite-db", "shop->shop_b", "-d", "shop_b", logs)
+check(rc3 == 0 and "`shop_b`." in only and "`legacy" not in only, "-d compares the rewritten name")
+rc, d, _ = raw("--format", "sql", "-D", logs)
+dl = d.rstrip("\n").split("\n")
+check(rc == 0 and dl[0] == "SET @binlogctl_sql_log_bin=@@session.sql_log_bin, @@session.sql_log_bin=0;" and
+      dl[-1] == "SET @@session.sql_log_bin=@binlogctl_sql_log_bin;" and "\n".join(dl[1:-1]) + "\n" == sql,
+      "-D: sql_log_bin=0 first, set back last, the rest unchanged")
+for args in (["--format", "sql", "--rewrite-db", "shop"], ["--format", "sql", "--rewrite-db", "->x"],
+             ["--skip-gtids"], ["--format", "sql", "--with-statement"], ["--rewrite-db", "a->b"], ["-D"]):
+    rc, _, err = raw(*args, logs)
+    check(rc == 2, "usage error: %s (rc %d)" % (" ".join(args), rc))
+
+# --with-statement: each row change with the statement that made it (MariaDB ANNOTATE_ROWS)
+rc, js, _ = raw("--with-statement", logs)
+recs = [json.loads(l) for l in js.split("\n") if l]
+rowrecs = [r for r in recs if r.get("type") in ("INSERT", "UPDATE", "DELETE")]
+ddlrecs = [r for r in recs if r.get("type") == "DDL"]
+dump = [json.loads(l) for l in subprocess.run([BIN, "dump", "--format", "json", logs], stdout=subprocess.PIPE)
+        .stdout.decode().split("\n") if l]
+annotations = {e["info"] for e in dump if e["event_type"] == "Annotate_rows"}
+check(rc == 0 and rowrecs and all(r.get("statement") in annotations for r in rowrecs) and
+      all(isinstance(r.get("thread_id"), int) for r in ddlrecs) and ddlrecs,
+      "--with-statement: every row change carries its ANNOTATE_ROWS statement, DDL its thread_id (%d rows, %d "
+      "statements)" % (len(rowrecs), len(annotations)))
+rc, plain, _ = raw(logs)
+check(rc == 0 and '"statement"' not in plain and '"thread_id"' not in plain, "without --with-statement: no new keys")
 
 # usage
 rc, _, err = run("--flashback", "--format", "json", src)

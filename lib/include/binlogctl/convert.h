@@ -54,6 +54,10 @@ struct ConvertOptions {
   // database it is (mysqlbinlog's meaning, compared exactly); "" = every database.
   std::string database;
   ProgressMode progress = ProgressMode::auto_;
+  // --with-statement (json): row change records carry "statement" (the text of the ANNOTATE_ROWS /
+  // ROWS_QUERY event before their rows event, when the server logged one) and "thread_id" (of the
+  // transaction's QUERY events, when it has one: MySQL's BEGIN, statement-logged changes).
+  bool with_statement = false;
   // Mapped files are framed and checksummed on a second thread (ChainOptions::threads); 1 keeps
   // the reading on the converting thread (fuzzers).
   unsigned read_threads = 2;

@@ -12,6 +12,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 namespace binlogctl {
@@ -48,6 +50,9 @@ void append_sql_hex(std::string& out, Bytes b);
 void append_sql_hex(JsonBuf& out, Bytes b);
 
 enum class SqlSet : std::uint8_t { changed, all };
+// Comment lines in forward SQL: none, one per transaction (its number, GTID and position), or
+// also one per statement (the event's position, GTID and time).
+enum class SqlComments : std::uint8_t { none, transaction, row };
 
 struct SqlOptions {
   bool flashback = false;
@@ -63,6 +68,18 @@ struct SqlOptions {
   // 24 MiB at 128 KiB for the same speed; flashback was 12% slower at 128 KiB (42-44 MiB at
   // 256 KiB, under the 64 MiB its spill design allows).
   std::size_t render_batch_bytes = 0;
+  // Forward: each transaction's GTID as the server that wrote it replays it (MariaDB: SET
+  // gtid_domain_id/server_id/gtid_seq_no; MySQL: SET @@SESSION.GTID_NEXT); false: left out
+  // (--skip-gtids). Flashback never writes GTIDs.
+  bool gtids = true;
+  // --rewrite-db FROM->TO: database names rewritten in statements' default database (USE) and in
+  // row statements' table names (exact, case-sensitive, as mysqlbinlog compares them).
+  std::vector<std::pair<std::string, std::string>> rewrite_db;
+  bool disable_log_bin = false;  // -D: SET sql_log_bin=0 first
+  SqlComments comments = SqlComments::transaction;
+  // Forward: the rows of one rows event go into multi-row INSERT statements of at most this many
+  // bytes (a single row larger than it is a statement of its own); 0: one statement per row.
+  std::size_t batch_bytes = 1024 * 1024;
 };
 
 // Runs convert --format sql (or --flashback); the exit status as run_convert's (0 ok, 1 damaged

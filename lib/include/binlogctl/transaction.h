@@ -35,6 +35,7 @@ struct TransactionState {
   // GTIDs. For selection: mysql_gtid tells which of the two forms below is set.
   bool has_gtid = false;
   bool mysql_gtid = false;
+  bool anonymous = false;  // MySQL: started by an ANONYMOUS_GTID event (gtid_mode OFF)
   Uuid uuid;
   std::string tag;  // MySQL 8.4 tagged GTIDs, lower case
   std::uint64_t gno = 0;

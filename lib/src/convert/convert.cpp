@@ -164,8 +164,19 @@ class Converter final : public TransactionFront::Hooks {
       ts_txn_ = ts.txn_id;
       ts_text_.clear();
       append_utc_datetime(ts_text_, ts.timestamp);
+      annotate_.clear();
+      has_annotate_ = has_thread_ = false;
     }
     switch (ev.type()) {
+      case EventType::mariadb_annotate_rows:
+      case EventType::rows_query:
+        if (opts_.with_statement) {
+          auto a = ev.type() == EventType::rows_query ? decode_rows_query(ev.body_reader(), *ev.fde)
+                                                      : decode_annotate_rows(ev.body_reader(), *ev.fde);
+          has_annotate_ = static_cast<bool>(a);
+          if (a) annotate_.assign(a->text);
+        }
+        break;
       case EventType::format_description:
       case EventType::rotate:
         if (!ev.is_inner()) tables_.clear();
@@ -175,6 +186,8 @@ class Converter final : public TransactionFront::Hooks {
         break;
       case EventType::query:
       case EventType::mariadb_query_compressed:
+        thread_id_ = step.query.thread_id;
+        has_thread_ = true;
         statement(ev, step.query);
         break;
       default:
@@ -313,7 +326,17 @@ class Converter final : public TransactionFront::Hooks {
   }
 
   // The keys after the record's own ones, and its closing brace.
-  void end_record(std::string& b, const Event& ev) {
+  void end_record(std::string& b, const Event& ev, bool rows = false) {
+    if (opts_.with_statement) {
+      if (rows && has_annotate_) {
+        b.append(",\"statement\":");
+        append_text_json(b, annotate_, 0);
+      }
+      if (has_thread_) {
+        b.append(",\"thread_id\":");
+        append_u64(b, thread_id_);
+      }
+    }
     if (!front_.state().xid.empty()) {
       b.append(",\"xid\":");
       append_json_quoted(b, front_.state().xid);
@@ -480,7 +503,8 @@ class Converter final : public TransactionFront::Hooks {
     prefix_.append("\",\"before\":");
     if (kind.kind == RowsKind::insert) prefix_.append("null,\"after\":");
     tail_.clear();
-    end_record(tail_, ev);
+    end_record(tail_, ev, true);
+    if ((h->flags & 0x1) != 0) has_annotate_ = false;  // STMT_END_F: the statement's last rows event
     if (!kind.partial_json) {  // nothing goes between them: one append per record
       suffix_.append(tail_);
       tail_.clear();
@@ -546,6 +570,11 @@ class Converter final : public TransactionFront::Hooks {
   std::unordered_set<std::uint8_t> warned_types_;
   std::uint64_t ts_txn_ = ~0ull;  // the transaction ts_text_ is the commit time of
   std::string ts_text_;
+  // --with-statement: the ANNOTATE_ROWS / ROWS_QUERY text of the current statement, the thread id
+  // of the transaction's QUERY events
+  std::string annotate_;
+  bool has_annotate_ = false, has_thread_ = false;
+  std::uint32_t thread_id_ = 0;
   std::string suffix_;
   std::string rows_buf_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;

@@ -349,6 +349,13 @@ class ReverseStore {
   std::vector<Chunk> chunks_;
 };
 
+// --rewrite-db: the name a database is written under.
+std::string_view rewritten_db(const SqlOptions& sql, std::string_view db) {
+  for (const auto& [from, to] : sql.rewrite_db)
+    if (db == from) return to;
+  return db;
+}
+
 // Session variables the output sets, each written only when the value it needs differs from
 // the last one written.
 enum Var : std::size_t {
@@ -398,6 +405,12 @@ class SqlRowRenderer {
   void configure(const SqlOptions& sql) {
     flashback_ = sql.flashback;
     set_ = sql.set;
+    sql_ = &sql;
+    batch_bytes_ = sql.flashback ? 0 : sql.batch_bytes;
+    if (sql.rewrite_db.size() != rewrite_count_) {
+      rewrite_count_ = sql.rewrite_db.size();
+      names_serial_ = 0;
+    }
   }
 
   // `sink` has `JsonBuf& buf()` and `void row_done()` (after each row's text is appended).
@@ -410,6 +423,16 @@ class SqlRowRenderer {
     generated_ = v.generated;
     insert_prefix_.clear();
     std::string_view session = v.session;
+    // Forward INSERTs: the rows of the event as multi-row statements, each closed before it
+    // would pass batch_bytes_ (a row larger than that is a statement of its own).
+    const bool multi = batch_bytes_ > 0 && v.kind == RowsKind::insert;
+    std::size_t stmt_len = 0;
+    bool stmt_open = false;
+    auto close_stmt = [&] {
+      if (!stmt_open) return;
+      sink.buf().append(";\n", 2);
+      stmt_open = false;
+    };
     ByteReader r(v.rows, v.rows_offset);
     while (r.ok() && !r.empty()) {
       const std::size_t before_pos = r.position();
@@ -419,17 +442,38 @@ class SqlRowRenderer {
         st = decode_image_cells(tm, v.width, v.present_after, ImageRole::after, v.partial_json, r, cells_b_);
       if (st.ok() && r.position() == before_pos) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
       if (!st.ok()) {
+        close_stmt();
         o.error = st.error();
         return o;
       }
       row_.clear();
-      st = render_row(row_, tm, v.kind);
+      st = multi ? insert_values(row_, tm, cells_a_) : render_row(row_, tm, v.kind);
       if (!st.ok()) {
+        close_stmt();
         o.error = st.error();
         o.render_error = true;
         return o;
       }
       JsonBuf& dst = sink.buf();
+      if (multi) {
+        if (stmt_open && stmt_len + 1 + row_.size() + 1 > batch_bytes_) close_stmt();  // (+ the ';')
+        if (!stmt_open) {
+          dst.append(v.head);
+          dst.append(session);
+          session = {};
+          const std::size_t at = dst.size();
+          insert_head(dst, tm, cells_a_);
+          stmt_len = dst.size() - at;
+          stmt_open = true;
+        } else {
+          dst.push_back(',');
+          ++stmt_len;
+        }
+        dst.append(row_.view());
+        stmt_len += row_.size();
+        sink.row_done();
+        continue;
+      }
       if (flashback_) {
         const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(row_.size(), 0xffffffffu));
         char len[4];
@@ -443,6 +487,7 @@ class SqlRowRenderer {
       dst.append(row_.view());
       sink.row_done();
     }
+    close_stmt();
     return o;
   }
 
@@ -454,7 +499,7 @@ class SqlRowRenderer {
     if (tm.serial != 0 && names_serial_ == tm.serial) return;
     names_serial_ = tm.serial;
     table_q_.clear();
-    append_quoted_identifier(table_q_, tm.db);
+    append_quoted_identifier(table_q_, sql_ != nullptr ? rewritten_db(*sql_, tm.db) : std::string_view(tm.db));
     table_q_.push_back('.');
     append_quoted_identifier(table_q_, tm.table);
     if (names_q_.size() < tm.columns.size()) names_q_.resize(tm.columns.size());
@@ -596,7 +641,7 @@ class SqlRowRenderer {
         first = false;
         insert_prefix_.append(names_q_[i]);
       }
-      insert_prefix_.append(") VALUES (");
+      insert_prefix_.append(") VALUES ");
     }
     s.append(insert_prefix_);
   }
@@ -604,6 +649,14 @@ class SqlRowRenderer {
   // An INSERT of the image's values, rendered straight from the cells.
   Status insert_cells(JsonBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
     insert_head(s, tm, cells);
+    Status st = insert_values(s, tm, cells);
+    if (st.ok()) s.append(";\n", 2);
+    return st;
+  }
+
+  // `(v1,v2,...)`: the image's values of the columns a statement sets.
+  Status insert_values(JsonBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+    s.push_back('(');
     bool first = true;
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const ImageCell& c = cells[i];
@@ -617,7 +670,7 @@ class SqlRowRenderer {
       Status st = append_sql_literal(s, tm.infos[i], c.value);
       if (!st.ok()) return st;
     }
-    s.append(");\n", 3);
+    s.push_back(')');
     return {};
   }
 
@@ -717,6 +770,9 @@ class SqlRowRenderer {
 
   bool flashback_ = false;
   SqlSet set_ = SqlSet::changed;
+  const SqlOptions* sql_ = nullptr;
+  std::size_t rewrite_count_ = 0;
+  std::size_t batch_bytes_ = 0;  // forward INSERTs: rows per statement up to this size (0: one per row)
   std::vector<ImageCell> cells_a_, cells_b_;
   JsonBuf lits_a_, lits_b_;
   std::vector<LitSpan> spans_a_, spans_b_;
@@ -949,6 +1005,7 @@ class SqlConverter final : public TransactionFront::Hooks {
         break;
       case EventType::xa_prepare:
         if (open_) {
+          if (open_xa_) xa_prepared_here_ = true;
           finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
         } else if (sql_.flashback && front_.selected() && !ts.xid.empty()) {
           // Prepared in the range with nothing to undo (its rows are not selected): its XA COMMIT
@@ -973,6 +1030,15 @@ class SqlConverter final : public TransactionFront::Hooks {
     else if (out_.interactive()) out_.flush();
   }
 
+  // -D: the output's own statements are not written to the target's binlog (mysqlbinlog's
+  // --disable-log-bin); the session's setting is saved first and set back at the end.
+  void begin_run() {
+    if (sql_.disable_log_bin && !sql_.flashback) put(kLogBinOff);
+  }
+  static constexpr std::string_view kLogBinOff =
+      "SET @binlogctl_sql_log_bin=@@session.sql_log_bin, @@session.sql_log_bin=0;\n";
+  static constexpr std::string_view kLogBinBack = "SET @@session.sql_log_bin=@binlogctl_sql_log_bin;\n";
+
   int finish_run() {
     if (log_name_ != nullptr) cut_off(false);
     sync();  // the writing side is idle from here on
@@ -986,11 +1052,15 @@ class SqlConverter final : public TransactionFront::Hooks {
                          "above; --flashback-skip-unsafe skips those parts with a warning): nothing written\n");
         return 1;
       }
+      if (sql_.disable_log_bin) put(kLogBinOff);
       // The records are read back reversed: the session they need is set once, first.
       put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
                  "@@session.character_set_client=45, @@session.collation_connection=45;\n");
       store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
+    } else {
+      gtid_end();
     }
+    if (sql_.disable_log_bin) put(kLogBinBack);
     out_.flush();
     return 0;
   }
@@ -1338,15 +1408,62 @@ class SqlConverter final : public TransactionFront::Hooks {
     // (flashback: txn_records_ is empty here, every end of a transaction empties it)
     if (sql_.flashback) return;
     std::string s;
-    s.append(fmt::format("# transaction {}", ts.txn_id));
-    if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
-    s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
+    if (sql_.comments != SqlComments::none) {
+      s.append(fmt::format("# transaction {}", ts.txn_id));
+      if (!ts.gtid_text.empty()) s.append(" GTID ").append(ts.gtid_text);
+      s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
+      s.push_back('\n');
+    }
+    gtid_set(s);
     if (open_xa_) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
-      s.append("\nXA START ").append(ts.xid).append(";\n");
+      s.append("XA START ").append(ts.xid).append(";\n");
     } else {
-      s.append("\nBEGIN;\n");
+      s.append("BEGIN;\n");
     }
     emit(s);
+  }
+
+  // The GTID of the current transaction, as the server that wrote it replays it, once per
+  // transaction before the first statement of it (and before its BEGIN: MariaDB refuses to change
+  // gtid_seq_no inside a transaction). MariaDB: the GTID event's domain, server_id and sequence
+  // number, as mariadb-binlog writes them (in /*M! */, which MySQL skips); the session's own
+  // domain and server_id are saved before the first and set back at the end (finish_run). MySQL:
+  // GTID_NEXT, 'ANONYMOUS' for anonymous transactions, 'AUTOMATIC' again at the end.
+  void gtid_set(std::string& s) {
+    if (sql_.flashback || !sql_.gtids) return;
+    const TransactionState& ts = front_.state();
+    if (ts.txn_id == gtid_txn_) return;
+    gtid_txn_ = ts.txn_id;
+    if (ts.has_gtid && !ts.mysql_gtid) {
+      if (!maria_saved_) {
+        s.append("/*M!100001 SET @binlogctl_server_id=@@session.server_id, "
+                 "@binlogctl_gtid_domain_id=@@session.gtid_domain_id*/;\n");
+        maria_saved_ = true;
+      }
+      s.append("/*M!100001 SET ");
+      if (!maria_have_ || maria_domain_ != ts.mariadb_gtid.domain)
+        s.append(fmt::format("@@session.gtid_domain_id={}, ", ts.mariadb_gtid.domain));
+      if (!maria_have_ || maria_server_ != ts.mariadb_gtid.server_id)
+        s.append(fmt::format("@@session.server_id={}, ", ts.mariadb_gtid.server_id));
+      s.append(fmt::format("@@session.gtid_seq_no={}*/;\n", ts.mariadb_gtid.seq));
+      maria_have_ = true;
+      maria_domain_ = ts.mariadb_gtid.domain;
+      maria_server_ = ts.mariadb_gtid.server_id;
+    } else if (ts.has_gtid) {
+      s.append("SET @@SESSION.GTID_NEXT='").append(ts.gtid_text).append("';\n");
+      mysql_next_ = true;
+    } else if (ts.anonymous) {
+      s.append("SET @@SESSION.GTID_NEXT='ANONYMOUS';\n");
+      mysql_next_ = true;
+    }
+  }
+
+  // The end of the output: the session as it was before the GTIDs.
+  void gtid_end() {
+    if (mysql_next_) put("SET @@SESSION.GTID_NEXT='AUTOMATIC';\n");
+    if (maria_saved_)
+      put("/*M!100001 SET @@session.server_id=@binlogctl_server_id, "
+          "@@session.gtid_domain_id=@binlogctl_gtid_domain_id*/;\n");
   }
 
   // Ends the transaction written so far with `closing` (COMMIT, ROLLBACK, XA PREPARE): what it
@@ -1487,7 +1604,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
-    if (!opts_.database.empty() && q.db != opts_.database && k != StatementKind::xa_finish &&
+    if (!opts_.database.empty() && rewritten_db(sql_, q.db) != opts_.database && k != StatementKind::xa_finish &&
         k != StatementKind::xa_start)
       return;
     std::string db(q.db), table;
@@ -1525,14 +1642,26 @@ class SqlConverter final : public TransactionFront::Hooks {
       return;
     }
     std::string s;
-    position_comment(s, ev);
+    if (sql_.comments != SqlComments::none) position_comment(s, ev);
     query_session(s, ev, q);
     if (!(ev.header.flags & kSuppressUse) && !q.db.empty() && cur_db_ != q.db) {
       s.append("USE ");
-      append_quoted_identifier(s, q.db);
+      append_quoted_identifier(s, rewritten_db(sql_, q.db));
       s.append(";\n");
       cur_db_ = std::string(q.db);
     }
+    const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
+    // (in a transaction: open_txn writes it before BEGIN; MySQL's XA START is logged as a statement)
+    if (k == StatementKind::xa_finish && xa_prepared_here_ && front_.state().has_gtid &&
+        !front_.state().mysql_gtid && sql_.gtids) {
+      // MariaDB refuses to set gtid_seq_no in a session that holds a prepared XA transaction:
+      // the XA COMMIT / ROLLBACK of one prepared earlier in this output gets the target's GTID.
+      s.append("# GTID ").append(front_.state().gtid_text).append(
+          " not kept: MariaDB sets no GTID in a session holding a prepared XA transaction\n");
+      gtid_txn_ = front_.state().txn_id;
+    }
+    if (k == StatementKind::xa_finish) xa_prepared_here_ = false;
+    if (!in_txn || k == StatementKind::xa_start) gtid_set(s);
     if (k == StatementKind::xa_start) {
       emit(s);
       if (!open_) {
@@ -1545,7 +1674,6 @@ class SqlConverter final : public TransactionFront::Hooks {
       emit(x);
       return;
     }
-    const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
     if (in_txn) open_txn(ev);
     s.append(pending);
     append_statement(s, q.sql);
@@ -1615,7 +1743,10 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     if (tm->selected < 0)
-      tm->selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+      tm->selected = (opts_.database.empty() || rewritten_db(sql_, tm->db) == opts_.database) &&
+                             opts_.filter.matches(tm->db, tm->table)
+                         ? 1
+                         : 0;
     if (tm->selected == 0) return;
     const std::string table_key = tm->db + '\n' + tm->table;
     if (!tm->has_names()) {
@@ -1657,8 +1788,8 @@ class SqlConverter final : public TransactionFront::Hooks {
     load_generated(*tm);
     // What every row of the event shares: the comment line, the session settings (written before
     // the first row only), the quoted column names.
-    head_.clear();
-    position_comment(head_, ev);
+    head_.clear();  // (flashback: the undo statements' comment)
+    if (sql_.flashback || sql_.comments == SqlComments::row) position_comment(head_, ev);
     session_.clear();
     if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
     else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
@@ -1824,6 +1955,12 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::array<std::string, kVarCount> have_{};
   std::array<bool, kVarCount> have_set_{};
   bool open_ = false, open_xa_ = false;
+  // GTIDs written (gtid_set): the transaction whose GTID was written last; MariaDB: the session's
+  // domain and server_id saved, the last ones set; MySQL: GTID_NEXT set.
+  std::uint64_t gtid_txn_ = 0;
+  bool maria_saved_ = false, maria_have_ = false, mysql_next_ = false;
+  bool xa_prepared_here_ = false;  // an XA PREPARE written, its XA COMMIT / ROLLBACK not yet
+  std::uint32_t maria_domain_ = 0, maria_server_ = 0;
   bool txn_incomplete_ = false;  // an event of the open transaction is damaged or does not decode
   // Counts the transactions opened and ended; failed_seq_ (the writing side's) is the count of the
   // last one a rows event of which did not render: it is incomplete too.
@@ -1884,6 +2021,7 @@ int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE
   SqlConverter conv(opts, sql, out, diag, errf);
   conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
   conv.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
+  conv.begin_run();
   struct Visitor : ChainVisitor {
     SqlConverter& c;
     explicit Visitor(SqlConverter& cc) : c(cc) {}

@@ -15,6 +15,7 @@ void TransactionTracker::start(std::int64_t ts) {
   st_.begun = false;
   st_.has_gtid = false;
   st_.mysql_gtid = false;
+  st_.anonymous = false;
   st_.tag.clear();
   st_.gno = 0;
   st_.gtid_text.clear();
@@ -48,6 +49,7 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       }
       if (g->has_timestamps && g->original_commit_timestamp != 0)
         st_.timestamp = static_cast<std::int64_t>(g->original_commit_timestamp / 1000000u);
+      st_.anonymous = ev.type() == EventType::anonymous_gtid;
       if (ev.type() != EventType::anonymous_gtid && g->gno != 0) {
         st_.has_gtid = true;
         st_.mysql_gtid = true;
