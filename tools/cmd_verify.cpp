@@ -47,7 +47,7 @@ int run_cover_mode(VerifyArgs& a) {
   c.progress = progress_mode(a.progress);
   OutputFile output(a.output, a.opts.inputs);
   const int rc = run_cover(c, output.get(), stderr);
-  output.commit();
+  output.commit(rc, OutputFile::OnProblems::replace);
   return rc;
 }
 
