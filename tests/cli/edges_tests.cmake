@@ -14,3 +14,4 @@ binlogctl_cli_test(relay_gtid_state ${Python3_EXECUTABLE} ${CLI}/relay_gtid_stat
 binlogctl_cli_test(sql_start_inside ${Python3_EXECUTABLE} ${CLI}/sql_start_inside.py ${BIN} ${FIX})
 binlogctl_cli_test(dump_filter ${Python3_EXECUTABLE} ${CLI}/dump_filter.py ${BIN} ${FIX})
 binlogctl_cli_test(filter_glob ${Python3_EXECUTABLE} ${CLI}/filter_glob.py ${BIN} ${FIX})
+binlogctl_cli_test(stats_zone ${Python3_EXECUTABLE} ${CLI}/stats_zone.py ${BIN} ${FIX})

@@ -523,6 +523,9 @@ int run_stats(const StatsOptions& opts, std::FILE* outf, std::FILE* errf) {
     append_stats_json(report, text);
   else
     append_stats_text(report, text, TimeZone(opts.timezone));
+  // The text report's times carry no zone each: say once which it is when it is not UTC.
+  if (opts.format != OutputFormat::json && opts.timezone != "UTC")
+    text.insert(0, "Times in " + opts.timezone + " (--timezone)\n\n");
   LineOutput out(outf);  // line by line, so that a terminal or a pipe gets whole lines
   std::string_view rest = text;
   while (!rest.empty()) {
