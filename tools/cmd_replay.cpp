@@ -20,7 +20,8 @@ struct ReplayArgs {
   ReadArgs read;
   RowSelectionArgs selection;  // GTID sets and --filter (no --schema: replay needs no columns)
   std::string policy = "doc", quota = "64M", path_by = "table", source_rate = "max";
-  std::string data_delay = "1ms", control_delay = "10ms", watchdog = "30s", clock = "virtual";
+  std::string data_delay = "1ms", control_delay = "10ms", watchdog = "30s", drain_timeout = "1h";
+  std::string clock = "virtual";
   std::vector<std::string> sinks;
   double hard_limit_ratio = 1.5, path_pause = 0.20, path_resume = 0.10, area_pause = 0.80, area_resume = 0.50;
   double drop_rate = 0;
@@ -31,7 +32,7 @@ struct ReplayArgs {
 
 std::uint64_t duration_or_throw(const std::string& opt, const std::string& v) {
   auto d = parse_duration_us(v);
-  if (!d) throw CLI::ValidationError(opt, "expected a duration like 5ms, 2s, 1m");
+  if (!d) throw CLI::ValidationError(opt, "expected a duration like 5ms, 2s, 1m (at most 720h)");
   return *d;
 }
 
@@ -39,7 +40,8 @@ int run(ReplayArgs& a) {
   ReplayOptions o;
   if (!parse_policy(a.policy, o.policy)) throw CLI::ValidationError("--policy", "doc|ticdc|none|blocking");
   auto q = parse_bytes(a.quota);
-  if (!q || *q == 0) throw CLI::ValidationError("--quota", "expected BYTES with an optional K/M/G suffix");
+  if (!q || *q == 0)
+    throw CLI::ValidationError("--quota", "expected BYTES with an optional K/M/G suffix, from 1 to 1048576G");
   o.thresholds.quota = *q;
   o.thresholds.hard_limit_ratio = a.hard_limit_ratio;
   o.thresholds.path_pause = a.path_pause;
@@ -55,11 +57,15 @@ int run(ReplayArgs& a) {
     o.sinks.push_back(std::move(*spec));
   }
   auto rate = parse_source_rate(a.source_rate);
-  if (!rate) throw CLI::ValidationError("--source-rate", "N/s, SIZE/s, ts or max");
+  if (!rate)
+    throw CLI::ValidationError("--source-rate",
+                               "N/s (up to 10^12), SIZE/s (up to 1048576G/s), ts or max; a rate must be > 0 "
+                               "(max is the unlimited rate)");
   o.source_rate = *rate;
   o.data_delay_us = duration_or_throw("--data-delay", a.data_delay);
   o.control_delay_us = duration_or_throw("--control-delay", a.control_delay);
   o.watchdog_us = duration_or_throw("--watchdog", a.watchdog);
+  o.drain_timeout_us = duration_or_throw("--drain-timeout", a.drain_timeout);
   o.clock = a.clock == "real" ? ClockMode::real_time : ClockMode::virtual_time;
   o.seed = a.seed;
   o.drop_rate = a.drop_rate;
@@ -106,10 +112,16 @@ int run(ReplayArgs& a) {
     PlotOptions po;
     std::string sinks;
     for (const std::string& sk : a.sinks) sinks += fmt::format(" --sink '{}'", sk);
-    po.title = fmt::format(
-        "replay --policy {} --quota {} --source-rate {} --control-delay {} --data-delay {}{}{}",
-        a.policy, a.quota, a.source_rate, a.control_delay, a.data_delay, sinks,
-        a.drop_rate > 0 ? fmt::format(" --drop-rate {}", a.drop_rate) : std::string());
+    // Every option that shaped the run (the pause fractions only where a policy uses them).
+    po.title = fmt::format("replay --policy {} --quota {} --hard-limit-ratio {}", a.policy, a.quota,
+                           a.hard_limit_ratio);
+    if (o.policy == Policy::doc)
+      po.title += fmt::format(" --path-pause {} --path-resume {} --area-pause {} --area-resume {}",
+                              a.path_pause, a.path_resume, a.area_pause, a.area_resume);
+    po.title += fmt::format(" --path-by {} --source-rate {} --control-delay {} --data-delay {}{} --seed {}",
+                            a.path_by, a.source_rate, a.control_delay, a.data_delay, sinks, a.seed);
+    if (a.drop_rate > 0) po.title += fmt::format(" --drop-rate {}", a.drop_rate);
+    if (!a.selection.filter.empty()) po.title += fmt::format(" --filter '{}'", a.selection.filter);
     write_plot_svg(svg, r, po);
     svg_file->commit();
   }
@@ -144,7 +156,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
   sub->add_option("--data-delay", a->data_delay, "Delay of the data link")->default_val("1ms");
   sub->add_option("--control-delay", a->control_delay, "Delay of the control link (pause-to-stop delay)")
       ->default_val("10ms");
-  sub->add_option("--seed", a->seed, "Seed of every random stream")->default_val(1);
+  sub->add_option("--seed", a->seed, "Seed of every random stream")->check(CLI::NonNegativeNumber)->default_val(1);
   sub->add_option("--clock", a->clock, "virtual (deterministic, fast) or real")
       ->check(CLI::IsMember({"virtual", "real"}))
       ->default_val("virtual");
@@ -154,6 +166,8 @@ void setup_replay(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
   sub->add_option("--watchdog", a->watchdog, "Report a deadlock when nothing moves for this long")->default_val("30s");
+  sub->add_option("--drain-timeout", a->drain_timeout, "Report drain_timeout when not drained this long after the source ends")
+      ->default_val("1h");
   sub->add_option("--drop-rate", a->drop_rate, "Fault injection: fraction of events turned into drop markers")
       ->default_val(0.0);
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the summary to FILE (-r, --result-file: mysqlbinlog's names)");

@@ -121,6 +121,9 @@ if(EXISTS ${SHARED}/corpus/mariadb/txn/binlogs)
                      --stdout-contains "wait at a barrier"
                      -- ${BIN} replay --policy blocking --quota 64K --seed 808
                         --sink ".*=cap:400K/s,barrier:5" --drop-rate 0.01 ${TXN})
+  # The source's context checked (a removed file, a patched end_log_pos, files out of order:
+  # source_context, exit 1, file and offset) and every record naming its transaction (#32).
+  binlogctl_cli_test(replay_context ${Python3_EXECUTABLE} ${CLI}/replay_context.py ${BIN} ${TXN})
   # doc and transactions larger than the hard limit: let through alone, counted (#15 point 5).
   binlogctl_cli_test(replay_oversized_txn ${EXPECT} --rc 0 --stdout-contains "invariants      ok"
                      --stdout-contains "larger than the hard limit let through alone"

@@ -477,3 +477,65 @@ TEST_SUITE("flow_control") {
     CHECK_FALSE(fc.resume_scheduled(a));
   }
 }
+
+TEST_SUITE("flow_control #32") {
+  TEST_CASE("without markers the dispatcher finds a gap at the head of its queue and resets") {
+    FlowController fc(Policy::doc, small_quota(1 << 20));
+    fc.set_drop_markers(false);
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    Feeder f{fc};
+    CHECK(f.push(0, p, 100) == AppendStatus::appended);                     // seq 0
+    CHECK(fc.on_event(1, p, 0, f.next_seq[p]++, 100, f.order++, true) ==  // seq 1 dropped
+          AppendStatus::marker);
+    CHECK(count_kind(fc, ActionKind::reset) == 0);  // seq 0 is still to forward: no gap yet
+    CHECK(f.push(2, p, 100) == AppendStatus::appended);  // seq 2 queued behind the gap
+    const Batch b = fc.pop_batch(3, p, 4096, 1 << 20);
+    CHECK(b.count == 1);  // the batch stops at the gap
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    fc.batch_done(4, b);  // the dispatcher handles its queue again: seq 2 is not seq 1
+    CHECK(count_kind(fc, ActionKind::gap_discard) == 1);
+    REQUIRE(count_kind(fc, ActionKind::reset) == 1);
+    const auto& acts = fc.actions();
+    const auto reset = std::find_if(acts.begin(), acts.end(),
+                                    [](const FlowAction& x) { return x.kind == ActionKind::reset; });
+    CHECK(reset->cause == ResetCause::gap);
+    CHECK(reset->seq == 1);  // the upstream restarts at the first event not acknowledged
+    CHECK(fc.path_pending(p) == 0);
+    CHECK(fc.accounting_consistent());
+  }
+
+  TEST_CASE("without markers a gap at the end of a path shows in the resolved signal") {
+    FlowController fc(Policy::doc, small_quota(1 << 20));
+    fc.set_drop_markers(false);
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    Feeder f{fc};
+    CHECK(f.push(0, p, 100) == AppendStatus::appended);
+    const Batch b = fc.pop_batch(1, p, 4096, 1 << 20);
+    fc.batch_done(2, b);
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    fc.on_resolved(3, p, 0, 1);  // everything sent arrived
+    CHECK(count_kind(fc, ActionKind::reset) == 0);
+    fc.on_resolved(4, p, 0, 3);  // seq 1 and 2 were sent and never arrived
+    CHECK(count_kind(fc, ActionKind::reset) == 1);
+  }
+
+  TEST_CASE("markers: a drop's cause is on the action (injected, hard_limit)") {
+    FlowController fc(Policy::ticdc, small_quota(1000));  // H = 1500
+    const auto a = fc.add_area();
+    const auto p = fc.add_path(a);
+    const auto q = fc.add_path(a);
+    Feeder f{fc};
+    CHECK(fc.on_event(0, q, 0, f.next_seq[q]++, 10, f.order++, true) == AppendStatus::marker);
+    CHECK(f.push(1, p, 1600) == AppendStatus::appended);
+    CHECK(f.push(2, p, 10) == AppendStatus::marker);
+    std::vector<ResetCause> causes;
+    for (const auto& x : fc.actions()) {
+      if (x.kind == ActionKind::drop_marker) causes.push_back(x.cause);
+    }
+    REQUIRE(causes.size() == 2);
+    CHECK(causes[0] == ResetCause::injected);
+    CHECK(causes[1] == ResetCause::hard_limit);
+  }
+}

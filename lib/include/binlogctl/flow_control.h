@@ -62,6 +62,11 @@ struct FlowThresholds {
 
 // ---- pure decision helpers (unit-tested; the engine applies the same rules) ----
 
+// A fraction of the quota as a byte threshold: "used >= ratio * quota" <=> "used >=
+// ratio_bytes(ratio, quota)" for whole bytes (products within 1e-9 of an integer are that
+// integer: 0.2 x 100 = 20). 0 for a ratio <= 0.
+std::uint64_t ratio_bytes(double ratio, std::uint64_t quota) noexcept;
+
 enum class PauseChange : std::uint8_t { none, pause, resume };
 
 // Hysteresis: pause when !paused and used >= pause_ratio * quota; resume when paused and
@@ -98,16 +103,31 @@ enum class ActionKind : std::uint8_t {
   resume_area,
   release_path,   // ticdc: queue discarded by the deadlock release
   circuit_break,  // doc: queue of the longest path discarded at the hard limit
-  drop_marker,    // an incoming event turned into a drop marker (ticdc at H, or injected)
+  drop_marker,    // an incoming event dropped (FlowAction::cause: injected, hard_limit at H
+                  // under ticdc, circuit_break under doc), with a marker unless markers are off
   reset,          // epoch++ and RESET(checkpoint) sent upstream
+  gap_discard,    // without markers: the events queued after a gap, dropped by the dispatcher
+                  // that found the gap (a reset follows)
 };
 std::string_view to_string(ActionKind k) noexcept;
 
 inline constexpr std::uint32_t kNoPath = 0xffffffffu;
+inline constexpr std::uint32_t kNoOrder = 0xffffffffu;
 
 // What the dispatcher detected when it started a reset: the marker a discard left in the queue
 // (drop marker, circuit breaker, release) or a gap in the sequence numbers it received.
-enum class ResetCause : std::uint8_t { none, drop_marker, circuit_break, release_path, gap };
+// A drop_marker action's cause is one of injected (fault injection, TiCDC's InjectDropEvent),
+// hard_limit (ticdc at H) and circuit_break (doc: the event of a path that holds the admitted
+// transaction, dropped alone).
+enum class ResetCause : std::uint8_t {
+  none,
+  drop_marker,
+  circuit_break,
+  release_path,
+  gap,
+  injected,
+  hard_limit
+};
 std::string_view to_string(ResetCause c) noexcept;
 
 // Deliberate engine defects for the tests that prove each invariant check can fail (the
@@ -120,6 +140,14 @@ enum class EngineFault : std::uint8_t {
   reorder,     // the first two events of a batch are swapped
   undercount,  // appended events are accounted at a quarter of their size
   leak,        // the bytes of a popped event are not released
+  // The audit's variants of the policy's own rules (#32), for the whole run:
+  no_path_pause,   // doc never pauses a path
+  path_pause_60,   // doc pauses a path at 60% of Q instead of its --path-pause
+  no_area_pause,   // doc never pauses the area
+  early_resume,    // doc resumes a path as soon as it is below its pause threshold, without
+                   // waiting for the feedback interval
+  path_exemption,  // doc lets through a whole path with an oversized transaction (the old rule)
+  stuck_broken,    // the marker of a discard is never handled (the reset never starts)
 };
 
 struct FlowAction {
@@ -133,6 +161,11 @@ struct FlowAction {
   std::uint64_t bytes = 0;         // discards: bytes released; pause/resume: pending at decision
   std::uint64_t area_pending = 0;  // circuit_break / release_path: area pending just before it
   ResetCause cause = ResetCause::none;  // reset: what the dispatcher detected
+  // The driver's `order` of the event the action concerns (kNoOrder: none): pause, drop
+  // marker, discard: the event appended / dropped / first discarded; resume: the first event of
+  // the batch whose pop allowed it (none for a lazy resume sent by the timer). A reset concerns
+  // the event at its checkpoint `seq`, which the driver knows.
+  std::uint32_t order = kNoOrder;
 };
 
 enum class AppendStatus : std::uint8_t {
@@ -171,6 +204,7 @@ struct AreaCounters {
   std::uint64_t peak_pending = 0;
   std::uint32_t protocol_errors = 0;
   std::uint32_t oversized_admissions = 0;  // doc: transactions larger than H let through alone
+                                           // that took the area above H
   // doc: re-reads let through alone because the breaker had discarded them twice from the same
   // event (what a scan burst in flight brings can exceed H: no progress otherwise).
   std::uint32_t retry_admissions = 0;
@@ -187,17 +221,31 @@ class FlowController {
   AppendStatus on_handshake(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
                             std::uint32_t start_seq);
   // Event `seq` of `path` arrives. `order` is comparable across the paths of one area (source
-  // order). `inject_drop` turns it into a drop marker (fault injection, TiCDC InjectDropEvent).
+  // order). `inject_drop` drops it (fault injection, TiCDC InjectDropEvent).
   // `oversized`: the event belongs to a transaction whose bytes exceed H, on one path or spread
-  // over several (the upstream knows it from its scan). doc lets such a transaction through
-  // alone, as TiCDC does: the breaker never discards a path holding its events and discards
-  // the other paths instead, the transaction is appended even above H, and while the area
-  // stays above H no other path may append. A path the breaker discarded twice from the same
-  // event, with nothing delivered in between, is treated alike on its next re-read: retrying
-  // the same burst would be discarded again and again (a livelock).
+  // over several (the upstream knows it from its scan); `txn` names its transaction (any token
+  // the driver gives all events of one transaction of the area). doc lets such a transaction
+  // through alone, as TiCDC does: one transaction at a time (the area's admitted one), whose
+  // bytes alone may take the area above H: for every other event the breaker makes the bytes
+  // outside that transaction fit under H, never discarding a path holding its events (an
+  // event of such a path that would not fit is dropped alone and its path resets once its
+  // queue has drained). A path the breaker discarded twice from the same event, with nothing
+  // delivered in between, has the transaction of its next re-read admitted alike: retrying the
+  // same burst would be discarded again and again (a livelock).
   AppendStatus on_event(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
                         std::uint32_t seq, std::uint32_t size, std::uint32_t order,
-                        bool inject_drop = false, bool oversized = false);
+                        bool inject_drop = false, bool oversized = false,
+                        std::uint32_t txn = 0);
+  // The upstream's resolved signal for `path`: it has sent every event below `next_seq` in
+  // `epoch`. Events that never arrived are a gap: the path resets.
+  void on_resolved(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
+                   std::uint32_t next_seq);
+  // Markers (default on) are an optimisation: a discard or a drop leaves one in the queue, and
+  // the dispatcher resets when it reaches it. Off, nothing is left: the dispatcher finds the gap
+  // in the sequence numbers itself, TiCDC's own mechanism (the head of its queue, or with an
+  // empty queue the next sequence the stream owes it, is not the one it must forward next).
+  void set_drop_markers(bool on) noexcept { markers_ = on; }
+  bool drop_markers() const noexcept { return markers_; }
   // doc: `path` holds events of an oversized transaction (the breaker never discards it).
   bool holds_oversized(std::uint32_t path) const noexcept {
     return paths_[path].oversized_pending != 0;
@@ -216,10 +264,7 @@ class FlowController {
   // (or of a gap), the dispatcher handles it now and starts the reset.
   void batch_done(std::uint64_t now_us, const Batch& b);
 
-  void inject_fault(EngineFault f, std::uint32_t at = 1) noexcept {
-    fault_ = f;
-    fault_at_ = at == 0 ? 1 : at;
-  }
+  void inject_fault(EngineFault f, std::uint32_t at = 1) noexcept;
   bool fault_fired() const noexcept { return fault_fired_; }
 
   // Liveness heartbeat of an area (the resolvedTs signal): refreshes the last append for the
@@ -282,7 +327,8 @@ class FlowController {
     std::uint32_t size;  // accounted size
     std::uint32_t order;
     std::uint32_t epoch;
-    bool oversized;  // part of a transaction larger than H (doc)
+    std::uint32_t seq;
+    bool oversized;  // part of the admitted transaction (doc)
   };
   struct PathState {
     std::uint32_t area = 0;
@@ -302,7 +348,7 @@ class FlowController {
     std::uint64_t last_feedback = 0;
     bool had_feedback = false;
     std::uint64_t last_handled = 0;
-    std::uint64_t oversized_pending = 0;  // queued bytes let through alone (oversized, retry)
+    std::uint64_t oversized_pending = 0;  // queued bytes of the admitted transaction
     std::uint32_t break_seq = 0;          // `forwarded` at the last circuit break
     std::uint32_t breaks_at_seq = 0;      // circuit breaks in a row at break_seq
     PathCounters c;
@@ -319,6 +365,11 @@ class FlowController {
     std::uint64_t last_release = 0;
     bool released_once = false;
     bool admitting = false;  // above H with an oversized transaction let through
+    std::uint64_t exempt_pending = 0;  // bytes of the admitted transaction queued (doc)
+    bool has_admitted = false;
+    bool admitted_by_retry = false;
+    bool admission_counted = false;
+    std::uint32_t admitted_txn = 0;
     AreaCounters c;
   };
 
@@ -329,7 +380,9 @@ class FlowController {
   void mark_broken(std::uint64_t now, std::uint32_t p, ResetCause why);
   void start_reset(std::uint64_t now, std::uint32_t p);
   void circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
-                       std::uint32_t size, bool oversized);
+                       std::uint32_t size);
+  void check_head(std::uint64_t now, std::uint32_t p);
+  void settle_admission(AreaState& a) noexcept;
   void note_break(std::uint32_t p);
   void release_memory(std::uint64_t now, std::uint32_t area);
   void check_deadlock(std::uint64_t now, std::uint32_t area);
@@ -349,6 +402,8 @@ class FlowController {
   EngineFault fault_ = EngineFault::none;
   std::uint32_t fault_at_ = 1;
   std::uint64_t pops_ = 0, appends_ = 0;
+  std::uint32_t cur_order_ = kNoOrder;  // the event being handled (FlowAction::order)
+  bool markers_ = true;
   bool fault_fired_ = false;
 };
 

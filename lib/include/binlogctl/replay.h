@@ -45,6 +45,20 @@ namespace binlogctl {
 
 // ---- input ----
 
+// Who an event is, in terms that do not move with the run: the transaction's RDP id (assigned
+// at the source when it read the transaction, monotonic: binlogctl convert's txn_id for a
+// binlog), its GTID ("" for anonymous transactions), the file and the event's start position
+// (of its TRANSACTION_PAYLOAD for an inner event).
+struct EventIdentity {
+  std::uint64_t rdp_id = 0;  // 0: no event concerned
+  std::string gtid;
+  std::string log_name;
+  std::uint64_t pos = 0;
+  std::uint32_t inner_index = 0;
+  std::uint32_t row = 0;  // --path-by hash:N: first row of a sub-event
+};
+
+
 // One row of a rows event, for --path-by hash:N: the hash of the row's key (what a dispatcher
 // per key hashes; BinlogSourceOptions::row_keys says which bytes) and its share of the event's
 // size (the bytes of its images).
@@ -58,17 +72,39 @@ struct ReplayRow {
 // call of EventSource::next. size is the decoded size in bytes (what TiCDC accounts).
 struct ReplayEvent {
   std::uint32_t file_index = 0;   // index of the binlog file in the chain
-  std::uint64_t pos = 0;          // end_log_pos of the event (or of its TRANSACTION_PAYLOAD)
+  std::uint64_t pos = 0;          // start position of the event (or of its TRANSACTION_PAYLOAD)
   std::uint32_t inner_index = 0;  // index inside a TRANSACTION_PAYLOAD (0 for top-level events)
   std::string_view path_key;
   std::uint32_t size = 0;
   bool txn_end = false;            // last event of its transaction
   std::uint64_t source_ts_us = 0;  // commit time at the source
+  // The transaction's RDP id, assigned by the source as it reads transactions, monotonic (0:
+  // the loader numbers the transactions 1, 2, ...), its GTID ("" when anonymous) and the
+  // file's name (""), all valid until the next call of next().
+  std::uint64_t txn_id = 0;
+  std::string_view gtid;
+  std::string_view log_name;
   // The rows of a rows event, in event order, when the source hashes keys (valid until the
   // next call of next()); their sizes add up to `size`. Only --path-by hash:N looks at them:
   // the event is split into one sub-event per bucket its rows hash to. Empty: the event is
   // one unit, hashed by its path_key.
   std::span<const ReplayRow> rows;
+};
+
+// A break in the source's own context (RDP: each item carries what verifies the next one): a
+// finding of verify's chain checks (lib/src/verify) on the binlog read (check: log_pos_mismatch,
+// file_sequence_gap, rotate_mismatch, previous_gtids_mismatch, gtid_list_mismatch,
+// gtid_duplicate), where it is (file, offset) and what it says. The upstream meets it when it
+// reads past it: a source_context violation.
+struct SourceBreak {
+  std::uint32_t area = 0;   // ReplayInput: the area (source) it belongs to
+  std::uint32_t event = 0;  // the source: events next() had returned when it was found;
+                            // ReplayInput: global index of the first event after it (or the
+                            // area's end_event)
+  std::string check;
+  std::string log_name;
+  std::uint64_t pos = 0;
+  std::string message;
 };
 
 // A pull source. The simulator reads it once, at load time, into a compact ReplayInput, and
@@ -77,6 +113,9 @@ class EventSource {
  public:
   virtual ~EventSource() = default;
   virtual bool next(ReplayEvent& ev) = 0;
+  // The breaks of the source's context found so far, in the order found (none for sources
+  // that carry no context to check).
+  virtual std::span<const SourceBreak> source_breaks() const { return {}; }
 };
 
 // Events held in memory (tests, small tools).
@@ -158,11 +197,19 @@ struct ReplayInputEvent {
 inline constexpr std::uint8_t kTxnEnd = 1;      // last event of its transaction
 inline constexpr std::uint8_t kPathTxnEnd = 2;  // last event of its transaction on its path
 
+// A transaction's identity: its RDP id and its GTID (gtid_text[gtid_begin, +gtid_len)).
+struct ReplayTxn {
+  std::uint64_t rdp_id = 0;
+  std::uint32_t gtid_begin = 0, gtid_len = 0;
+};
+
 struct ReplayInput {
   struct Area {
     std::uint32_t first_event = 0, end_event = 0;  // global event indexes [first, end)
     std::uint32_t transactions = 0;
     std::vector<std::uint32_t> paths;
+    std::vector<ReplayTxn> txns;          // per transaction ordinal
+    std::vector<std::string> file_names;  // per ReplayPosition::file_index ("" unknown)
   };
   std::vector<ReplayInputEvent> events;  // all areas, area by area, source order
   std::vector<std::uint64_t> source_ts_us;
@@ -171,6 +218,8 @@ struct ReplayInput {
   std::vector<std::uint32_t> path_area;
   std::vector<std::vector<std::uint32_t>> path_events;  // per path: global event indexes
   std::vector<Area> areas;
+  std::vector<SourceBreak> source_breaks;  // all areas, in area and event order
+  std::string gtid_text;                   // the GTIDs of ReplayTxn
   std::uint32_t max_event_size = 0;
   std::uint64_t total_bytes = 0;
 };
@@ -186,6 +235,11 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by =
                               std::uint32_t hash_buckets = 0);
 ReplayInput load_replay_input(EventSource& source, PathBy by = PathBy::table,
                               std::uint32_t hash_buckets = 0);
+
+// The identity of event g (global index) of `in`.
+EventIdentity identity_of(const ReplayInput& in, std::uint32_t g);
+// "RDP id 17, GTID 0-1-17, mariadb-bin.000003 pos 1234" (inner, row when not 0).
+std::string describe(const EventIdentity& id);
 
 // ---- sinks ----
 
@@ -208,9 +262,14 @@ struct SinkSpec {
 // "shop\..*=latency:5ms,cap:2MB/s,stall:30s/5s,jitter:2ms,hang:10s-70s,barrier:50".
 // A spec without '=' applies to every path (pattern ".*"). On error returns nullopt and sets error.
 std::optional<SinkSpec> parse_sink_spec(std::string_view text, std::string& error);
-// "250us", "5ms", "2s", "1.5m", "1h"; a bare number is milliseconds.
+// The largest values the parsers accept (larger ones are refused, never wrapped): 720 hours,
+// 2^50 bytes (1048576G), 10^12 events per second.
+inline constexpr std::uint64_t kMaxDurationUs = 720ull * 3600 * 1'000'000;
+inline constexpr std::uint64_t kMaxBytes = 1ull << 50;
+inline constexpr double kMaxEventRate = 1e12;
+// "250us", "5ms", "2s", "1.5m", "1h"; a bare number is milliseconds. At most kMaxDurationUs.
 std::optional<std::uint64_t> parse_duration_us(std::string_view text);
-// "1048576", "512K", "64M", "1G" (also KB/KiB/MB/MiB/GB/GiB; all binary).
+// "1048576", "512K", "64M", "1G" (also KB/KiB/MB/MiB/GB/GiB; all binary). At most kMaxBytes.
 std::optional<std::uint64_t> parse_bytes(std::string_view text);
 // "table", "schema", "hash:N".
 bool parse_path_by(std::string_view text, PathBy& by, std::uint32_t& buckets);
@@ -220,7 +279,8 @@ struct SourceRate {
   double per_second = 0;
 };
 // "max" (as fast as credit allows), "20000/s" or "20000ev/s" (events), "2MB/s" / "512K/s"
-// (bytes), "ts" (at the source commit timestamps).
+// (bytes), "ts" (at the source commit timestamps). A rate must be > 0 ("0" is refused: "max" is
+// the unlimited rate).
 std::optional<SourceRate> parse_source_rate(std::string_view text);
 
 // ---- options and results ----
@@ -240,7 +300,12 @@ struct ReplayOptions {
   std::uint64_t seed = 1;
   ClockMode clock = ClockMode::virtual_time;
   std::uint64_t watchdog_us = 30'000'000;
-  double drop_rate = 0;  // fraction of arriving events turned into drop markers (S9)
+  double drop_rate = 0;  // fraction of arriving events dropped (S9)
+  // The engine's markers (FlowController::set_drop_markers). Off: a discard leaves nothing
+  // behind and an injected drop is lost on the data link; the dispatcher finds each gap in the
+  // sequence (the upstream's resolved signal every report interval carries the sequence it
+  // has sent, for a gap at the end of a path).
+  bool drop_markers = true;
   // Model constants (TiCDC values where they exist).
   std::uint64_t report_interval_us = 1'000'000;    // ticdc congestion report period
   std::uint64_t tick_us = 100'000;                 // engine timers, watchdog, stuck-paused check
@@ -298,6 +363,11 @@ struct AreaStats {
   // alone" (doc).
   std::uint64_t over_quota = 0, over_hard_limit = 0;
   std::string peak_cause;
+  // doc, a peak above H: the transaction let through alone whose bytes it was (the one holding
+  // the most at the peak: an event of it, rdp_id 0 when none) and how many of the peak's
+  // bytes were its own (the rest, at most H, belonged to other transactions).
+  EventIdentity peak_transaction;
+  std::uint64_t peak_transaction_bytes = 0;
   std::uint64_t peak_resident = 0;      // pending + in flight on the data link + in sinks
   std::uint64_t reader_blocked_us = 0;  // blocking policy: time the reader was blocked
   std::uint64_t time_above_pause_us = 0;
@@ -311,12 +381,18 @@ struct AreaStats {
 std::string validate_replay_options(const ReplayOptions& o);
 
 struct Violation {
-  std::string check;  // memory_bound, exactly_once, in_order, drained, stale_epoch, protocol,
-                      // deadlock, drain_timeout, pause_alternation,
-                      // stuck_paused, accounting
+  std::string check;  // memory_bound, exactly_once, in_order, drained, protocol, deadlock,
+                      // drain_timeout, pause_alternation, stuck_paused, accounting,
+                      // source_context, path_pause, area_pause, resume_threshold
   std::uint64_t time_us = 0;
   std::string message;
   std::vector<std::string> trace;  // the last actions before the violation
+  std::string path;                // the path concerned ("" when none)
+  EventIdentity at;                // the event concerned (rdp_id 0 when none)
+  // The file and offset the violation is about: the event's, or for source_context where the
+  // context breaks ("" when none).
+  std::string log_name;
+  std::uint64_t pos = 0;
 };
 
 struct ReplayMark {
@@ -325,6 +401,14 @@ struct ReplayMark {
   std::uint32_t area = 0;
   std::uint32_t path = kNoPath;
   std::uint64_t area_pending = 0;  // circuit_break / release_path: area pending just before
+};
+
+// The area going above the hard limit with an append (doc: the transaction let through alone).
+struct ReplayAdmission {
+  std::uint64_t time_us = 0;
+  std::uint32_t area = 0;
+  std::uint64_t held = 0;     // bytes held after the append
+  std::uint64_t rdp_id = 0;   // the appended event's transaction
 };
 
 struct ReplaySeries {
@@ -337,6 +421,7 @@ struct ReplaySeries {
   std::vector<std::vector<std::uint64_t>> path_pending;  // [i of top_paths][sample]
   std::vector<std::vector<std::uint64_t>> path_max;      // [i of top_paths][sample] envelope
   std::vector<ReplayMark> marks;
+  std::vector<ReplayAdmission> admissions;
   bool truncated = false;
 };
 
@@ -347,8 +432,9 @@ struct ReplayResult {
   std::uint64_t source_bytes = 0;
   std::uint64_t pauses = 0, resumes = 0, flaps = 0;  // path + area
   std::uint64_t circuit_breaks = 0, releases = 0, drop_markers = 0, resets = 0;
-  std::uint64_t stale_discarded = 0, refiltered = 0, discarded = 0;
+  std::uint64_t stale_discarded = 0, discarded = 0;
   std::uint64_t peak_memory = 0, peak_resident = 0, quota = 0, hard_limit = 0;
+  FlowThresholds thresholds;  // the run's (the plot draws them)
   LatencySummary latency_ms;
   std::uint64_t end_time_us = 0, source_end_us = 0, drain_us = 0;
   std::uint64_t trace_hash = 0;
@@ -373,6 +459,7 @@ struct TimelineAction {
   std::uint64_t area_pending = 0;
   std::uint64_t pending_before = 0;  // circuit_break / release_path: area pending just before
   std::string_view detail;           // reset: what the dispatcher detected
+  EventIdentity at;                  // the event concerned (rdp_id 0: none)
 };
 struct TimelinePathSample {
   std::string_view path;
@@ -385,6 +472,7 @@ struct TimelineSample {
   std::uint64_t pending = 0, resident = 0, delivered = 0;
   bool paused = false;
   std::span<const TimelinePathSample> paths;  // paths with pending bytes
+  EventIdentity reading;  // the next event the upstream reads (rdp_id 0: it read them all)
 };
 
 class TimelineWriter {

@@ -23,6 +23,10 @@ struct BinlogSourceOptions {
   // --path-by hash:N: decode every row and give it with the hash of its key (ReplayEvent::rows;
   // what is hashed: BinlogEventSource::Impl::hash_rows, binlogctl-replay(1) --path-by).
   bool row_keys = false;
+  // Check the chain's context as it is read, with verify's chain checks (positions, file
+  // sequence, rotation, GTID continuity): what breaks it becomes a SourceBreak. Off only for
+  // inputs that repeat files on purpose (bench/replay_bench.cpp).
+  bool check_context = true;
 };
 
 // Reads a chain (files, index, directory, as dump does) and yields:
@@ -47,6 +51,7 @@ class BinlogEventSource : public EventSource {
   bool next(ReplayEvent& ev) override;
   // True when an input could not be opened or an index/directory could not be read.
   bool unreadable() const noexcept;
+  std::span<const SourceBreak> source_breaks() const override;
 
  private:
   struct Impl;

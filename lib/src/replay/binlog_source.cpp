@@ -10,6 +10,7 @@
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
+#include <binlogctl/verify.h>
 #include "../txn/txn_front.h"
 
 #include <fmt/format.h>
@@ -71,11 +72,58 @@ bool key_present(const std::vector<ImageCell>& img, const std::vector<std::uint3
   return true;
 }
 
+// The checks of verify that say whether each event continues the one before (RDP's context:
+// end_log_pos - event size = the event's offset inside a file, the file sequence and ROTATE
+// across files, Previous_gtids / Gtid_list and GTID uniqueness across them). Their errors are
+// breaks of the source's context; every other finding of the verifier is verify's business
+// (the framing layer's findings reach the user through the source's own sink).
+bool context_check(Check c) noexcept {
+  switch (c) {
+    case Check::log_pos_mismatch:
+    case Check::file_sequence_gap:
+    case Check::rotate_mismatch:
+    case Check::previous_gtids_mismatch:
+    case Check::gtid_list_mismatch:
+    case Check::gtid_duplicate:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The verifier's output: context breaks are kept, with the number of events handed out so far.
+struct ContextBreaks final : DiagnosticSink {
+  std::vector<SourceBreak> breaks;
+  std::uint32_t returned = 0;
+  void report(const Diagnostic& d) override {
+    if (d.severity != Severity::error || !context_check(d.check)) return;
+    breaks.push_back(SourceBreak{0, returned, std::string(check_name(d.check)), d.log_name, d.pos, d.message});
+  }
+};
+
+// What the chain reader reports goes to the user's sink and to the verifier (which marks the
+// damage so that it does not judge what follows it).
+struct TeeSink final : DiagnosticSink {
+  DiagnosticSink& user;
+  ChainVerifier* verifier = nullptr;
+  explicit TeeSink(DiagnosticSink& u) : user(u) {}
+  void report(const Diagnostic& d) override {
+    user.report(d);
+    if (verifier != nullptr) verifier->report(d);
+  }
+  void name_file(const std::string& log_name, const std::string& path) override { user.name_file(log_name, path); }
+};
+
 }  // namespace
 
 struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
   DiagnosticSink& diag;
   BinlogSourceOptions opts;
+  std::unique_ptr<InputSet> owned_inputs;
+  ContextBreaks context;
+  std::unique_ptr<ChainVerifier> verifier;  // check_context
+  bool verifier_done = false;
+  TeeSink tee{diag};
   std::unique_ptr<ChainReader> reader;
   TransactionFront front{nullptr, nullptr};
   bool unreadable = false;
@@ -105,6 +153,7 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
     unreadable = true;
   }
   void unavailable(const InputFile& f, const std::system_error* e) override {
+    if (verifier) verifier->file_unavailable(f);
     if (e == nullptr)
       diag.report(Diagnostic{Check::read_error, Severity::error, f.log_name, 0, fmt::format("{}: file not found", f.path)});
     else
@@ -112,17 +161,23 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
                              fmt::format("cannot open: {}", e->code().message())});
     unreadable = true;
   }
-  bool begin_file(const InputFile&) override {
+  bool begin_file(const InputFile& f) override {
     tables.clear();
     skipped.clear();
     maps.clear();
     front.reset();
+    // A file given twice is a break (reported by the verifier); its events are still read, as
+    // they were before the context was checked, the verifier just does not judge them again.
+    if (verifier) (void)verifier->begin_file(f);
     return true;
+  }
+  void end_file(const InputFile&, const EventStream& s) override {
+    if (verifier) verifier->end_file(s.offset(), s.skipped_bytes(), s.aborted());
   }
 
   void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
-    diag.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
-                           fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", e.what, e.offset)});
+    tee.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
+                          fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", e.what, e.offset)});
   }
   // An event the replay needs that does not decode: an error (exit status 1), not a silence.
   void undecodable(const Event& e, std::string_view what, const DecodeError& err) {
@@ -274,8 +329,18 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
 
 BinlogEventSource::BinlogEventSource(const BinlogSourceOptions& opts, DiagnosticSink& diag)
     : impl_(std::make_unique<Impl>(opts, diag)) {
-  impl_->opts.chain.threads = 1;
-  impl_->reader = std::make_unique<ChainReader>(impl_->opts.chain, *impl_, diag);
+  Impl& m = *impl_;
+  m.opts.chain.threads = 1;
+  if (m.opts.check_context) {
+    if (m.opts.chain.input_set == nullptr) {
+      m.owned_inputs = path_inputs(m.opts.chain.inputs);
+      m.opts.chain.input_set = m.owned_inputs.get();
+    }
+    m.verifier = std::make_unique<ChainVerifier>(m.context);
+    m.verifier->plan(m.opts.chain.input_set->list().files);
+    m.tee.verifier = m.verifier.get();
+  }
+  m.reader = std::make_unique<ChainReader>(m.opts.chain, m, m.tee);
 }
 
 namespace {
@@ -294,9 +359,12 @@ BinlogEventSource::~BinlogEventSource() = default;
 
 bool BinlogEventSource::unreadable() const noexcept { return impl_->unreadable; }
 
+std::span<const SourceBreak> BinlogEventSource::source_breaks() const { return impl_->context.breaks; }
+
 bool BinlogEventSource::next(ReplayEvent& ev) {
   Impl& m = *impl_;
   while (m.reader->next(m.ev_)) {
+    if (m.verifier) m.verifier->event(m.ev_);
     if (m.ev_.type() == EventType::transaction_payload) continue;  // its inner events follow
     // The damage policy: a damaged event is reported by the reader, never replayed.
     const TransactionFront::Step& step = m.front.begin(m.ev_, m);
@@ -308,7 +376,15 @@ bool BinlogEventSource::next(ReplayEvent& ev) {
     m.front.end();
     if (!take) continue;
     ev.txn_end = !m.front.state().open;  // this event ended its transaction (or stood alone)
+    ev.txn_id = m.front.state().txn_id;    // RDP id: binlogctl convert's txn_id
+    ev.gtid = m.front.state().gtid_text;
+    ev.log_name = m.reader->log_name();
+    ++m.context.returned;
     return true;
+  }
+  if (m.verifier && !m.verifier_done) {
+    m.verifier_done = true;
+    m.verifier->finish();
   }
   return false;
 }

@@ -6,19 +6,16 @@
 
 namespace binlogctl {
 
-namespace {
-
 // ratio * quota as a byte threshold: "used >= ratio*Q" <=> "used >= ceil(ratio*Q)" for integer
 // used. Products within 1e-9 of an integer are taken as that integer (0.2 * 100 == 20).
 std::uint64_t ratio_bytes(double ratio, std::uint64_t quota) noexcept {
-  if (ratio <= 0) return 0;
+  if (!(ratio > 0)) return 0;
   const double x = ratio * static_cast<double>(quota);
+  if (!(x < 1.8e19)) return ~std::uint64_t{0};  // never wrapped (options refuse such ratios)
   const double r = std::round(x);
   if (std::fabs(x - r) <= 1e-9 * std::max(1.0, x)) return static_cast<std::uint64_t>(r);
   return static_cast<std::uint64_t>(std::ceil(x));
 }
-
-}  // namespace
 
 std::string_view to_string(Policy p) noexcept {
   switch (p) {
@@ -62,6 +59,8 @@ std::string_view to_string(ActionKind k) noexcept {
       return "drop_marker";
     case ActionKind::reset:
       return "reset";
+    case ActionKind::gap_discard:
+      return "gap_discard";
   }
   return "?";
 }
@@ -78,6 +77,10 @@ std::string_view to_string(ResetCause c) noexcept {
       return "release_path";
     case ResetCause::gap:
       return "gap";
+    case ResetCause::injected:
+      return "injected";
+    case ResetCause::hard_limit:
+      return "hard_limit";
   }
   return "?";
 }
@@ -181,10 +184,12 @@ void FlowController::emit(std::uint64_t now, ActionKind k, std::uint32_t area, s
                           std::uint64_t bytes, std::uint32_t seq, std::uint32_t count,
                           std::uint32_t epoch) {
   actions_.push_back(FlowAction{now, k, area, path, epoch, seq, count, bytes});
+  actions_.back().order = cur_order_;
 }
 
 bool FlowController::resume_allowed(bool had, std::uint64_t last,
                                     std::uint64_t now) const noexcept {
+  if (fault_ == EngineFault::early_resume) return true;
   return !had || now >= last + t_.feedback_interval_us;
 }
 
@@ -203,9 +208,10 @@ AppendStatus FlowController::on_handshake(std::uint64_t now, std::uint32_t p, st
 
 AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::uint32_t epoch,
                                       std::uint32_t seq, std::uint32_t size, std::uint32_t order,
-                                      bool inject_drop, bool oversized) {
+                                      bool inject_drop, bool oversized, std::uint32_t txn) {
   PathState& s = paths_[p];
   AreaState& a = areas_[s.area];
+  cur_order_ = order;
   if (epoch != s.epoch) {
     ++s.c.stale;
     return AppendStatus::stale_epoch;
@@ -218,22 +224,39 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
     ++s.c.discarded;
     return AppendStatus::discarded;
   }
-  if (seq != s.expect) {
+  if (seq != s.expect && markers_) {
     ++s.c.discarded;
     mark_broken(now, p, ResetCause::gap);
     return AppendStatus::gap;
   }
-  ++s.expect;
+  // Without markers: an idle dispatcher (nothing queued, nothing in the sink) handles the event
+  // at once, and sees the gap if it is not the next it must forward; otherwise the event is
+  // queued as it came and the gap is seen when it reaches the head (check_head).
+  if (!markers_ && !s.blocking && s.qhead == s.q.size() && seq != s.forwarded &&
+      seq >= s.forwarded) {
+    s.expect = seq + 1;
+    ++s.c.discarded;
+    s.broken_by = ResetCause::gap;
+    start_reset(now, p);
+    return AppendStatus::gap;
+  }
+  s.expect = seq + 1;
+  // An upstream that restarts further back than the checkpoint the reset named (a driver whose
+  // upstream is a real server may): what was already forwarded is skipped, exactly once. (The
+  // simulator's upstream restarts at the checkpoint itself, and the dispatcher resets only when
+  // the sink holds nothing, so its runs never meet this.)
   if (seq < s.forwarded) {
     ++s.c.filtered;
     return AppendStatus::filtered;
   }
   a.last_append = now;
+  ResetCause drop_cause = ResetCause::injected;
   if (policy_ == Policy::ticdc) {
     check_deadlock(now, s.area);
     if (a.pending >= hard_limit_) {
       release_memory(now, s.area);
       inject_drop = true;
+      drop_cause = ResetCause::hard_limit;
     }
     // The release may have discarded this very path: its stream is broken (a marker waits in
     // the queue, or the reset already went out), so this event of the old stream is dropped and
@@ -243,46 +266,144 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
       return AppendStatus::discarded;
     }
   }
-  if (inject_drop && !s.broken) {
+  if (inject_drop) {
     ++s.c.drop_markers;
     ++a.c.drop_markers;
     ++s.c.discarded;
     emit(now, ActionKind::drop_marker, s.area, p, size, seq, 1);
-    mark_broken(now, p, ResetCause::drop_marker);
+    actions_.back().cause = drop_cause;
+    if (markers_) {
+      mark_broken(now, p, ResetCause::drop_marker);
+    } else {
+      check_head(now, p);  // dropped: the dispatcher finds its sequence broken
+    }
     return AppendStatus::marker;
   }
-  // Broken twice from this very event with nothing delivered since: this re-read goes through
-  // alone, as an oversized transaction does (a third try would meet the same burst).
+  // doc: a transaction larger than H, or the re-read of a path discarded twice from the same
+  // event with nothing delivered since (a third try would meet the same burst), goes through
+  // alone: one transaction at a time (the area's admitted one), whose bytes alone may take the
+  // area above H.
   const bool retry = policy_ == Policy::doc && !oversized && s.breaks_at_seq >= 2 &&
                      s.break_seq == s.forwarded;
-  if (policy_ == Policy::doc && a.pending + size > hard_limit_) {
-    circuit_breaker(now, s.area, p, size, oversized || retry);
+  bool exempt = false;
+  if (policy_ == Policy::doc) {
+    if (a.has_admitted && a.admitted_txn == txn) {
+      exempt = true;
+    } else if ((oversized || retry) && a.exempt_pending == 0) {
+      exempt = true;  // a new admission (the previous transaction's bytes are all gone)
+    }
+    if (fault_ == EngineFault::path_exemption && s.oversized_pending != 0) {
+      exempt = true;  // the old rule: a whole path let through with the transaction
+      fault_fired_ |= !(oversized || retry);
+    }
   }
-  if (s.broken || s.epoch != epoch) {  // this very path was the victim: its stream restarts
-    ++s.c.discarded;
-    return AppendStatus::discarded;
+  if (policy_ == Policy::doc && !exempt &&
+      a.pending - a.exempt_pending + size > hard_limit_) {
+    circuit_breaker(now, s.area, p, size);
+    if (s.broken || s.epoch != epoch) {  // this very path was the victim: its stream restarts
+      ++s.c.discarded;
+      return AppendStatus::discarded;
+    }
+    if (a.pending - a.exempt_pending + size > hard_limit_) {
+      // Only paths that hold the admitted transaction hold bytes, this one among them: the
+      // event is dropped alone (its queue keeps the transaction), and the path resets once
+      // its queue has drained.
+      ++a.c.circuit_breaks;
+      ++s.c.circuit_breaks;
+      ++s.c.discarded;
+      note_break(p);
+      emit(now, ActionKind::drop_marker, s.area, p, size, seq, 1);
+      actions_.back().cause = ResetCause::circuit_break;
+      if (markers_) {
+        mark_broken(now, p, ResetCause::circuit_break);
+      } else {
+        check_head(now, p);
+      }
+      return AppendStatus::marker;
+    }
   }
   ++appends_;
   if (fault_ == EngineFault::undercount && appends_ >= fault_at_) {
     fault_fired_ = true;
     size = std::max<std::uint32_t>(size / 4, 1);
   }
-  if (policy_ == Policy::doc && a.pending + size > hard_limit_ && !a.admitting) {
-    a.admitting = true;  // let through alone (the breaker emptied the other paths)
-    if (oversized || !retry) {
-      ++a.c.oversized_admissions;
-    } else {
-      ++a.c.retry_admissions;
+  if (exempt) {
+    if (!a.has_admitted || a.admitted_txn != txn) {
+      a.has_admitted = true;
+      a.admitted_txn = txn;
+      a.admitted_by_retry = !oversized;
+      a.admission_counted = false;
     }
+    s.oversized_pending += size;
+    a.exempt_pending += size;
   }
-  s.q.push_back(Entry{size, order, epoch, oversized || retry});
-  if (oversized || retry) s.oversized_pending += size;
+  s.q.push_back(Entry{size, order, epoch, seq, exempt});
   s.pending += size;
   a.pending += size;
   s.c.peak_pending = std::max(s.c.peak_pending, s.pending);
   a.c.peak_pending = std::max(a.c.peak_pending, a.pending);
+  if (policy_ == Policy::doc && a.pending > hard_limit_ && !a.admitting && a.exempt_pending != 0) {
+    a.admitting = true;  // above H with the admitted transaction
+    if (!a.admission_counted) {  // counted once per transaction
+      a.admission_counted = true;
+      if (a.admitted_by_retry) {
+        ++a.c.retry_admissions;
+      } else {
+        ++a.c.oversized_admissions;
+      }
+    }
+  }
   after_increase(now, p);
   return AppendStatus::appended;
+}
+
+// Without markers: the dispatcher, when it can handle its queue (not blocking, no reset open),
+// compares the sequence it must forward next with what it holds: the head's sequence, or with
+// an empty queue the next one the stream owes it. A difference is a gap (events discarded or
+// lost on the way): it drops what follows the gap and resets.
+void FlowController::check_head(std::uint64_t now, std::uint32_t p) {
+  PathState& s = paths_[p];
+  if (s.blocking || s.awaiting || s.broken) return;
+  const bool queued = s.qhead < s.q.size();
+  if (queued ? s.q[s.qhead].seq == s.forwarded : s.expect == s.forwarded) return;
+  if (queued) {
+    AreaState& a = areas_[s.area];
+    const auto count = static_cast<std::uint32_t>(s.q.size() - s.qhead);
+    const std::uint32_t handling = cur_order_;
+    cur_order_ = s.q[s.qhead].order;
+    emit(now, ActionKind::gap_discard, s.area, p, s.pending, s.q[s.qhead].seq, count);
+    actions_.back().area_pending = a.pending;
+    cur_order_ = handling;
+    s.c.discarded += count;
+    a.pending -= s.pending;
+    a.exempt_pending -= s.oversized_pending;
+    s.pending = 0;
+    s.oversized_pending = 0;
+    s.q.clear();
+    s.qhead = 0;
+    a.last_decrease = now;
+    settle_admission(a);
+    after_decrease(now, p);
+  }
+  s.broken_by = ResetCause::gap;
+  start_reset(now, p);
+}
+
+void FlowController::on_resolved(std::uint64_t now, std::uint32_t p, std::uint32_t epoch,
+                                 std::uint32_t next_seq) {
+  PathState& s = paths_[p];
+  if (epoch != s.epoch || s.awaiting || s.broken || next_seq <= s.expect) return;
+  // Events up to next_seq were sent and never arrived.
+  if (markers_) {
+    mark_broken(now, p, ResetCause::gap);
+  } else {
+    s.expect = next_seq;
+    check_head(now, p);
+  }
+}
+
+void FlowController::settle_admission(AreaState& a) noexcept {
+  if (a.admitting && a.pending <= hard_limit_) a.admitting = false;
 }
 
 bool FlowController::can_pop(std::uint32_t p) const noexcept {
@@ -303,6 +424,7 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   b.epoch = s.epoch;
   b.first_seq = s.forwarded;
   b.first_order = s.q[s.qhead].order;
+  cur_order_ = b.first_order;
   std::size_t i = s.qhead;
   const std::size_t end = s.q.size();
   std::uint32_t n = 0;
@@ -313,6 +435,7 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   while (i < end && n < max_events && bytes < max_bytes) {
     const Entry& e = s.q[i];
     if (n > 0 && e.order > max_order) break;
+    if (e.seq != b.first_seq + n) break;  // a gap (markers off): the dispatcher stops at it
     bytes += e.size;
     if (e.oversized) oversized_bytes += e.size;
     stale |= e.epoch != s.epoch;
@@ -362,7 +485,8 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   s.oversized_pending -= oversized_bytes;
   AreaState& a = areas_[s.area];
   a.pending -= released;
-  if (a.admitting && a.pending <= hard_limit_) a.admitting = false;
+  a.exempt_pending -= oversized_bytes;
+  settle_admission(a);
   s.blocking = true;
   s.last_handled = b.first_order;
   a.last_decrease = now;
@@ -376,7 +500,14 @@ void FlowController::batch_done(std::uint64_t now, const Batch& b) {
   PathState& s = paths_[b.path];
   s.blocking = false;
   s.acked = std::max(s.acked, b.first_seq + b.count);
-  if (s.broken && s.qhead == s.q.size()) start_reset(now, b.path);
+  if (s.broken && s.qhead == s.q.size()) {
+    if (fault_ == EngineFault::stuck_broken) {
+      fault_fired_ = true;  // the marker is never handled
+      return;
+    }
+    start_reset(now, b.path);
+  }
+  if (!markers_) check_head(now, b.path);
 }
 
 bool FlowController::resume_scheduled(std::uint32_t area) const noexcept {
@@ -389,11 +520,22 @@ bool FlowController::resume_scheduled(std::uint32_t area) const noexcept {
   return false;
 }
 
+void FlowController::inject_fault(EngineFault f, std::uint32_t at) noexcept {
+  fault_ = f;
+  fault_at_ = at == 0 ? 1 : at;
+  // The audit's variants of the policy's own rules (#32): fixed for the whole run.
+  path_pause_bytes_ = ratio_bytes(f == EngineFault::path_pause_60 ? 0.6 : t_.path_pause, t_.quota);
+  path_resume_bytes_ =
+      f == EngineFault::early_resume ? path_pause_bytes_ : ratio_bytes(t_.path_resume, t_.quota);
+}
+
 void FlowController::after_increase(std::uint64_t now, std::uint32_t p) {
   if (policy_ != Policy::doc) return;
   PathState& s = paths_[p];
   AreaState& a = areas_[s.area];
-  if (!s.paused && s.pending >= path_pause_bytes_) {  // fast pause
+  if (fault_ == EngineFault::no_path_pause && !s.paused && s.pending >= path_pause_bytes_) {
+    fault_fired_ = true;
+  } else if (!s.paused && s.pending >= path_pause_bytes_) {  // fast pause
     s.paused = true;
     s.paused_since = now;
     s.last_feedback = now;
@@ -402,7 +544,9 @@ void FlowController::after_increase(std::uint64_t now, std::uint32_t p) {
     paused_paths_.push_back(p);
     emit(now, ActionKind::pause_path, s.area, p, s.pending);
   }
-  if (!a.paused && a.pending >= area_pause_bytes_) {
+  if (fault_ == EngineFault::no_area_pause && !a.paused && a.pending >= area_pause_bytes_) {
+    fault_fired_ = true;
+  } else if (!a.paused && a.pending >= area_pause_bytes_) {
     a.paused = true;
     a.paused_since = now;
     a.last_feedback = now;
@@ -449,7 +593,13 @@ void FlowController::mark_broken(std::uint64_t now, std::uint32_t p, ResetCause 
   PathState& s = paths_[p];
   if (!s.broken) s.broken_by = why;
   s.broken = true;
-  if (s.qhead == s.q.size() && !s.blocking) start_reset(now, p);
+  if (s.qhead == s.q.size() && !s.blocking) {
+    if (fault_ == EngineFault::stuck_broken) {
+      fault_fired_ = true;
+      return;
+    }
+    start_reset(now, p);
+  }
 }
 
 void FlowController::start_reset(std::uint64_t now, std::uint32_t p) {
@@ -469,22 +619,30 @@ void FlowController::discard_queue(std::uint64_t now, std::uint32_t p, ActionKin
   AreaState& a = areas_[s.area];
   const auto count = static_cast<std::uint32_t>(s.q.size() - s.qhead);
   const std::uint64_t bytes = s.pending;
+  const std::uint32_t handling = cur_order_;
+  if (count != 0) cur_order_ = s.q[s.qhead].order;
   emit(now, why, s.area, p, bytes, s.forwarded, count);
   actions_.back().area_pending = a.pending;
   s.c.discarded += count;
   s.q.clear();
   s.qhead = 0;
   a.pending -= bytes;
+  a.exempt_pending -= s.oversized_pending;
   s.pending = 0;
   s.oversized_pending = 0;
   a.last_decrease = now;
-  if (a.admitting && a.pending <= hard_limit_) a.admitting = false;
+  settle_admission(a);
   // The stream is broken: a marker replaces the discarded events (TiCDC's OnDrop); the reset
   // starts when the dispatcher reaches it. Later events of this epoch are dropped until then.
-  mark_broken(
-      now, p,
-      why == ActionKind::release_path ? ResetCause::release_path : ResetCause::circuit_break);
+  // Without markers the dispatcher finds the gap in the sequence itself.
+  if (markers_) {
+    mark_broken(
+        now, p,
+        why == ActionKind::release_path ? ResetCause::release_path : ResetCause::circuit_break);
+  }
   after_decrease(now, p);
+  if (!markers_) check_head(now, p);
+  cur_order_ = handling;
 }
 
 void FlowController::note_break(std::uint32_t p) {
@@ -497,29 +655,25 @@ void FlowController::note_break(std::uint32_t p) {
   }
 }
 
+// doc: discards the queue of the path with the most pending bytes (ties: the lower id), until
+// the bytes outside the admitted transaction make room for `size`. A path holding bytes of the
+// admitted transaction is never discarded (the transaction goes through alone).
 void FlowController::circuit_breaker(std::uint64_t now, std::uint32_t area, std::uint32_t incoming,
-                                     std::uint32_t size, bool oversized) {
+                                     std::uint32_t size) {
   AreaState& a = areas_[area];
-  // An oversized transaction goes through alone: a path holding its events (one path, or
-  // several when the transaction spreads over them) is never the victim, neither while it
-  // arrives nor while the area stays above H with it.
-  auto kept = [&](std::uint32_t p) {
-    return paths_[p].oversized_pending != 0 || (oversized && p == incoming);
-  };
-  while (a.pending + size > hard_limit_) {
+  while (a.pending - a.exempt_pending + size > hard_limit_) {
     std::uint32_t victim = kNoPath;
     std::uint64_t most = 0;
     for (std::uint32_t p : a.paths) {  // longest path; ties keep the lower id
-      if (!kept(p) && paths_[p].pending > most) {
+      if (paths_[p].oversized_pending == 0 && paths_[p].pending > most) {
         most = paths_[p].pending;
         victim = p;
       }
     }
     if (victim == kNoPath) {
-      // Only the oversized transaction's paths hold bytes. Its own events are let in (and
-      // whatever follows them on those paths); an event of another path is dropped (its path
-      // resets and re-reads it later).
-      if (!kept(incoming) && a.pending != 0) {
+      // Only the admitted transaction's paths hold bytes: an event of another path discards
+      // its own (empty) stream and resets; one of those paths: on_event drops it alone.
+      if (paths_[incoming].oversized_pending == 0 && !paths_[incoming].broken) {
         ++a.c.circuit_breaks;
         ++paths_[incoming].c.circuit_breaks;
         note_break(incoming);
@@ -572,6 +726,7 @@ void FlowController::on_signal(std::uint64_t now, std::uint32_t area) {
 
 void FlowController::on_tick(std::uint64_t now) {
   if (policy_ != Policy::doc) return;
+  cur_order_ = kNoOrder;
   // Lazy resumes that were suppressed by the feedback interval (without this timer a path that
   // drained while its resume was suppressed would stay paused: the stuck-paused bug).
   for (std::size_t i = paused_paths_.size(); i-- > 0;) {

@@ -179,6 +179,7 @@ bool SyntheticEventSource::next(ReplayEvent& ev) {
   ev.size = size;
   ev.txn_end = rows_left_ == 0;
   ev.source_ts_us = ts_;
+  ev.txn_id = txn_ + 1;
   if (ev.txn_end) {
     ++txn_;
     pos_ += 31;  // XID
@@ -258,9 +259,23 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
       bucket_ids.emplace(bucket, id);
       return id;
     };
+    std::uint64_t last_rdp = 0;
     auto push = [&](const ReplayEvent& ev, std::uint32_t id, std::uint32_t size, bool txn_end,
                     std::uint32_t row) {
       const auto g = static_cast<std::uint32_t>(in.events.size());
+      if (area.txns.size() <= txn) {  // the transaction's first event: its identity
+        ReplayTxn t;
+        t.rdp_id = ev.txn_id != 0 ? ev.txn_id : last_rdp + 1;
+        last_rdp = t.rdp_id;
+        t.gtid_begin = static_cast<std::uint32_t>(in.gtid_text.size());
+        t.gtid_len = static_cast<std::uint32_t>(ev.gtid.size());
+        in.gtid_text.append(ev.gtid);
+        area.txns.push_back(t);
+      }
+      if (!ev.log_name.empty()) {
+        if (area.file_names.size() <= ev.file_index) area.file_names.resize(ev.file_index + 1);
+        if (area.file_names[ev.file_index].empty()) area.file_names[ev.file_index] = ev.log_name;
+      }
       auto& list = in.path_events[id];
       ReplayInputEvent e;
       e.path = id;
@@ -277,8 +292,20 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
       if (std::find(touched.begin(), touched.end(), id) == touched.end()) touched.push_back(id);
       txn_last[id] = g;
     };
+    // Breaks of the source's context found while reading an event come before it.
+    std::size_t breaks_seen = 0;
+    auto take_breaks = [&] {
+      const auto br = sources[a]->source_breaks();
+      for (; breaks_seen < br.size(); ++breaks_seen) {
+        SourceBreak b = br[breaks_seen];
+        b.area = a;
+        b.event = static_cast<std::uint32_t>(in.events.size());
+        in.source_breaks.push_back(std::move(b));
+      }
+    };
     ReplayEvent ev;
     while (sources[a]->next(ev)) {
+      take_breaks();
       if (by == PathBy::hash && !ev.path_key.empty() && !ev.rows.empty()) {
         // A dispatcher per key: each row goes to the bucket of its key.
         splitter.split(ev.rows, hash_buckets);
@@ -318,6 +345,7 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
         ++txn;
       }
     }
+    take_breaks();
     if (!touched.empty()) {
       close_txn();
       ++txn;
@@ -332,6 +360,33 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
 ReplayInput load_replay_input(EventSource& source, PathBy by, std::uint32_t hash_buckets) {
   EventSource* one[] = {&source};
   return load_replay_input(std::span<EventSource* const>(one), by, hash_buckets);
+}
+
+EventIdentity identity_of(const ReplayInput& in, std::uint32_t g) {
+  EventIdentity id;
+  if (g >= in.events.size()) return id;
+  const ReplayInput::Area& area = in.areas[in.path_area[in.events[g].path]];
+  const std::uint32_t t = in.events[g].txn;
+  if (t < area.txns.size()) {
+    id.rdp_id = area.txns[t].rdp_id;
+    id.gtid = in.gtid_text.substr(area.txns[t].gtid_begin, area.txns[t].gtid_len);
+  }
+  const ReplayPosition& pos = in.positions[g];
+  if (pos.file_index < area.file_names.size()) id.log_name = area.file_names[pos.file_index];
+  if (id.log_name.empty()) id.log_name = fmt::format("file {}", pos.file_index);
+  id.pos = pos.pos;
+  id.inner_index = pos.inner_index;
+  id.row = pos.row;
+  return id;
+}
+
+std::string describe(const EventIdentity& id) {
+  std::string s = fmt::format("RDP id {}", id.rdp_id);
+  if (!id.gtid.empty()) s += fmt::format(", GTID {}", id.gtid);
+  s += fmt::format(", {} pos {}", id.log_name, id.pos);
+  if (id.inner_index != 0) s += fmt::format(" inner {}", id.inner_index);
+  if (id.row != 0) s += fmt::format(" row {}", id.row);
+  return s;
 }
 
 // ---- parsers ----
@@ -354,7 +409,9 @@ std::optional<std::uint64_t> parse_duration_us(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  return static_cast<std::uint64_t>(std::llround(*v * mul));
+  const double us = *v * mul;
+  if (!(us <= static_cast<double>(kMaxDurationUs))) return std::nullopt;  // never wrapped
+  return static_cast<std::uint64_t>(std::llround(us));
 }
 
 std::optional<std::uint64_t> parse_bytes(std::string_view text) {
@@ -373,7 +430,9 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  return static_cast<std::uint64_t>(std::llround(*v * mul));
+  const double bytes = *v * mul;
+  if (!(bytes <= static_cast<double>(kMaxBytes))) return std::nullopt;  // never wrapped
+  return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
 bool parse_path_by(std::string_view text, PathBy& by, std::uint32_t& buckets) {
@@ -402,7 +461,7 @@ bool parse_path_by(std::string_view text, PathBy& by, std::uint32_t& buckets) {
 std::optional<SourceRate> parse_source_rate(std::string_view text) {
   text = trim(text);
   SourceRate r;
-  if (text == "max" || text == "0") return r;
+  if (text == "max") return r;
   if (text == "ts") {
     r.kind = SourceRate::Kind::timestamps;
     r.per_second = 1;
@@ -414,7 +473,7 @@ std::optional<SourceRate> parse_source_rate(std::string_view text) {
     amount = trim(amount.substr(0, amount.size() - 2));
     std::string_view unit;
     const auto v = leading_number(amount, unit);
-    if (!v || !unit.empty() || *v <= 0) return std::nullopt;
+    if (!v || !unit.empty() || *v <= 0 || *v > kMaxEventRate) return std::nullopt;
     r.kind = SourceRate::Kind::events;
     r.per_second = *v;
     return r;
@@ -423,6 +482,7 @@ std::optional<SourceRate> parse_source_rate(std::string_view text) {
   const auto v = leading_number(amount, unit);
   if (!v || *v <= 0) return std::nullopt;
   if (unit.empty()) {
+    if (*v > kMaxEventRate) return std::nullopt;
     r.kind = SourceRate::Kind::events;
     r.per_second = *v;
     return r;
@@ -466,18 +526,18 @@ std::optional<SinkSpec> parse_sink_spec(std::string_view text, std::string& erro
     const std::string_view key = item.substr(0, colon), value = trim(item.substr(colon + 1));
     if (key == "latency" || key == "fixed") {
       const auto d = parse_duration_us(value);
-      if (!d) return fail(item, "expected a duration like 5ms");
+      if (!d) return fail(item, "expected a duration like 5ms (at most 720h)");
       m.latency_us = *d;
     } else if (key == "jitter") {
       const auto d = parse_duration_us(value);
-      if (!d) return fail(item, "expected a duration like 2ms");
+      if (!d) return fail(item, "expected a duration like 2ms (at most 720h)");
       m.jitter_us = *d;
     } else if (key == "cap") {
       if (value.size() < 3 || value.substr(value.size() - 2) != "/s") {
         return fail(item, "expected a byte rate like 2MB/s");
       }
       const auto b = parse_bytes(value.substr(0, value.size() - 2));
-      if (!b || *b == 0) return fail(item, "expected a byte rate like 2MB/s");
+      if (!b || *b == 0) return fail(item, "expected a byte rate like 2MB/s (at most 1048576G/s)");
       m.cap_bytes_per_s = *b;
     } else if (key == "stall") {
       const auto slash = value.find('/');
@@ -485,7 +545,11 @@ std::optional<SinkSpec> parse_sink_spec(std::string_view text, std::string& erro
         return fail(item, "expected PERIOD/DURATION like 30s/5s");
       const auto p = parse_duration_us(value.substr(0, slash));
       const auto d = parse_duration_us(value.substr(slash + 1));
-      if (!p || !d || *p == 0 || *d > *p) return fail(item, "expected PERIOD/DURATION, 0 < D <= P");
+      // D = P would stall for ever (every completion lands on the next period's start: no
+      // stall at all in effect), D = 0 never: both refused.
+      if (!p || !d || *p == 0 || *d == 0 || *d >= *p) {
+        return fail(item, "expected PERIOD/DURATION with 0 < DURATION < PERIOD, each at most 720h");
+      }
       m.stall_period_us = *p;
       m.stall_us = *d;
     } else if (key == "hang") {
@@ -493,7 +557,7 @@ std::optional<SinkSpec> parse_sink_spec(std::string_view text, std::string& erro
       if (dash == std::string_view::npos) return fail(item, "expected FROM-TO like 10s-70s");
       const auto f = parse_duration_us(value.substr(0, dash));
       const auto t = parse_duration_us(value.substr(dash + 1));
-      if (!f || !t || *t < *f) return fail(item, "expected FROM-TO with FROM <= TO");
+      if (!f || !t || *t < *f) return fail(item, "expected FROM-TO with FROM <= TO, each at most 720h");
       m.hang_from_us = *f;
       m.hang_to_us = *t;
     } else if (key == "barrier") {
@@ -518,11 +582,33 @@ std::string validate_replay_options(const ReplayOptions& o) {
   const FlowThresholds& t = o.thresholds;
   auto bad_fraction = [](double v) { return !std::isfinite(v) || v <= 0; };
   if (t.quota == 0) return "--quota 0: the quota must be at least one byte";
+  if (t.quota > kMaxBytes) {
+    return fmt::format("--quota {}: must be at most {} bytes (1048576G)", t.quota, kMaxBytes);
+  }
   if (!std::isfinite(t.hard_limit_ratio) || t.hard_limit_ratio <= 0) {
     return fmt::format(
         "--hard-limit-ratio {}: must be > 0 (the hard limit is this times the "
         "quota; at 0 or below every append passes it and the breaker never stops)",
         t.hard_limit_ratio);
+  }
+  if (t.hard_limit_ratio > 1000) {
+    return fmt::format("--hard-limit-ratio {}: must be at most 1000 (the hard limit is this times the quota)",
+                       t.hard_limit_ratio);
+  }
+  if (t.hard_limit() == 0) {
+    return fmt::format("--hard-limit-ratio {}: gives a hard limit of 0 bytes with --quota {}; it must be at "
+                       "least one byte",
+                       t.hard_limit_ratio, t.quota);
+  }
+  // Fractions of the quota: a pause above the whole quota is a pause that the area's own
+  // pause (and the breaker) would always beat.
+  for (const auto& [name, v] : {std::pair<const char*, double>{"--path-pause", t.path_pause},
+                                {"--path-resume", t.path_resume},
+                                {"--area-pause", t.area_pause},
+                                {"--area-resume", t.area_resume}}) {
+    if (std::isfinite(v) && v > 1) {
+      return fmt::format("{} {}: must be at most 1 (a fraction of the quota)", name, v);
+    }
   }
   if (bad_fraction(t.path_pause)) {
     return fmt::format(
@@ -570,6 +656,19 @@ std::string validate_replay_options(const ReplayOptions& o) {
   if (o.watchdog_us == 0) {
     return "--watchdog 0: must be a positive duration (with 0 every instant without a delivery "
            "would be reported as a deadlock)";
+  }
+  if (o.drain_timeout_us == 0) {
+    return "--drain-timeout 0: must be a positive duration (with 0 any event still in flight when "
+           "the source ends would be reported)";
+  }
+  for (const auto& [name, v] :
+       {std::pair<const char*, std::uint64_t>{"--watchdog", o.watchdog_us},
+        {"--drain-timeout", o.drain_timeout_us},
+        {"--data-delay", o.data_delay_us},
+        {"--control-delay", o.control_delay_us}}) {
+    if (v > kMaxDurationUs) {
+      return fmt::format("{} {} us: must be at most 720h", name, v);
+    }
   }
   return {};
 }

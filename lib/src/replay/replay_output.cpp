@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 namespace binlogctl {
@@ -17,6 +18,21 @@ double ms(std::uint64_t us) noexcept { return static_cast<double>(us) / 1000.0; 
 
 // Milliseconds rounded to the microsecond, so JSON stays short and stable.
 double ms3(std::uint64_t us) noexcept { return std::round(static_cast<double>(us)) / 1000.0; }
+
+// The event's identity as keys of a record (nothing when there is none).
+void identity_keys(Json& j, const EventIdentity& id) {
+  if (id.rdp_id == 0) return;
+  j["rdp_id"] = id.rdp_id;
+  if (id.gtid.empty()) {
+    j["gtid"] = nullptr;
+  } else {
+    j["gtid"] = id.gtid;
+  }
+  j["log_name"] = id.log_name;
+  j["pos"] = id.pos;
+  if (id.inner_index != 0) j["inner_index"] = id.inner_index;
+  if (id.row != 0) j["row"] = id.row;
+}
 
 Json latency_json(const LatencySummary& l) {
   Json j;
@@ -82,7 +98,6 @@ Json summary_json(const ReplayResult& r) {
   s["resets"] = r.resets;
   s["discarded"] = r.discarded;
   s["stale_discarded"] = r.stale_discarded;
-  s["refiltered"] = r.refiltered;
   s["peak_memory"] = r.peak_memory;
   s["peak_resident"] = r.peak_resident;
   s["quota"] = r.quota;
@@ -100,6 +115,16 @@ Json summary_json(const ReplayResult& r) {
     jv["check"] = v.check;
     jv["time_ms"] = ms3(v.time_us);
     jv["message"] = v.message;
+    if (!v.path.empty()) jv["path"] = v.path;
+    if (!v.log_name.empty()) {
+      jv["log_name"] = v.log_name;
+      jv["pos"] = v.pos;
+    }
+    if (v.at.rdp_id != 0) {  // the event concerned
+      Json at = Json::object();
+      identity_keys(at, v.at);
+      jv["event"] = std::move(at);
+    }
     jv["trace"] = v.trace;
     vs.push_back(std::move(jv));
   }
@@ -117,6 +142,12 @@ Json summary_json(const ReplayResult& r) {
     j["over_quota"] = x.over_quota;
     j["over_hard_limit"] = x.over_hard_limit;
     j["peak_cause"] = x.peak_cause;
+    if (x.peak_transaction.rdp_id != 0) {  // whose bytes the peak above H was
+      Json t = Json::object();
+      identity_keys(t, x.peak_transaction);
+      t["bytes"] = x.peak_transaction_bytes;
+      j["peak_transaction"] = std::move(t);
+    }
     j["oversized_admissions"] = x.counters.oversized_admissions;
     // (only when it happened: the summaries of the runs where it does not stay as they were)
     if (x.counters.retry_admissions != 0) j["retry_admissions"] = x.counters.retry_admissions;
@@ -197,13 +228,18 @@ void write_summary_text(std::ostream& out, const ReplayResult& r) {
     const AreaStats& x = r.areas[a];
     if (x.over_quota == 0 && x.over_hard_limit == 0) continue;
     line(r.areas.size() == 1 ? "overshoot" : fmt::format("overshoot {}", a),
-         fmt::format("peak at {:.3f} s: {} above the quota{}; cause: {}{}{}",
+         fmt::format("peak at {:.3f} s: {} above the quota{}; cause: {}{}{}{}",
                      ms(x.peak_time_us) / 1000, human_bytes(static_cast<double>(x.over_quota)),
                      x.over_hard_limit != 0
                          ? fmt::format(", {} above the hard limit",
                                        human_bytes(static_cast<double>(x.over_hard_limit)))
                          : std::string(),
                      x.peak_cause.empty() ? "-" : x.peak_cause,
+                     x.peak_transaction.rdp_id != 0
+                         ? fmt::format(" ({} of the peak's bytes are the transaction's let through: {})",
+                                       human_bytes(static_cast<double>(x.peak_transaction_bytes)),
+                                       describe(x.peak_transaction))
+                         : std::string(),
                      x.counters.oversized_admissions != 0
                          ? fmt::format(" ({} transactions larger than the hard limit let through "
                                        "alone)",
@@ -219,8 +255,7 @@ void write_summary_text(std::ostream& out, const ReplayResult& r) {
                                    "{} releases, {} drop markers, {} resets",
                                    r.pauses, r.resumes, r.flaps, r.circuit_breaks, r.releases,
                                    r.drop_markers, r.resets));
-  line("discards", fmt::format("{} events discarded, {} stale-epoch, {} re-read and skipped",
-                               r.discarded, r.stale_discarded, r.refiltered));
+  line("discards", fmt::format("{} events discarded, {} stale-epoch", r.discarded, r.stale_discarded));
   line("latency",
        fmt::format("p50 {:.3f} ms, p95 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms", r.latency_ms.p50,
                    r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.max));
@@ -291,9 +326,12 @@ void JsonlTimelineWriter::action(const TimelineAction& a) {
   j["area_pending"] = a.area_pending;
   if (a.kind == "reset" && !a.detail.empty()) {
     j["detected"] = a.detail;
+  } else if (a.kind == "drop_marker" && !a.detail.empty()) {
+    j["cause"] = a.detail;  // injected, hard_limit (ticdc) or circuit_break (doc)
   } else if (!a.detail.empty()) {
     j["detail"] = a.detail;
   }
+  identity_keys(j, a.at);
   out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
@@ -314,6 +352,11 @@ void JsonlTimelineWriter::sample(const TimelineSample& s) {
   }
   j["paths"] = std::move(paths);
   if (!paused.empty()) j["paused_paths"] = std::move(paused);
+  if (s.reading.rdp_id != 0) {
+    Json r = Json::object();
+    identity_keys(r, s.reading);
+    j["reading"] = std::move(r);
+  }
   out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
@@ -348,12 +391,114 @@ std::vector<std::pair<double, double>> downsample(const std::vector<std::uint64_
 
 }  // namespace
 
+namespace {
+
+// Splits `text` into lines of at most `width` characters at spaces before " --" (an option and
+// its value stay together), else at any space.
+std::vector<std::string> wrap_title(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string rest = text;
+  while (rest.size() > width) {
+    std::size_t cut = rest.rfind(" --", width);
+    if (cut == std::string::npos || cut == 0) cut = rest.rfind(' ', width);
+    if (cut == std::string::npos || cut == 0) break;
+    lines.push_back(rest.substr(0, cut));
+    rest = rest.substr(cut + 1);
+  }
+  lines.push_back(rest);
+  return lines;
+}
+
+// Paused intervals [pause, resume) per path (or the area: kNoPath) from the marks.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> paused_intervals(const ReplaySeries& s,
+                                                                       std::uint32_t path,
+                                                                       std::uint64_t end) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  std::uint64_t since = kNone;
+  const bool area = path == kNoPath;
+  for (const auto& m : s.marks) {
+    if (m.path != path) continue;
+    const bool pause = m.kind == (area ? ActionKind::pause_area : ActionKind::pause_path);
+    const bool resume = m.kind == (area ? ActionKind::resume_area : ActionKind::resume_path);
+    if (pause && since == kNone) since = m.time_us;
+    if (resume && since != kNone) {
+      out.emplace_back(since, m.time_us);
+      since = kNone;
+    }
+  }
+  if (since != kNone) out.emplace_back(since, end);
+  return out;
+}
+
+}  // namespace
+
 void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions& o) {
   const ReplaySeries& s = r.series;
-  const double W = o.width, H = o.height;
-  const double x0 = 128, x1 = W - 200, y0 = 56;
-  const double strip_row = 15, strip_rows = 5;
-  const double y1 = H - 48 - strip_row * strip_rows - 12;
+  const double W = o.width;
+  const double x0 = 150, x1 = W - 210;
+  // Title: every option that shaped the run, wrapped to the width.
+  std::string title =
+      o.title.empty()
+          ? fmt::format("binlogctl replay: policy {}, quota {}, seed {}", to_string(r.policy),
+                        human_bytes(static_cast<double>(r.quota)), r.seed)
+          : o.title;
+  const auto title_lines = wrap_title(title, static_cast<std::size_t>((W - 20) / 8.4));
+  const double title_h = 18.0 * static_cast<double>(title_lines.size());
+  const double y0 = 38 + title_h;
+  // The paths drawn (the top paths by peak, too small ones skipped).
+  const std::size_t top = std::min<std::size_t>(o.top_paths, s.top_paths.size());
+  std::vector<std::size_t> draw;
+  if (top > 0) {  // skip paths too small to see next to the largest one (as sampled)
+    auto sampled = [&](std::size_t i) {
+      const auto& v = s.path_pending[i];
+      return v.empty() ? std::uint64_t{0} : *std::max_element(v.begin(), v.end());
+    };
+    std::uint64_t biggest = 0;
+    for (std::size_t i = 0; i < top; ++i) biggest = std::max(biggest, sampled(i));
+    for (std::size_t i = 0; i < top; ++i) {
+      if (sampled(i) > 0 && sampled(i) * 50 >= biggest) draw.push_back(i);
+    }
+  }
+  const bool doc = r.policy == Policy::doc;
+  // Strip under the plot: one row per action kind, then (doc) one row per drawn path with its
+  // paused intervals.
+  const double strip_row = 15;
+  const std::size_t kind_rows = 5;
+  const std::size_t path_rows = doc ? draw.size() : 0;
+  const double strip_h = strip_row * static_cast<double>(kind_rows + path_rows);
+  // Legend: items laid out left to right, wrapped at the plot's width.
+  struct LegendItem {
+    std::string text;
+    int icon;  // 0 thick line, 1 thin line, 2 band, 3 envelope, 4 triangle, 5 diamond, 6 text
+  };
+  std::vector<LegendItem> legend = {{"area pending", 0},
+                                    {"top paths by peak", 1},
+                                    {"area paused", 2},
+                                    {"max per 100 ms", 3},
+                                    {"circuit break (pending just before)", 4},
+                                    {"release (pending just before)", 7},
+                                    {"went above the hard limit with this append", 5},
+                                    {"path paused (rows under the axis)", 8},
+                                    {"[n] peak of the line labelled [n]", 9}};
+  legend.push_back({fmt::format("thick marks: area actions{}", s.truncated ? " (path samples truncated)" : ""), 6});
+  std::vector<std::pair<double, double>> legend_at;  // x, row
+  {
+    double lx = x0, row = 0;
+    for (const auto& it : legend) {
+      const double w = (it.icon == 6 ? 0 : 30) + 6.3 * static_cast<double>(it.text.size()) + 18;
+      if (lx + w > W - 10 && lx > x0) {
+        lx = x0;
+        row += 1;
+      }
+      legend_at.emplace_back(lx, row);
+      lx += w;
+    }
+  }
+  const double legend_rows = legend_at.empty() ? 0 : legend_at.back().second + 1;
+  const double H = std::max<double>(o.height, y0 + 300) + title_h - 18 +
+                   strip_row * static_cast<double>(path_rows) + 16 * (legend_rows - 1);
+  const double y1 = H - 48 - 16 * (legend_rows - 1) - strip_h - 12;
   const double strip_top = y1 + 34;
   const double tmax = std::max<double>(
       1000.0,
@@ -388,41 +533,24 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
       "{1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
       W, H);
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  std::string title =
-      o.title.empty()
-          ? fmt::format("binlogctl replay: policy {}, quota {}, seed {}", to_string(r.policy),
-                        human_bytes(static_cast<double>(r.quota)), r.seed)
-          : o.title;
-  out << fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
-                     x0, xml_escape(title));
+  for (std::size_t i = 0; i < title_lines.size(); ++i) {
+    out << fmt::format(
+        "<text class=\"title\" x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
+        10, 20 + 18 * i, xml_escape(title_lines[i]));
+  }
   out << fmt::format(
-      "<text x=\"{}\" y=\"37\" fill=\"#444\">pending memory over time: {} events, {} delivered "
+      "<text x=\"{}\" y=\"{}\" fill=\"#444\">pending memory over time: {} events, {} delivered "
       "({} redelivered), {} pauses, {} circuit breaks, {} releases, {} resets, seed {}{}</text>\n",
-      x0, r.source_events, r.delivered, r.redelivered, r.pauses, r.circuit_breaks, r.releases,
-      r.resets, r.seed,
+      x0, y0 - 19, r.source_events, r.delivered, r.redelivered, r.pauses, r.circuit_breaks,
+      r.releases, r.resets, r.seed,
       r.ok ? "" : ", INVARIANT VIOLATED: " + xml_escape(r.violations.front().check));
   // Area paused intervals as shaded bands.
-  {
-    std::vector<std::pair<std::uint64_t, bool>> ev;
-    for (const auto& m : s.marks) {
-      if (m.kind == ActionKind::pause_area) ev.emplace_back(m.time_us, true);
-      if (m.kind == ActionKind::resume_area) ev.emplace_back(m.time_us, false);
-    }
-    std::optional<std::uint64_t> since;
-    auto band = [&](std::uint64_t a, std::uint64_t b) {
-      out << fmt::format(
-          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#fde9d0\"/>\n",
-          X(static_cast<double>(a)), y0,
-          std::max(0.5, X(static_cast<double>(b)) - X(static_cast<double>(a))), y1 - y0);
-    };
-    for (const auto& [t, pause] : ev) {
-      if (pause && !since) since = t;
-      if (!pause && since) {
-        band(*since, t);
-        since.reset();
-      }
-    }
-    if (since) band(*since, static_cast<std::uint64_t>(tmax));
+  for (const auto& [a, b] : paused_intervals(s, kNoPath, static_cast<std::uint64_t>(tmax))) {
+    out << fmt::format(
+        "<rect class=\"area_paused\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+        "fill=\"#fde9d0\"/>\n",
+        X(static_cast<double>(a)), y0,
+        std::max(0.5, X(static_cast<double>(b)) - X(static_cast<double>(a))), y1 - y0);
   }
   // Grid and axes.
   const double xstep = nice_step(tmax / 1e6, 10);
@@ -451,27 +579,40 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
       "<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">pending "
       "({})</text>\n",
       (y0 + y1) / 2, uname);
-  // Every right-margin label (quota, hard limit, each line's peak) goes into one stack, so that
-  // none overlaps another; a line's label is joined to its peak by a dotted leader in its colour.
+  // Every right-margin label (quota, hard limit, thresholds, each line's peak) goes into one
+  // stack, so that none overlaps another; a line's peak is tagged on the line (see below).
   struct Label {
     double y, px, py;
     std::string text;
     std::string color;
   };
   std::vector<Label> labels;
-  // Quota and hard limit.
-  auto hline = [&](std::uint64_t v, const char* color, const std::string& label) {
+  auto hline = [&](std::uint64_t v, const char* color, const char* dash, const char* cls,
+                   const std::string& label) {
     if (v == 0) return;
     const double y = Y(static_cast<double>(v));
     out << fmt::format(
-        "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
-        "stroke-dasharray=\"6,4\"/>\n",
-        x0, y, x1, y, color);
+        "<line class=\"{}\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
+        "stroke-dasharray=\"{}\"/>\n",
+        cls, x0, y, x1, y, color, dash);
     labels.push_back(Label{y, -1, y, label, color});
   };
-  hline(r.quota, "#555", "quota " + human_bytes(static_cast<double>(r.quota)));
+  hline(r.quota, "#555", "6,4", "limit", "quota " + human_bytes(static_cast<double>(r.quota)));
   if (r.hard_limit != r.quota) {
-    hline(r.hard_limit, "#c00", "hard limit " + human_bytes(static_cast<double>(r.hard_limit)));
+    hline(r.hard_limit, "#c00", "6,4", "limit",
+          "hard limit " + human_bytes(static_cast<double>(r.hard_limit)));
+  }
+  if (doc) {  // the seed's thresholds, as fractions of the quota
+    const FlowThresholds& t = r.thresholds;
+    auto thr = [&](double ratio, const char* color, const char* what) {
+      hline(ratio_bytes(ratio, r.quota), color, "2,3", "threshold",
+            fmt::format("{} {:g}% ({})", what, ratio * 100,
+                        human_bytes(static_cast<double>(ratio_bytes(ratio, r.quota)))));
+    };
+    thr(t.area_pause, "#b35900", "area pause");
+    thr(t.area_resume, "#2e7d32", "area resume");
+    thr(t.path_pause, "#e6850e", "path pause");
+    thr(t.path_resume, "#66bb6a", "path resume");
   }
   // The sample (every 100 ms) as the main line, the maximum since the previous sample (the
   // envelope) as a light band under it: the envelope is where a circuit breaker shows, the
@@ -511,19 +652,6 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
     labels.push_back(
         Label{Y(peak), px, Y(peak), fmt::format("{} (peak {})", label, human_bytes(peak)), color});
   };
-  const std::size_t top = std::min<std::size_t>(o.top_paths, s.top_paths.size());
-  std::vector<std::size_t> draw;
-  if (top > 0) {  // skip paths too small to see next to the largest one (as sampled)
-    auto sampled = [&](std::size_t i) {
-      const auto& v = s.path_pending[i];
-      return v.empty() ? std::uint64_t{0} : *std::max_element(v.begin(), v.end());
-    };
-    std::uint64_t biggest = 0;
-    for (std::size_t i = 0; i < top; ++i) biggest = std::max(biggest, sampled(i));
-    for (std::size_t i = 0; i < top; ++i) {
-      if (sampled(i) > 0 && sampled(i) * 50 >= biggest) draw.push_back(i);
-    }
-  }
   for (std::size_t k = draw.size(); k-- > 0;) {
     const std::size_t i = draw[k];
     const PathStats& ps = r.paths[s.top_paths[i]];
@@ -536,8 +664,8 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
              s.area_pending.size() == 1 ? "area" : fmt::format("area {}", a),
              known ? r.areas[a].peak_memory : 0, known ? r.areas[a].peak_time_us : 0);
   }
-  // Each circuit breaker / release where it happened: a red triangle at the area's pending
-  // bytes just before the discard (at the hard-limit line for a circuit breaker).
+  // Each circuit breaker / release where it happened: a triangle at the area's pending bytes
+  // just before the discard (at the hard-limit line for a circuit breaker).
   for (const auto& m : s.marks) {
     if (m.kind != ActionKind::circuit_break && m.kind != ActionKind::release_path) continue;
     const double x = X(static_cast<double>(m.time_us));
@@ -548,6 +676,17 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
         to_string(m.kind), x, y, m.kind == ActionKind::circuit_break ? "#d62728" : "#9467bd",
         to_string(m.kind), static_cast<double>(m.time_us) / 1e6,
         human_bytes(static_cast<double>(m.area_pending)));
+  }
+  // Each append that took the area above the hard limit: an orange diamond at what it then held.
+  for (const auto& ad : s.admissions) {
+    const double x = X(static_cast<double>(ad.time_us));
+    const double y = Y(static_cast<double>(ad.held));
+    out << fmt::format(
+        "<path class=\"admission\" d=\"M{:.1f},{:.1f} l4,5 l-4,5 l-4,-5 z\" fill=\"#ff9800\" "
+        "stroke=\"#7a4a00\" stroke-width=\"0.6\"><title>above the hard limit at {:.3f} s: {} held "
+        "after an append of transaction RDP id {}</title></path>\n",
+        x, y - 5, static_cast<double>(ad.time_us) / 1e6, human_bytes(static_cast<double>(ad.held)),
+        ad.rdp_id);
   }
   std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.y < b.y; });
   double last = -1e9;
@@ -567,19 +706,25 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
       }
     }
   }
+  // A line's peak is a ring on the line tagged [n], its label in the margin starts with [n]:
+  // no leader crosses the plot (a leader looked like one more line).
+  int tag = 0;
   for (const auto& l : labels) {
+    std::string text = l.text;
     if (l.px >= 0) {
+      ++tag;
       out << fmt::format(
-          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-          "stroke-width=\"0.7\" stroke-dasharray=\"1,3\"/>\n",
-          l.px, l.py, x1 + 2, l.y, l.color);
-      out << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.2\" fill=\"{}\"/>\n", l.px,
-                         l.py, l.color);
+          "<circle class=\"peak\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"white\" stroke=\"{}\" "
+          "stroke-width=\"1.5\"/><text class=\"peak_tag\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" "
+          "fill=\"{}\">[{}]</text>\n",
+          l.px, l.py, l.color, l.px + 4, std::max(y0 + 8, l.py - 4), l.color, tag);
+      text = fmt::format("[{}] {}", tag, text);
     }
     out << fmt::format("<text class=\"label\" x=\"{}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n",
-                       x1 + 4, l.y + 4, l.color, xml_escape(l.text));
+                       x1 + 6, l.y + 4, l.color, xml_escape(text));
   }
-  // Mark strip: one labelled row per kind (the labels are the legend).
+  // Mark strip: one labelled row per kind (the labels are the legend), then per drawn path the
+  // intervals it was paused.
   struct Row {
     const char* name;
     const char* color;
@@ -601,6 +746,7 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
         return 2;
       case ActionKind::circuit_break:
       case ActionKind::drop_marker:
+      case ActionKind::gap_discard:
         return 3;
       case ActionKind::reset:
         return 4;
@@ -609,8 +755,8 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
   };
   std::size_t counts[5] = {0, 0, 0, 0, 0};
   for (const auto& m : s.marks) ++counts[row_of(m.kind)];
-  for (int i = 0; i < 5; ++i) {
-    const double y = strip_top + i * strip_row;
+  for (std::size_t i = 0; i < kind_rows; ++i) {
+    const double y = strip_top + static_cast<double>(i) * strip_row;
     out << fmt::format(
         "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"{}\">{} ({})</text>\n", x0 - 6,
         y + 10, rows[i].color, rows[i].name, counts[i]);
@@ -630,30 +776,77 @@ void write_plot_svg(std::ostream& out, const ReplayResult& r, const PlotOptions&
         "stroke-width=\"{4}\"/>\n",
         x, y + 1, y + 12, rows[row].color, area ? 2.5 : 1);
   }
-  // Legend (small): line styles and the shaded band.
-  const double ly = H - 14;
-  out << fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#111\" stroke-width=\"2.4\"/>"
-      "<text x=\"{3}\" y=\"{4}\">area pending</text>\n",
-      x0, ly - 4, x0 + 24, x0 + 30, ly);
-  out << fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#1f77b4\" stroke-width=\"1.3\"/>"
-      "<text x=\"{3}\" y=\"{4}\">top paths by peak</text>\n",
-      x0 + 120, ly - 4, x0 + 144, x0 + 150, ly);
-  out << fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"20\" height=\"9\" fill=\"#fde9d0\"/>"
-      "<text x=\"{}\" y=\"{}\">area paused</text>\n",
-      x0 + 270, ly - 9, x0 + 296, ly);
-  out << fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#111\" stroke-opacity=\"0.35\" "
-      "stroke-width=\"3.4\"/><text x=\"{3}\" y=\"{4}\">max per 100 ms</text>\n",
-      x0 + 370, ly - 4, x0 + 394, x0 + 400, ly);
-  out << fmt::format(
-      "<path d=\"M{0},{1} l-4,-7 h8 z\" fill=\"#d62728\"/><text x=\"{2}\" y=\"{3}\">circuit "
-      "break (pending just before)</text>\n",
-      x0 + 500, ly, x0 + 508, ly);
-  out << fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">thick marks: area actions{}</text>\n",
-                     x0 + 690, ly, s.truncated ? " (path samples truncated)" : "");
+  for (std::size_t k = 0; k < path_rows; ++k) {
+    const std::size_t i = draw[k];
+    const std::uint32_t p = s.top_paths[i];
+    const std::string& name = r.paths[p].name;
+    const double y = strip_top + static_cast<double>(kind_rows + k) * strip_row;
+    const auto spans = paused_intervals(s, p, static_cast<std::uint64_t>(tmax));
+    out << fmt::format(
+        "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"{}\">{} ({})</text>\n", x0 - 6,
+        y + 10, kPalette[k % 12], xml_escape(name.size() > 18 ? name.substr(0, 17) + "~" : name),
+        spans.size());
+    for (const auto& [a, b] : spans) {
+      out << fmt::format(
+          "<rect class=\"path_paused\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"10\" "
+          "fill=\"{}\" fill-opacity=\"0.55\"><title>{} paused {:.3f} s to {:.3f} s</title></rect>\n",
+          X(static_cast<double>(a)), y + 1,
+          std::max(0.8, X(static_cast<double>(b)) - X(static_cast<double>(a))), kPalette[k % 12],
+          xml_escape(name), static_cast<double>(a) / 1e6, static_cast<double>(b) / 1e6);
+    }
+  }
+  // Legend, in rows that never overlap.
+  const double ly0 = H - 14 - 16 * (legend_rows - 1);
+  for (std::size_t i = 0; i < legend.size(); ++i) {
+    const double lx = legend_at[i].first, ly = ly0 + 16 * legend_at[i].second;
+    const std::string text = xml_escape(legend[i].text);
+    switch (legend[i].icon) {
+      case 0:
+        out << fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#111\" "
+                           "stroke-width=\"2.4\"/>",
+                           lx, ly - 4, lx + 24);
+        break;
+      case 1:
+        out << fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#1f77b4\" "
+                           "stroke-width=\"1.3\"/>",
+                           lx, ly - 4, lx + 24);
+        break;
+      case 2:
+        out << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"9\" fill=\"#fde9d0\"/>",
+                           lx, ly - 9);
+        break;
+      case 3:
+        out << fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#111\" "
+                           "stroke-opacity=\"0.35\" stroke-width=\"3.4\"/>",
+                           lx, ly - 4, lx + 24);
+        break;
+      case 4:
+        out << fmt::format("<path d=\"M{},{} l-4,-7 h8 z\" fill=\"#d62728\"/>", lx + 12, ly);
+        break;
+      case 7:
+        out << fmt::format("<path d=\"M{},{} l-4,-7 h8 z\" fill=\"#9467bd\"/>", lx + 12, ly);
+        break;
+      case 5:
+        out << fmt::format("<path d=\"M{},{} l4,5 l-4,5 l-4,-5 z\" fill=\"#ff9800\"/>", lx + 12,
+                           ly - 10);
+        break;
+      case 8:
+        out << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"9\" fill=\"#1f77b4\" "
+                           "fill-opacity=\"0.55\"/>",
+                           lx, ly - 9);
+        break;
+      case 9:
+        out << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"white\" stroke=\"#111\" "
+                           "stroke-width=\"1.5\"/>",
+                           lx + 12, ly - 4);
+        break;
+      default:
+        break;
+    }
+    out << fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\"{}>{}</text>\n",
+                       legend[i].icon == 6 ? lx : lx + 30, ly,
+                       legend[i].icon == 6 ? " fill=\"#444\"" : "", text);
+  }
   out << "</svg>\n";
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <queue>
 #include <thread>
+#include <unordered_map>
 
 #include "../base/std_regex.h"
 
@@ -17,7 +18,10 @@ namespace binlogctl {
 namespace {
 
 constexpr std::uint64_t kInf = ~std::uint64_t{0};
+constexpr std::uint32_t kNoEvent = 0xffffffffu;
 constexpr std::uint32_t kHandshakeBit = 0x80000000u;
+constexpr std::uint32_t kResolvedBit = 0x40000000u;  // a path's resolved signal (no data)
+constexpr std::uint32_t kSignalBatch = 0x80000000u;  // a link batch of resolved signals only
 
 std::uint64_t fnv1a(std::string_view s) noexcept {
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -160,10 +164,13 @@ struct UpPath {
 
 struct UpArea {
   std::uint32_t first = 0, end = 0, head = 0;
+  std::uint32_t next_break = 0, end_break = 0;  // its breaks in ReplayInput::source_breaks
   std::vector<std::uint32_t> lagging;
   bool paused = false;
   std::int64_t credit = 0;
-  std::uint64_t outstanding = 0;  // sent, not yet popped nor dropped (blocking budget)
+  // Sent, not yet popped nor dropped (blocking budget), in source sizes; signed so that an engine
+  // defect that pops or discards more than was sent shows as a negative count, not a wrapped one.
+  std::int64_t outstanding = 0;
   bool blocked = false;
   std::uint64_t blocked_since = 0, blocked_us = 0;
   std::uint64_t next_step = kInf;
@@ -205,8 +212,7 @@ struct SinkPath {
 // appended and leaves when the sink receives it or a discard is reported. Its bytes are the
 // source's sizes, so the memory bound does not rest on the engine's accounting.
 struct MirrorEntry {
-  std::uint32_t g;      // global event index
-  std::uint32_t epoch;  // the epoch the upstream sent it under
+  std::uint32_t g;  // global event index
 };
 struct MirrorQueue {
   std::vector<MirrorEntry> q;
@@ -268,16 +274,31 @@ class Simulator {
   void complete(std::uint32_t p);
   void check_barriers(std::uint32_t a);
   void process_actions();
-  void receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch);
-  void mirror_discard(const FlowAction& x);
+  void receive(std::uint32_t p, std::uint32_t g);
+  std::uint64_t mirror_discard(const FlowAction& x);  // the source bytes it held
+  void mirror_release(std::uint32_t p, std::uint64_t bytes) {
+    const std::uint32_t a = in_.path_area[p];
+    mq_bytes_[a] -= bytes;
+    mqp_bytes_[p] -= bytes;
+    if (mqp_bytes_[p] < path_pause_b_) above_since_[p] = kInf;
+    if (mq_bytes_[a] < area_pause_b_) area_above_since_[a] = kInf;
+  }
+  void check_policy_rules();
   bool quiescent() const;
   // periodic
   void on_tick();
   void on_report();
   void on_sample();
   // invariants
-  void violate(std::string check, std::string msg);
+  // A violation concerning path p (kNoPath: none) and event g (kNoEvent: none).
+  void violate(std::string check, std::string msg, std::uint32_t p = kNoPath,
+               std::uint32_t g = kNoEvent);
   std::string where(std::uint32_t p, std::uint32_t seq) const;
+  std::uint32_t event_at(std::uint32_t p, std::uint32_t seq) const {
+    const auto& list = in_.path_events[p];
+    return seq < list.size() ? list[seq] : kNoEvent;
+  }
+  void source_break(std::uint32_t a);
   bool done() const noexcept {
     return acked_distinct_ == total_ && inflight_ == 0 && sink_busy_ == 0;
   }
@@ -323,10 +344,20 @@ class Simulator {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> path_samples_;  // sparse
   std::size_t sparse_entries_ = 0;
   std::vector<TimelinePathSample> sample_buf_;
-  std::uint64_t filtered_ = 0, stale_ = 0;
+  std::uint64_t stale_ = 0;
   // independent checks
   std::vector<MirrorQueue> mq_;          // per path
   std::vector<std::uint64_t> mq_bytes_;  // per area
+  std::vector<std::uint64_t> mqp_bytes_;  // per path
+  // doc: the policy's own thresholds, computed here from the options (not the engine's), and
+  // since when a path / area holds at least its pause threshold (kInf: below it).
+  std::uint64_t path_pause_b_ = kInf, path_resume_b_ = 0, area_pause_b_ = kInf, area_resume_b_ = 0;
+  std::vector<std::uint64_t> above_since_, area_above_since_;
+  // doc: per area, an event of the transaction holding the most bytes at the peak above H and
+  // those bytes; scratch: per transaction (first event seen, bytes held)
+  std::vector<std::uint32_t> peak_txn_;
+  std::vector<std::uint64_t> peak_txn_bytes_;
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> txn_bytes_;
   std::vector<std::uint64_t> mq_peak_;   // per area
   std::vector<std::uint8_t> sent_why_;   // per event: SentWhy of its last send
   // doc: per event, 1 when its transaction's bytes on its path exceed H (empty: none does)
@@ -395,6 +426,11 @@ void Simulator::setup() {
     A.ctl_rng = Rng(o_.seed, "control-link", a);
     A.drop_rng = Rng(o_.seed, "drop", a);
   }
+  for (std::uint32_t i = static_cast<std::uint32_t>(in_.source_breaks.size()); i-- > 0;) {
+    UpArea& A = up_[in_.source_breaks[i].area];
+    if (A.end_break == 0) A.end_break = i + 1;
+    A.next_break = i;
+  }
   // Sinks: first matching spec wins.
   std::vector<std::regex> res;
   for (const auto& s : o_.sinks) res.emplace_back(s.pattern, std::regex::ECMAScript);
@@ -438,6 +474,19 @@ void Simulator::setup() {
   last_reset_epoch_.assign(in_.path_names.size(), 0);
   reset_open_.assign(in_.path_names.size(), 0);
   mq_bytes_.assign(in_.areas.size(), 0);
+  mqp_bytes_.assign(in_.path_names.size(), 0);
+  above_since_.assign(in_.path_names.size(), kInf);
+  area_above_since_.assign(in_.areas.size(), kInf);
+  peak_txn_.assign(in_.areas.size(), kNoEvent);
+  peak_txn_bytes_.assign(in_.areas.size(), 0);
+  if (o_.policy == Policy::doc) {
+    const FlowThresholds& t = o_.thresholds;
+    path_pause_b_ = ratio_bytes(t.path_pause, t.quota);
+    path_resume_b_ = ratio_bytes(t.path_resume, t.quota);
+    area_pause_b_ = ratio_bytes(t.area_pause, t.quota);
+    area_resume_b_ = ratio_bytes(t.area_resume, t.quota);
+  }
+  fc_.set_drop_markers(o_.drop_markers);
   mq_peak_.assign(in_.areas.size(), 0);
   peak_why_.assign(in_.areas.size(), kSentFree);
   peak_time_.assign(in_.areas.size(), 0);
@@ -480,7 +529,8 @@ Simulator::Gate Simulator::gate(const UpArea& A, const UpPath& P, std::uint32_t 
     case Policy::none:
       return Gate::ok;
     case Policy::blocking:
-      if (A.outstanding > 0 && A.outstanding + size > o_.thresholds.quota)
+      if (A.outstanding > 0 &&
+          static_cast<std::uint64_t>(A.outstanding) + size > o_.thresholds.quota)
         return Gate::area_blocked;
       return Gate::ok;
     case Policy::doc:
@@ -500,6 +550,12 @@ Simulator::Gate Simulator::gate(const UpArea& A, const UpPath& P, std::uint32_t 
 void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
   const ReplayInputEvent& e = in_.events[g];
   UpPath& P = upp_[e.path];
+  // doc: the upstream reads a path (or an area) that has held at least its pause threshold for
+  // longer than the control link takes, and no pause reached it (cheap: two compares when
+  // nothing is above a threshold).
+  if (above_since_[e.path] != kInf || area_above_since_[in_.path_area[e.path]] != kInf) {
+    check_policy_rules();  // (a violation stops the run after this step)
+  }
   {
     const std::uint32_t a = in_.path_area[e.path];
     std::uint8_t why = kSentFree;
@@ -526,7 +582,7 @@ void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
   A.link.push_back(Msg{g, P.epoch, e.path_seq});
   ++P.cursor;
   P.in_txn = (e.flags & kPathTxnEnd) == 0;
-  A.outstanding += e.size;
+  A.outstanding += static_cast<std::int64_t>(e.size);
   A.credit -= static_cast<std::int64_t>(e.size);
   A.link_bytes += e.size;
   budget = budget > e.size ? budget - e.size : 0;
@@ -610,11 +666,16 @@ void Simulator::upstream_step(std::uint32_t a) {
     keep.insert(keep.end(), later.begin(), later.end());
     A.lagging.swap(keep);
   }
-  // 2. Live reading at the source rate.
+  // 2. Live reading at the source rate. Each event is checked against its context first (a
+  //    break found before it is met when the upstream reads it).
   budget = o_.upstream_step_bytes;
   const bool hol = o_.policy == Policy::blocking;
   while (!A.blocked && A.head < A.end && avail_[A.head] <= now_ && budget > 0) {
     const std::uint32_t g = A.head;
+    if (A.next_break < A.end_break && in_.source_breaks[A.next_break].event <= g) {
+      source_break(a);
+      if (stop_) return;
+    }
     const ReplayInputEvent& e = in_.events[g];
     UpPath& P = upp_[e.path];
     if (P.lagging) {
@@ -634,6 +695,10 @@ void Simulator::upstream_step(std::uint32_t a) {
     P.lagging = true;
     A.lagging.push_back(e.path);
     ++A.head;
+  }
+  if (A.head == A.end && A.next_break < A.end_break) {  // breaks after the last event
+    source_break(a);
+    if (stop_) return;
   }
   // 3. Ship what was sent as one link batch.
   if (A.link.size() > start) {
@@ -713,6 +778,7 @@ void Simulator::on_control(std::uint32_t a) {
         ta.kind = "reset_applied";
         ta.area = a;
         ta.path = in_.path_names[m.path];
+        if (const std::uint32_t g = event_at(m.path, m.seq); g != kNoEvent) ta.at = identity_of(in_, g);
         ta.epoch = m.epoch;
         ta.seq = m.seq;
         ta.area_pending = fc_.area_pending(a);
@@ -738,9 +804,13 @@ void Simulator::on_control(std::uint32_t a) {
 
 void Simulator::on_data(std::uint32_t a) {
   UpArea& A = up_[a];
-  const std::uint32_t count = A.link_batches.front();
+  std::uint32_t count = A.link_batches.front();
   A.link_batches.pop_front();
-  --inflight_;
+  if ((count & kSignalBatch) != 0) {
+    count &= ~kSignalBatch;  // resolved signals only: never keeps a run alive
+  } else {
+    --inflight_;
+  }
   const bool inject = o_.drop_rate > 0;
   for (std::uint32_t k = 0; k < count; ++k) {
     const Msg m = A.link[A.link_head++];
@@ -751,46 +821,79 @@ void Simulator::on_data(std::uint32_t a) {
       }
       continue;
     }
+    if ((m.idx & kResolvedBit) != 0) {  // a resolved signal: no data
+      fc_.on_resolved(now_, m.idx & ~kResolvedBit, m.epoch, m.seq);
+      if (!fc_.actions().empty()) process_actions();
+      if (stop_) return;
+      continue;
+    }
     const ReplayInputEvent& e = in_.events[m.idx];
     A.link_bytes -= e.size;
     const bool drop = inject && A.drop_rng.uniform() < o_.drop_rate;
+    if (drop && !o_.drop_markers) {  // lost on the link: the engine never sees it
+      A.outstanding -= static_cast<std::int64_t>(e.size);
+      discarded_[m.idx] = 1;
+      continue;
+    }
     const bool oversized = !oversized_.empty() && oversized_[m.idx] != 0;
-    const AppendStatus st =
-        fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop, oversized);
+    const AppendStatus st = fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop,
+                                         oversized, e.txn);
     // Discards decided on this append (circuit breaker, release) leave the mirror first.
     if (!fc_.actions().empty()) process_actions();
     if (stop_) return;
     if (st == AppendStatus::appended) {
       MirrorQueue& mq = mq_[e.path];
-      mq.q.push_back(MirrorEntry{m.idx, m.epoch});
+      mq.q.push_back(MirrorEntry{m.idx});
       std::uint64_t& held = mq_bytes_[a];
       held += e.size;
+      std::uint64_t& path_held = mqp_bytes_[e.path];
+      if (path_held < path_pause_b_ && path_held + e.size >= path_pause_b_) above_since_[e.path] = now_;
+      path_held += e.size;
+      if (held >= area_pause_b_ && held - e.size < area_pause_b_) area_above_since_[a] = now_;
       if (o_.record_series) {  // the plot's envelope
         imax_[a] = std::max(imax_[a], held);
         path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
       }
-      if (held > mq_peak_[a]) {
+      if (o_.record_series && held > fc_.hard_limit_bytes() &&
+          held - e.size <= fc_.hard_limit_bytes() && series_.admissions.size() < 100'000) {
+        series_.admissions.push_back(ReplayAdmission{now_, a, held, in_.areas[a].txns.empty()
+                                                                        ? 0
+                                                                        : identity_of(in_, m.idx).rdp_id});
+      }
+      const bool new_peak = held > mq_peak_[a];
+      if (new_peak) {
         mq_peak_[a] = held;
         peak_why_[a] = sent_why_[m.idx];
         peak_time_[a] = now_;
       }
       if (held > mem_limit_) {
-        // doc lets an oversized transaction through alone: above H the area may hold only the
-        // bytes of the paths holding that transaction's events.
-        std::uint32_t alone = kNoPath;
-        std::uint64_t others = 0;
+        // doc lets one transaction larger than H through alone: above H the area may hold no
+        // more than H outside it. The transaction is the one holding the most bytes now (if
+        // any transaction makes the rest fit, that one does), found in the simulator's own
+        // copy of what the area holds, whatever the engine thinks it admitted.
+        std::uint32_t top = kNoEvent;
+        std::uint64_t top_bytes = 0;
         if (o_.policy == Policy::doc) {
+          txn_bytes_.clear();
           for (std::uint32_t q : in_.areas[a].paths) {
-            if (fc_.holds_oversized(q)) {
-              if (alone == kNoPath) alone = q;
-              continue;
-            }
             const MirrorQueue& oq = mq_[q];
-            for (std::size_t i = oq.head; i < oq.q.size(); ++i)
-              others += in_.events[oq.q[i].g].size;
+            for (std::size_t i = oq.head; i < oq.q.size(); ++i) {
+              const std::uint32_t g = oq.q[i].g;
+              auto [it, fresh] = txn_bytes_.try_emplace(in_.events[g].txn, g, 0);
+              it->second.second += in_.events[g].size;
+              if (it->second.second > top_bytes) {
+                top_bytes = it->second.second;
+                top = it->second.first;
+              }
+            }
           }
         }
-        if (o_.policy != Policy::doc || alone == kNoPath || others != 0) {
+        const std::uint64_t others = held - top_bytes;
+        if (new_peak && o_.policy == Policy::doc) {
+          peak_txn_[a] = top;
+          peak_txn_bytes_[a] = top_bytes;
+        }
+        if (o_.policy != Policy::doc || others > mem_limit_) {
           violate("memory_bound",
                   fmt::format("area {} holds {} bytes (the engine accounts {}) > the bound {} "
                               "({}) after appending {}{}",
@@ -799,11 +902,12 @@ void Simulator::on_data(std::uint32_t a) {
                               : o_.policy == Policy::blocking ? "quota"
                                                               : "hard limit",
                               where(e.path, e.path_seq),
-                              alone != kNoPath
-                                  ? fmt::format(", {} of them outside the oversized transaction "
-                                                "let through on {} and the paths with it",
-                                                others, in_.path_names[alone])
-                                  : std::string()));
+                              top != kNoEvent
+                                  ? fmt::format(", {} of them outside the transaction holding the "
+                                                "most ({} bytes, {})",
+                                                others, top_bytes, describe(identity_of(in_, top)))
+                                  : std::string()),
+                  e.path, m.idx);
         }
       }
       if (!touched_mark_[e.path]) {
@@ -811,10 +915,9 @@ void Simulator::on_data(std::uint32_t a) {
         touched_.push_back(e.path);
       }
     } else {
-      A.outstanding -= e.size;
+      A.outstanding -= static_cast<std::int64_t>(e.size);
       switch (st) {
-        case AppendStatus::filtered:
-          ++filtered_;
+        case AppendStatus::filtered:  // (not with this upstream: it restarts at the checkpoint)
           break;
         case AppendStatus::stale_epoch:
           ++stale_;
@@ -825,8 +928,10 @@ void Simulator::on_data(std::uint32_t a) {
           discarded_[m.idx] = 1;
           break;
         case AppendStatus::before_handshake:
-          violate("protocol", fmt::format("data before the handshake of epoch {}: {}", m.epoch,
-                                          where(e.path, e.path_seq)));
+          violate("protocol",
+                  fmt::format("data before the handshake of epoch {}: {}", m.epoch,
+                              where(e.path, e.path_seq)),
+                  e.path, m.idx);
           break;
         case AppendStatus::appended:
           break;
@@ -861,25 +966,24 @@ void Simulator::try_dispatch(std::uint32_t p) {
     const std::uint64_t last_txn = (static_cast<std::uint64_t>(txn / k) + 1) * k - 1;
     if (last_txn < A.txn_last.size()) max_order = A.txn_last[last_txn];
   }
-  const std::uint32_t epoch = fc_.path_epoch(p);
   const Batch b = fc_.pop_batch(now_, p, o_.batch_max_events, o_.batch_max_bytes, max_order);
-  A.outstanding -= b.bytes;
   A.in_sink += b.bytes;
   trace('h', 0, p, b.first_seq, b.count);
   const auto got = fc_.last_batch_orders();
+  for (const std::uint32_t g : got) A.outstanding -= static_cast<std::int64_t>(in_.events[g].size);
   S.orders.clear();
   S.first_pos = S.next;
   {
-    // Fast path: the event is the mirror's front, the next position of the path, sent under
-    // the current epoch (every check of receive() holds); anything else goes to receive().
+    // Fast path: the event is the mirror's front and the next position of the path (every check
+    // of receive() holds); anything else goes to receive().
     MirrorQueue& mq = mq_[p];
     const auto& list = in_.path_events[p];
     std::uint64_t bytes = 0;
     bool slow = false;
     for (std::size_t k = 0; k < got.size(); ++k) {
       const std::uint32_t g = got[k];
-      if (!slow && mq.head < mq.q.size() && mq.q[mq.head].g == g && mq.q[mq.head].epoch == epoch &&
-          S.next < list.size() && list[S.next] == g) {
+      if (!slow && mq.head < mq.q.size() && mq.q[mq.head].g == g && S.next < list.size() &&
+          list[S.next] == g) {
         ++mq.head;
         ++S.next;
         bytes += in_.events[g].size;
@@ -890,12 +994,12 @@ void Simulator::try_dispatch(std::uint32_t p) {
         S.orders.assign(list.begin() + S.first_pos, list.begin() + S.next);
       }
       S.orders.push_back(g);
-      receive(p, g, epoch);
+      receive(p, g);
       if (stop_) break;
     }
     S.fast = !slow;
     S.fast_count = S.next - S.first_pos;
-    mq_bytes_[a] -= bytes;
+    mirror_release(p, bytes);
     if (mq.head == mq.q.size()) {
       mq.q.clear();
       mq.head = 0;
@@ -929,20 +1033,19 @@ void Simulator::try_dispatch(std::uint32_t p) {
 }
 
 // The sink of path p receives event g: checked against the source's ordered list of the path's
-// positions and against the mirror (which epoch the upstream sent it under).
-void Simulator::receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch) {
+// positions. (No event of an old epoch can reach a sink before one of the checks here or the
+// protocol check sees it: the links are FIFO, so what the upstream sent before a reset arrives
+// before the handshake of the new epoch, where the engine must drop it.)
+void Simulator::receive(std::uint32_t p, std::uint32_t g) {
   SinkPath& S = sink_[p];
   MirrorQueue& mq = mq_[p];
-  std::uint32_t sent_epoch = epoch;
   bool held = false;
   if (mq.size() != 0 && mq.q[mq.head].g == g) {
-    sent_epoch = mq.q[mq.head].epoch;
     ++mq.head;
     held = true;
   } else {
     for (std::size_t i = mq.head; i < mq.q.size(); ++i) {
       if (mq.q[i].g == g) {
-        sent_epoch = mq.q[i].epoch;
         mq.q.erase(mq.q.begin() + static_cast<std::ptrdiff_t>(i));
         held = true;
         break;
@@ -956,20 +1059,22 @@ void Simulator::receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch) {
     mq.q.erase(mq.q.begin(), mq.q.begin() + static_cast<std::ptrdiff_t>(mq.head));
     mq.head = 0;
   }
-  if (held) mq_bytes_[in_.path_area[p]] -= in_.events[g].size;
+  if (held) mirror_release(p, in_.events[g].size);
   const auto& list = in_.path_events[p];
   const ReplayInputEvent& e = in_.events[g];
   if (e.path != p) {
     violate("exactly_once",
             fmt::format("the sink of path {} received an event of path {}: {}", in_.path_names[p],
-                        in_.path_names[e.path], where(e.path, e.path_seq)));
+                        in_.path_names[e.path], where(e.path, e.path_seq)),
+            p, g);
     return;
   }
   // The sink receives its path's positions in source order, so the positions it has received
   // are exactly [0, next): one below `next` is a second copy.
   if (e.path_seq < S.next) {
     violate("exactly_once", fmt::format("path {}: {} delivered twice (duplicate)",
-                                        in_.path_names[p], where(p, e.path_seq)));
+                                        in_.path_names[p], where(p, e.path_seq)),
+            p, g);
     return;
   }
   if (S.next >= list.size() || list[S.next] != g) {
@@ -977,20 +1082,15 @@ void Simulator::receive(std::uint32_t p, std::uint32_t g, std::uint32_t epoch) {
             fmt::format("path {}: the sink received {} while {} had not been delivered yet "
                         "({} source positions skipped)",
                         in_.path_names[p], where(p, e.path_seq), where(p, S.next),
-                        e.path_seq > S.next ? e.path_seq - S.next : 0));
-  }
-  if (sent_epoch != epoch) {
-    violate("stale_epoch",
-            fmt::format("path {}: {} was sent under epoch {} and reached the sink in epoch {}",
-                        in_.path_names[p], where(p, e.path_seq), sent_epoch, epoch));
+                        e.path_seq > S.next ? e.path_seq - S.next : 0),
+            p, g);
   }
   S.next = e.path_seq + 1;
 }
 
 // A queue the engine says it discarded: everything the mirror holds for the path leaves it.
-void Simulator::mirror_discard(const FlowAction& x) {
+std::uint64_t Simulator::mirror_discard(const FlowAction& x) {
   MirrorQueue& mq = mq_[x.path];
-  const std::uint32_t a = in_.path_area[x.path];
   std::uint64_t bytes = 0;
   for (std::size_t i = mq.head; i < mq.q.size(); ++i) {
     const std::uint32_t g = mq.q[i].g;
@@ -998,13 +1098,16 @@ void Simulator::mirror_discard(const FlowAction& x) {
     bytes += in_.events[g].size;
   }
   const std::size_t count = mq.size();
-  mq_bytes_[a] -= bytes;
+  mirror_release(x.path, bytes);
   mq.q.clear();
   mq.head = 0;
   if (count != x.count && !stop_) {
-    violate("accounting", fmt::format("path {}: the engine reports {} events discarded, it held {}",
-                                      in_.path_names[x.path], x.count, count));
+    violate("accounting",
+            fmt::format("path {}: the engine reports {} events discarded, it held {}",
+                        in_.path_names[x.path], x.count, count),
+            x.path);
   }
+  return bytes;
 }
 
 bool Simulator::barrier_ok(std::uint32_t p) const {
@@ -1106,8 +1209,13 @@ void Simulator::process_actions() {
     if (o_.record_series && series_.marks.size() < 200'000) {
       series_.marks.push_back(ReplayMark{x.time_us, x.kind, x.area, x.path, x.area_pending});
     }
+    // The event the action concerns: a reset, the one at its checkpoint (re-sent first).
+    const std::uint32_t g = x.kind == ActionKind::reset && x.path != kNoPath
+                                ? event_at(x.path, x.seq)
+                                : (x.order < in_.events.size() ? x.order : kNoEvent);
     if (tl_ != nullptr) {
       TimelineAction ta;
+      if (g != kNoEvent) ta.at = identity_of(in_, g);
       ta.time_us = x.time_us;
       ta.kind = to_string(x.kind);
       ta.area = x.area;
@@ -1118,7 +1226,9 @@ void Simulator::process_actions() {
       ta.bytes = x.bytes;
       ta.area_pending = fc_.area_pending(x.area);
       ta.pending_before = x.area_pending;
-      if (x.kind == ActionKind::reset) ta.detail = to_string(x.cause);
+      if (x.kind == ActionKind::reset || x.kind == ActionKind::drop_marker) {
+        ta.detail = to_string(x.cause);
+      }
       tl_->action(ta);
     }
     UpArea& A = up_[x.area];
@@ -1126,10 +1236,20 @@ void Simulator::process_actions() {
       case ActionKind::pause_path:
       case ActionKind::resume_path: {
         const bool pause = x.kind == ActionKind::pause_path;
+        if (!pause && mqp_bytes_[x.path] >= path_resume_b_) {  // doc: below 10% first
+          violate("resume_threshold",
+                  fmt::format("path {} resumed while it holds {} bytes, not below its resume "
+                              "threshold {} (--path-resume {} of the quota {})",
+                              in_.path_names[x.path], mqp_bytes_[x.path], path_resume_b_,
+                              o_.thresholds.path_resume, o_.thresholds.quota),
+                  x.path, g);
+          if (stop_) return;
+        }
         if (ctl_paused_[x.path] == static_cast<std::uint8_t>(pause)) {
           violate("pause_alternation",
                   fmt::format("path {}: two {} in a row", in_.path_names[x.path],
-                              pause ? "pauses" : "resumes"));
+                              pause ? "pauses" : "resumes"),
+                  x.path, g);
         }
         ctl_paused_[x.path] = pause ? 1 : 0;
         send_control(x.area, make_ctl(pause ? Ctl::pause_path : Ctl::resume_path, x.path));
@@ -1138,10 +1258,20 @@ void Simulator::process_actions() {
       case ActionKind::pause_area:
       case ActionKind::resume_area: {
         const bool pause = x.kind == ActionKind::pause_area;
+        if (!pause && mq_bytes_[x.area] >= area_resume_b_) {  // doc: below 50% first
+          violate("resume_threshold",
+                  fmt::format("area {} resumed while it holds {} bytes, not below its resume "
+                              "threshold {} (--area-resume {} of the quota {})",
+                              x.area, mq_bytes_[x.area], area_resume_b_,
+                              o_.thresholds.area_resume, o_.thresholds.quota),
+                  kNoPath, g);
+          if (stop_) return;
+        }
         auto& st = ctl_paused_[in_.path_names.size() + x.area];
         if (st == static_cast<std::uint8_t>(pause)) {
           violate("pause_alternation",
-                  fmt::format("area {}: two {} in a row", x.area, pause ? "pauses" : "resumes"));
+                  fmt::format("area {}: two {} in a row", x.area, pause ? "pauses" : "resumes"),
+                  kNoPath, g);
         }
         st = pause ? 1 : 0;
         send_control(x.area, make_ctl(pause ? Ctl::pause_area : Ctl::resume_area));
@@ -1153,7 +1283,8 @@ void Simulator::process_actions() {
           violate("protocol",
                   fmt::format("path {}: reset to epoch {} while the reset to epoch {} has not "
                               "been answered by a handshake (one gap, two resets)",
-                              in_.path_names[x.path], x.epoch, last_reset_epoch_[x.path]));
+                              in_.path_names[x.path], x.epoch, last_reset_epoch_[x.path]),
+                  x.path, g);
         }
         last_reset_epoch_[x.path] = x.epoch;
         reset_open_[x.path] = 1;
@@ -1164,9 +1295,9 @@ void Simulator::process_actions() {
         break;
       }
       case ActionKind::release_path:
+      case ActionKind::gap_discard:
       case ActionKind::circuit_break: {
-        mirror_discard(x);
-        A.outstanding -= x.bytes;
+        A.outstanding -= static_cast<std::int64_t>(mirror_discard(x));
         break;
       }
       case ActionKind::drop_marker:
@@ -1178,9 +1309,38 @@ void Simulator::process_actions() {
 
 // ---- periodic ----
 
+// doc: no path and no area stays unpaused at or above its pause threshold for longer than the
+// control link takes to carry the pause (its delay plus its jitter): checked at the upstream,
+// which is what has to stop, against the simulator's own copy of what is held.
+void Simulator::check_policy_rules() {
+  const std::uint64_t bound = o_.control_delay_us + o_.control_jitter_us;
+  for (std::uint32_t p = 0; p < upp_.size() && !stop_; ++p) {
+    if (above_since_[p] == kInf || upp_[p].paused || now_ <= above_since_[p] + bound) continue;
+    violate("path_pause",
+            fmt::format("path {} holds {} bytes, at or above its pause threshold {} (--path-pause "
+                        "{} of the quota {}) since {:.3f} ms, and the upstream still reads it "
+                        "{:.3f} ms later (the control link takes {:.3f} ms)",
+                        in_.path_names[p], mqp_bytes_[p], path_pause_b_, o_.thresholds.path_pause,
+                        o_.thresholds.quota, ms(above_since_[p]), ms(now_ - above_since_[p]),
+                        ms(bound)),
+            p, mq_[p].size() != 0 ? mq_[p].q[mq_[p].head].g : kNoEvent);
+  }
+  for (std::uint32_t a = 0; a < up_.size() && !stop_; ++a) {
+    if (area_above_since_[a] == kInf || up_[a].paused || now_ <= area_above_since_[a] + bound) continue;
+    violate("area_pause",
+            fmt::format("area {} holds {} bytes, at or above its pause threshold {} (--area-pause "
+                        "{} of the quota {}) since {:.3f} ms, and the upstream still reads it "
+                        "{:.3f} ms later (the control link takes {:.3f} ms)",
+                        a, mq_bytes_[a], area_pause_b_, o_.thresholds.area_pause, o_.thresholds.quota,
+                        ms(area_above_since_[a]), ms(now_ - area_above_since_[a]), ms(bound)));
+  }
+}
+
 void Simulator::on_tick() {
   fc_.on_tick(now_);
   if (!fc_.actions().empty()) process_actions();
+  if (o_.policy == Policy::doc) check_policy_rules();
+  if (stop_) return;
   const std::uint64_t grace = o_.thresholds.feedback_interval_us + 2 * o_.tick_us;
   for (std::uint32_t p : fc_.paused_paths()) {  // stuck-paused detector (#1542, #2214)
     if (fc_.path_pending(p) < fc_.path_resume_bytes() &&
@@ -1189,7 +1349,8 @@ void Simulator::on_tick() {
               fmt::format("path {} paused with {} bytes pending (< resume {}) "
                           "since {} ms",
                           in_.path_names[p], fc_.path_pending(p), fc_.path_resume_bytes(),
-                          fc_.path_last_feedback(p) / 1000));
+                          fc_.path_last_feedback(p) / 1000),
+              p);
     }
   }
   bool work = false;
@@ -1202,6 +1363,13 @@ void Simulator::on_tick() {
     if (fc_.area_pending(a) >= fc_.area_pause_bytes()) A.above_pause_us += o_.tick_us;
     work |= upstream_has_work(A) || fc_.area_pending(a) > 0;
   }
+  // A path whose stream is broken (a discard's marker not yet handled) or whose reset is not
+  // answered is work too, even with nothing pending: it still owes its events.
+  std::uint32_t stuck = kNoPath;
+  for (std::uint32_t p = 0; p < upp_.size() && stuck == kNoPath; ++p) {
+    if (fc_.path_broken(p) || fc_.awaiting_handshake(p)) stuck = p;
+  }
+  work |= stuck != kNoPath;
   // Watchdog: pending work, nothing delivered or sent for W, nothing scheduled to complete, and
   // no message in flight: no control message on a link, no lazy resume waiting for its timer
   // (a deadlock is only a deadlock when nothing that could unblock it is on its way).
@@ -1229,6 +1397,12 @@ void Simulator::on_tick() {
       } else if (fc_.area_paused(a)) {
         why += fmt::format("; area {} paused with {} bytes pending", a, fc_.area_pending(a));
       }
+    }
+    if (stuck != kNoPath) {
+      why += fmt::format("; path {} {} with {} bytes pending", in_.path_names[stuck],
+                         fc_.path_broken(stuck) ? "is broken (its reset never started)"
+                                                : "waits for the handshake of its reset",
+                         fc_.path_pending(stuck));
     }
     violate("deadlock",
             fmt::format("watchdog: no progress for {} ms with {} bytes pending, {} of {} events "
@@ -1267,6 +1441,30 @@ bool Simulator::quiescent() const {
 }
 
 void Simulator::on_report() {
+  if (!o_.drop_markers) {
+    // Without markers, each path's resolved signal on the data link (behind the events it
+    // covers): every event below the cursor was sent in this epoch. The dispatcher finds a
+    // gap at the end of a path (nothing follows to show it) from it.
+    for (std::uint32_t a = 0; a < up_.size(); ++a) {
+      UpArea& A = up_[a];
+      const std::size_t start = A.link.size();
+      for (std::uint32_t p : in_.areas[a].paths) {
+        const UpPath& P = upp_[p];
+        if (!P.need_handshake && P.cursor > 0) A.link.push_back(Msg{kResolvedBit | p, P.epoch, P.cursor});
+      }
+      if (A.link.size() == start) continue;
+      std::uint64_t t = now_ + o_.data_delay_us;
+      if (o_.data_jitter_us != 0) t += A.data_rng.below(o_.data_jitter_us + 1);
+      t = std::max(t, A.link_last);
+      A.link_last = t;
+      A.link_batches.push_back(static_cast<std::uint32_t>(A.link.size() - start) | kSignalBatch);
+      push(t, EvKind::data_arrival, a);
+    }
+    if (o_.policy != Policy::ticdc) {
+      if (!done() && !stop_) push(now_ + o_.report_interval_us, EvKind::report, 0);
+      return;
+    }
+  }
   for (std::uint32_t a = 0; a < up_.size(); ++a) {
     ControlMsg m = make_ctl(Ctl::credit);
     m.area_credit = fc_.area_credit(a);
@@ -1321,6 +1519,7 @@ void Simulator::on_sample() {
       s.delivered = A.delivered;
       s.paused = fc_.area_paused(a);
       s.paths = sample_buf_;
+      if (A.head < A.end) s.reading = identity_of(in_, A.head);
       tl_->sample(s);
     }
   }
@@ -1332,20 +1531,38 @@ void Simulator::on_sample() {
 std::string Simulator::where(std::uint32_t p, std::uint32_t seq) const {
   const auto& list = in_.path_events[p];
   if (seq >= list.size()) return fmt::format("{} seq {} (past the end)", in_.path_names[p], seq);
-  const ReplayPosition& pos = in_.positions[list[seq]];
-  // pos: the event's end_log_pos (of its TRANSACTION_PAYLOAD for an inner event, then its
-  // index inside it); row: a sub-event of a rows event split by key (hash:N), its first row.
-  std::string at = fmt::format("{} seq {} at file {} pos {}", in_.path_names[p], seq, pos.file_index, pos.pos);
-  if (pos.inner_index != 0) at += fmt::format(" inner {}", pos.inner_index);
-  if (pos.row != 0) at += fmt::format(" row {}", pos.row);
-  return at;
+  // The transaction (RDP id, GTID), the file and the event's start position (of its
+  // TRANSACTION_PAYLOAD for an inner event, then its index inside it); row: a sub-event of a
+  // rows event split by key (hash:N), its first row.
+  return fmt::format("{} seq {} ({})", in_.path_names[p], seq, describe(identity_of(in_, list[seq])));
 }
 
-void Simulator::violate(std::string check, std::string msg) {
+// The upstream reads past a break of the source's context.
+void Simulator::source_break(std::uint32_t a) {
+  UpArea& A = up_[a];
+  const SourceBreak& b = in_.source_breaks[A.next_break++];
+  const std::uint32_t g = b.event < A.end ? b.event : kNoEvent;
+  violate("source_context",
+          fmt::format("{}:{}: {}: {}; the upstream read past it{}", b.log_name, b.pos, b.check, b.message,
+                      g != kNoEvent ? fmt::format(" at {}", describe(identity_of(in_, g)))
+                                    : std::string(" at the end of the source")),
+          g != kNoEvent ? in_.events[g].path : kNoPath, g);
+  Violation& v = violations_.back();
+  v.log_name = b.log_name;  // where the context breaks (`at`: where the upstream met it)
+  v.pos = b.pos;
+}
+
+void Simulator::violate(std::string check, std::string msg, std::uint32_t p, std::uint32_t g) {
   Violation v;
   v.check = std::move(check);
   v.time_us = now_;
   v.message = std::move(msg);
+  if (p != kNoPath) v.path = in_.path_names[p];
+  if (g != kNoEvent) {
+    v.at = identity_of(in_, g);
+    v.log_name = v.at.log_name;
+    v.pos = v.at.pos;
+  }
   const std::size_t n = std::min(trace_pos_, trace_.size());
   for (std::size_t i = trace_pos_ - n; i < trace_pos_; ++i) {
     const TraceRec& r = trace_[i % trace_.size()];
@@ -1376,6 +1593,8 @@ void Simulator::violate(std::string check, std::string msg) {
     ta.time_us = now_;
     ta.kind = v.check == "deadlock" ? "deadlock" : "violation";
     ta.detail = v.message;
+    ta.at = v.at;
+    if (!v.path.empty()) ta.path = v.path;
     tl_->action(ta);
   }
   hash(fnv1a(v.check));
@@ -1391,7 +1610,7 @@ ReplayResult Simulator::run() {
     if (up_[a].first < up_[a].end) schedule_step(a, avail_[up_[a].first]);
   }
   push(o_.tick_us, EvKind::tick, 0);
-  if (o_.policy == Policy::ticdc) push(o_.report_interval_us, EvKind::report, 0);
+  if (o_.policy == Policy::ticdc || !o_.drop_markers) push(o_.report_interval_us, EvKind::report, 0);
   if (tl_ != nullptr || o_.record_series) push(0, EvKind::sample, 0);
   const auto wall0 = std::chrono::steady_clock::now();
   while (!heap_.empty() && !stop_ && !done()) {
@@ -1446,12 +1665,14 @@ void Simulator::finish(ReplayResult& r) {
         violate("exactly_once",
                 fmt::format("path {}: {} source positions never delivered (lost: nothing holds "
                             "them any more), the first {}",
-                            in_.path_names[p], missing, where(p, first)));
+                            in_.path_names[p], missing, where(p, first)),
+                p, event_at(p, first));
       } else {
         violate("deadlock",
                 fmt::format("nothing left to simulate with {} of {} events delivered; "
                             "path {}: {} not delivered, the first {}",
-                            acked_distinct_, total_, in_.path_names[p], missing, where(p, first)));
+                            acked_distinct_, total_, in_.path_names[p], missing, where(p, first)),
+                p, event_at(p, first));
       }
     }
   }
@@ -1465,7 +1686,8 @@ void Simulator::finish(ReplayResult& r) {
                 fmt::format("path {}: every event was delivered, yet the engine still accounts {} "
                             "bytes / {} events queued{} (the simulator's copy: {} events)",
                             in_.path_names[p], fc_.path_pending(p), fc_.queued_events(p),
-                            fc_.path_blocking(p) ? ", the path blocking" : "", mq_[p].size()));
+                            fc_.path_blocking(p) ? ", the path blocking" : "", mq_[p].size()),
+                p);
       }
     }
     for (std::uint32_t a = 0; a < up_.size() && violations_.empty(); ++a) {
@@ -1542,8 +1764,8 @@ void Simulator::finish(ReplayResult& r) {
   r.delivered = delivered_;
   r.redelivered = redelivered_;
   r.quota = o_.thresholds.quota;
+  r.thresholds = o_.thresholds;
   r.hard_limit = o_.policy == Policy::blocking ? o_.thresholds.quota : fc_.hard_limit_bytes();
-  r.refiltered = filtered_;
   r.stale_discarded = stale_;
   r.latency_ms = summarize(latency_);
   r.end_time_us = now_;
@@ -1584,6 +1806,10 @@ void Simulator::finish(ReplayResult& r) {
           s.peak_cause = "burst";
           break;
       }
+    }
+    if (s.over_hard_limit != 0 && peak_txn_[a] != kNoEvent) {
+      s.peak_transaction = identity_of(in_, peak_txn_[a]);
+      s.peak_transaction_bytes = peak_txn_bytes_[a];
     }
     s.peak_resident = up_[a].peak_resident;
     s.reader_blocked_us = up_[a].blocked_us + (up_[a].blocked ? now_ - up_[a].blocked_since : 0);
