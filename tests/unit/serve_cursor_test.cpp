@@ -363,12 +363,21 @@ TEST_CASE("cursor: at the live end a blocking cursor waits, then sends what the 
   const auto evs2 = file_events(kBasic + "/mariadb-bin.000003");
   spit(d / "mariadb-bin.000001", f1);
   const std::size_t cut = static_cast<std::size_t>(evs2[15].pos + 7);  // inside an event
-  spit(d / "mariadb-bin.000003.partial", std::vector<std::uint8_t>(f2.begin(), f2.begin() + static_cast<std::ptrdiff_t>(cut)));
+  std::vector<std::uint8_t> head(f2.begin(), f2.begin() + static_cast<std::ptrdiff_t>(cut));
+  head[4 + 17] |= kFlagInUse;  // as the server leaves it in the file it writes (the CRC does not cover it)
+  spit(d / "mariadb-bin.000003.partial", head);
   auto a = archive_of({d.path.string()});
   auto c = cursor_of(*a, blocking_request());
   auto steps = drain(*c);
   REQUIRE(steps.back().kind == CursorStep::Kind::wait);
   CHECK(steps[steps.size() - 2].bytes == evs2[14].raw);
+  // the FDE goes out with LOG_EVENT_BINLOG_IN_USE_F cleared, its CRC still right
+  const Step* fde = nullptr;
+  for (const Step& s : steps)
+    if (s.kind == CursorStep::Kind::event && type_of(s) == 15 && s.file == "mariadb-bin.000003") fde = &s;
+  REQUIRE(fde != nullptr);
+  CHECK(fde->bytes == evs2[0].raw);
+  CHECK((header(*fde).flags & kFlagInUse) == 0);
   CHECK(c->next().kind == CursorStep::Kind::wait);
   // the heartbeat names the current file and position
   Bytes hb = c->heartbeat();
