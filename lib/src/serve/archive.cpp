@@ -442,6 +442,74 @@ bool Archive::refresh(std::string& error) {
 
 namespace binlogctl {
 
+bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint64_t pos, std::string& out,
+                     std::string& error) {
+  auto* a = dynamic_cast<serve::Archive*>(&archive);
+  if (a == nullptr) {
+    error = "internal error: the archive was not made by open_archive()";
+    return false;
+  }
+  auto snap = a->snapshot();
+  const serve::ArchiveEntry* e = nullptr;
+  for (const serve::ArchiveEntry& x : snap->files) {
+    if (x.input.missing || !x.scan || !x.scan->readable) continue;
+    if (file.empty() ? e == nullptr : x.input.log_name == file) e = &x;
+  }
+  if (e == nullptr) {
+    error = "Could not find first log file name in binary log index file";
+    return false;
+  }
+  if (pos < 4) pos = 4;
+  // Per domain the newest GTID: the file's Gtid_list, then every GTID before the position.
+  std::vector<MariaGtid> state;
+  auto update = [&](const MariaGtid& g) {
+    for (MariaGtid& d : state)
+      if (d.domain == g.domain) {
+        d = g;
+        return;
+      }
+    state.push_back(g);
+  };
+  for (const MariaGtid& g : e->scan->gtid_list) update(g);
+  bool valid = pos == 4;
+  try {
+    std::unique_ptr<Source> src;
+    if (serve::is_compressed_path(e->input.path)) src = open_source(e->input.path);
+    else src = std::make_unique<serve::PreadSource>(e->input.path);
+    struct Null final : DiagnosticSink {
+      void report(const Diagnostic&) override {}
+    } sink;
+    StreamOptions so;
+    so.resync = false;
+    EventStream stream(*src, e->input.log_name, sink, so);
+    Event ev;
+    while (!valid && stream.next(ev) && ev.pos < pos) {
+      if (ev.type() == EventType::mariadb_gtid) {
+        ByteReader r = ev.body_reader();
+        if (auto g = decode_mariadb_gtid(r, ev.header.server_id)) update(g->gtid(ev.header.server_id));
+      }
+      if (ev.pos + ev.header.event_size == pos) valid = true;
+    }
+  } catch (const std::system_error& ex) {
+    error = fmt::format("{}: {}", e->input.path, ex.code().message());
+    return false;
+  }
+  if (!valid) {
+    error = fmt::format(
+        "Slave requested incorrect position in master binlog. Requested position {} in file '{}', but this "
+        "position does not correspond to the location of any binlog event.",
+        pos, e->input.log_name);
+    return false;
+  }
+  std::sort(state.begin(), state.end(), [](const MariaGtid& x, const MariaGtid& y) { return x.domain < y.domain; });
+  out.clear();
+  for (const MariaGtid& g : state) {
+    if (!out.empty()) out += ',';
+    out += g.to_string();
+  }
+  return true;
+}
+
 std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inputs) {
   return std::make_unique<serve::Archive>(inputs);
 }
