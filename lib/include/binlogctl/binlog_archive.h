@@ -95,7 +95,8 @@ class DumpCursor {
  public:
   virtual ~DumpCursor() = default;
   // First the artificial ROTATE, the file's FDE (IN_USE cleared, log_pos 0 when the start is past
-  // it), a fake GTID_LIST with a GTID start, then the events.
+  // it), then the events; with a GTID start, a fake GTID_LIST after the skipped groups (as a
+  // 10.11 primary sends it, testdata/serve captures).
   virtual CursorStep next() = 0;
   // Where the replica is: the file and end position of the last event handed out.
   virtual const std::string& file() const = 0;
