@@ -60,8 +60,11 @@ struct DumpRequest {
   std::uint64_t position = 4;                 // COM_BINLOG_DUMP's position
   std::uint32_t replica_server_id = 0;
   bool non_blocking = false;                  // BINLOG_DUMP_NON_BLOCK: end at the end of the files
-  bool replica_checksum = false;              // SET @master_binlog_checksum: events keep their CRC32,
-                                              // artificial events get one
+  bool replica_checksum = false;              // SET @master_binlog_checksum (not 'NONE'): the first
+                                              // artificial ROTATE gets a CRC32 (events always go as
+                                              // stored, later artificial ones as their file's FDE says)
+  bool send_annotate_rows = true;             // COM_BINLOG_DUMP flag 2 (BINLOG_SEND_ANNOTATE_ROWS_EVENT):
+                                              // false leaves ANNOTATE_ROWS out, as a primary does
   int mariadb_capability = 0;                 // @mariadb_slave_capability (4: GTID aware)
   std::optional<std::string> mariadb_connect_state;  // @slave_connect_state ("" = from the start)
   std::optional<std::string> mariadb_until_gtid;     // @slave_until_gtid
@@ -102,6 +105,12 @@ class DumpCursor {
   // asked; valid until the next call.
   virtual Bytes heartbeat() = 0;
 };
+
+// SELECT binlog_gtid_pos('FILE', POS): the MariaDB GTID position at that point of the archive (the
+// file's Gtid_list updated with the GTIDs before POS, one per domain, "" when none), or false with
+// the message a primary gives (unknown file, a position that is not an event boundary).
+bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint64_t pos, std::string& out,
+                     std::string& error);
 
 // Opens a cursor, or fails with the message a primary would send (unknown file, a position that
 // is not an event boundary, a GTID not in the archive, ...), as `error`.

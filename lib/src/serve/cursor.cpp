@@ -1,0 +1,957 @@
+// serve's per-replica cursor (binlog_archive.h): events of the archive, each verified by the
+// framing (checksum, size, torn tail) and by verify's chain checks (end_log_pos chain, ROTATE
+// and file sequence, transaction grammar, GTID duplicates) before it is handed out, with the
+// artificial events a primary sends around them.
+//
+// What a MariaDB primary does, read in MariaDB's sql/sql_repl.cc (mysql_binlog_send,
+// send_format_descriptor_event, send_event_to_slave, gtid_find_binlog_file,
+// check_slave_start_position, is_until_reached, send_heartbeat_event, fake_rotate_event):
+// * first an artificial ROTATE (timestamp 0, log_pos 0, LOG_EVENT_ARTIFICIAL_F, the server's id)
+//   naming the file and the start position, then the file's FDE with LOG_EVENT_BINLOG_IN_USE_F
+//   cleared; when the start is past 4 its log_pos and `created` are zeroed (and with a GTID start
+//   whose position is not reached yet, `created`), and its CRC recomputed;
+// * with a GTID start: the file found from the Gtid_list events (newest first, the first whose
+//   list the requested state covers), every event group up to the requested GTID of each domain
+//   skipped, and after the group where a domain's start is reached a fake Gtid_list (log_pos =
+//   the end of the last event read) so that the replica knows its position;
+// * UNTIL (@slave_until_gtid): stop after that group with a fake Gtid_list flagged
+//   FLAG_UNTIL_REACHED;
+// * at the end of a file, the file's own ROTATE, then the next file's artificial ROTATE and FDE.
+// * the events go out as stored, CRC32 included, whatever the replica set
+//   @master_binlog_checksum to (mariadb-binlog sets 'NONE' and writes byte-identical files); only
+//   the first artificial ROTATE follows that setting, the later artificial events (ROTATEs at
+//   rotations, fake Gtid_lists, heartbeats) the checksum of the file being read (MariaDB's
+//   current_checksum_alg). A replica that did not set the variable at all is refused by a
+//   primary when the files have checksums: that is the protocol side's to answer;
+// * ANNOTATE_ROWS only with dump flag 2 (testdata/serve captures: a replica asking flags 0 gets
+//   none, the end_log_pos of the next event jumps over it).
+#include "archive_internal.h"
+
+#include <binlogctl/event_stream.h>
+#include <binlogctl/events.h>
+#include <binlogctl/statement_kind.h>
+#include <binlogctl/verify.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <system_error>
+
+namespace binlogctl::serve {
+
+namespace {
+
+constexpr std::uint32_t kGtidListUntilReached = 1;  // Gtid_list_log_event::FLAG_UNTIL_REACHED (bit 28)
+constexpr std::size_t kFdeCreatedOffset = kCommonHeaderLen + 2 + 50;
+
+void put32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+void put64(std::uint8_t* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// Framing findings: a file that ends inside an event is noted (at the live end that is no
+// damage: the writer is still writing it); everything else goes on to the chain verifier.
+class FramingSink final : public DiagnosticSink {
+ public:
+  explicit FramingSink(DiagnosticSink& next) : next_(next) {}
+  void report(const Diagnostic& d) override {
+    if (d.check == Check::truncated_event) {
+      truncated = d;
+      return;
+    }
+    next_.report(d);
+  }
+  std::optional<Diagnostic> truncated;
+
+ private:
+  DiagnosticSink& next_;
+};
+
+// The chain verifier's findings: the first error stops the cursor.
+class StopSink final : public DiagnosticSink {
+ public:
+  void report(const Diagnostic& d) override {
+    if (d.severity == Severity::error && !error) error = d;
+  }
+  std::optional<Diagnostic> error;
+};
+
+bool is_part_of_group(std::uint8_t t) {  // MariaDB Log_event::is_part_of_group
+  switch (static_cast<EventType>(t)) {
+    case EventType::mariadb_gtid:
+    case EventType::intvar:
+    case EventType::rand:
+    case EventType::user_var:
+    case EventType::table_map:
+    case EventType::mariadb_annotate_rows:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_commit_or_rollback(const Event& ev, std::string& scratch) {
+  if (ev.type() != EventType::query) return false;  // a compressed query is never COMMIT
+  auto q = decode_statement(ev, scratch);
+  if (!q) return false;
+  const StatementKind k = classify_statement(q->sql);
+  return k == StatementKind::commit || k == StatementKind::rollback;
+}
+
+// "D-S-N,D-S-N": one GTID per domain, as MariaDB's slave_connection_state::load accepts.
+bool parse_connect_state(const std::string& text, std::vector<MariaGtid>& out) {
+  out.clear();
+  std::size_t i = 0;
+  while (i <= text.size()) {
+    std::size_t j = text.find(',', i);
+    if (j == std::string::npos) j = text.size();
+    std::string_view item(text.data() + i, j - i);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t' || item.front() == '\n')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t' || item.back() == '\n')) item.remove_suffix(1);
+    if (!item.empty()) {
+      auto g = MariaGtid::parse(item);
+      if (!g) return false;
+      for (const MariaGtid& o : out)
+        if (o.domain == g->domain) return false;
+      out.push_back(g.value());
+    } else if (j != text.size() || i != 0) {
+      if (!(i == j && j == text.size() && i == 0)) return false;
+    }
+    if (j == text.size()) break;
+    i = j + 1;
+  }
+  return true;
+}
+
+const MariaGtid* find_domain(const std::vector<MariaGtid>& v, std::uint32_t domain) {
+  for (const MariaGtid& g : v)
+    if (g.domain == domain) return &g;
+  return nullptr;
+}
+
+class Cursor final : public DumpCursor {
+ public:
+  Cursor(Archive& arch, const DumpRequest& req)
+      : arch_(arch), req_(req), verifier_(stop_), fsink_(verifier_) {}
+
+  bool open(std::string& error);
+  CursorStep next() override;
+  const std::string& file() const override { return log_name_; }
+  std::uint64_t position() const override { return pos_; }
+  std::int64_t last_event_time() const override { return last_time_; }
+  Bytes heartbeat() override;
+
+ private:
+  enum class Phase { open_wait, rotate, fde, events, wait, done, failed };
+  enum class Skip { none, standalone, transaction };
+  enum class Until { not_done, after_standalone, after_transaction };
+  enum class Open { ok, failed, not_yet };
+
+  Open open_file(std::size_t idx, std::uint64_t start, bool first);
+  bool start_mariadb_gtid(std::string& error);
+  bool start_mysql_gtid(std::string& error);
+  bool validate_start(std::string& error);
+  void fail(std::string msg) {
+    phase_ = Phase::failed;
+    error_ = std::move(msg);
+  }
+  void fail_diag(const Diagnostic& d);
+  CursorStep error_step() const {
+    CursorStep s;
+    s.kind = CursorStep::Kind::error;
+    s.message = error_;
+    return s;
+  }
+  CursorStep event_step(Bytes b) {
+    CursorStep s;
+    s.kind = CursorStep::Kind::event;
+    s.bytes = b;
+    return s;
+  }
+  bool wire_crc() const { return first_rotate_ ? req_.replica_checksum : file_crc_; }
+  Bytes artificial(std::uint8_t type, std::uint32_t log_pos, std::uint16_t flags, Bytes body_a, Bytes body_b,
+                   std::vector<std::uint8_t>& out);
+  Bytes fake_rotate();
+  Bytes wire_fde();
+  Bytes fake_gtid_list(const MariaGtidList& l, std::uint32_t flags, std::vector<std::uint8_t>& out);
+  void refresh_snapshot(bool force);
+  bool has_successor() const;
+  std::string path_of(const std::string& log_name) const;
+  // What happens at the end of the current stream; returns true when next() should go on.
+  bool at_stream_end();
+  bool resume_grown();
+  // MariaDB GTID filtering of one verified event: true = send it.
+  bool mariadb_filter(const Event& ev);
+  bool mysql_filter(const Event& ev);
+
+  Archive& arch_;
+  DumpRequest req_;
+  std::shared_ptr<const Snapshot> snap_;
+  std::chrono::steady_clock::time_point last_refresh_{};
+  std::uint32_t server_id_ = 0;
+
+  StopSink stop_;
+  ChainVerifier verifier_;
+  FramingSink fsink_;
+
+  Phase phase_ = Phase::rotate;
+  std::string error_;
+
+  // current file
+  std::size_t idx_ = 0;
+  std::string log_name_;
+  std::string path_;
+  std::vector<std::pair<std::string, std::string>> paths_;  // log name -> path, files opened
+  std::unique_ptr<Source> src_;
+  PreadSource* pread_ = nullptr;
+  std::unique_ptr<EventStream> stream_;
+  bool compressed_ = false;
+  bool began_ = false;           // the verifier was told of this file
+  std::uint64_t start_ = 4;      // the position the artificial ROTATE names
+  bool first_file_ = true;
+  std::uint64_t fde_end_ = 0;
+  bool file_crc_ = false;
+  std::vector<std::uint8_t> fde_;  // the file's FDE as read
+  std::uint64_t emit_from_ = 0;    // events before are read and verified, not sent
+  bool emitted_start_ = false;
+  std::uint64_t resume_below_ = 0;  // a grown file read again: events before were read already
+  bool true_gap_pending_ = false;   // the first event after a start past the FDE: events were left out
+  std::uint64_t read_end_ = 4;      // end of the last event read
+  std::uint64_t seen_size_ = 0;     // the file's size when its stream ended
+
+  std::uint64_t pos_ = 4;
+  std::int64_t last_time_ = 0;
+
+  std::vector<std::uint8_t> out_;    // artificial or rewritten events
+  std::vector<std::uint8_t> queue_;  // an artificial event due after the one handed out
+  bool queued_ = false;
+  bool end_after_queue_ = false;
+  std::uint64_t queued_pos_ = 0;
+  std::vector<std::uint8_t> hb_;
+  bool first_rotate_ = false;  // building the first artificial ROTATE
+  std::string scratch_;
+
+  // MariaDB GTID start / until
+  bool using_gtid_ = false;
+  std::vector<MariaGtid> gtid_start_;
+  std::vector<bool> start_on_empty_;
+  bool has_until_ = false;
+  std::vector<MariaGtid> until_;
+  Skip skip_ = Skip::none;
+  Until until_group_ = Until::not_done;
+  bool send_fake_list_ = false;
+  MariaGtidList until_binlog_state_;
+  // MySQL GTID exclusion
+  bool mysql_gtid_ = false;
+  bool mysql_excluding_ = false;
+};
+
+void Cursor::fail_diag(const Diagnostic& d) {
+  fail(fmt::format("{}: offset {}: {}: {}", path_of(d.log_name), d.pos, check_name(d.check), d.message));
+}
+
+std::string Cursor::path_of(const std::string& log_name) const {
+  for (auto it = paths_.rbegin(); it != paths_.rend(); ++it)
+    if (it->first == log_name) return it->second;
+  if (snap_)
+    for (const ArchiveEntry& e : snap_->files)
+      if (e.input.log_name == log_name) return e.input.path;
+  return log_name;
+}
+
+void Cursor::refresh_snapshot(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_refresh_ < std::chrono::milliseconds(100)) return;
+  last_refresh_ = now;
+  std::string err;
+  if (arch_.refresh(err)) snap_ = arch_.snapshot();
+}
+
+bool Cursor::has_successor() const {
+  for (std::size_t i = 0; i < snap_->files.size(); ++i)
+    if (snap_->files[i].input.log_name == log_name_) return i + 1 < snap_->files.size();
+  return false;
+}
+
+// ---- wire bytes ----------------------------------------------------------------------------------
+
+Bytes Cursor::artificial(std::uint8_t type, std::uint32_t log_pos, std::uint16_t flags, Bytes a, Bytes b,
+                         std::vector<std::uint8_t>& out) {
+  const bool crc = wire_crc();
+  const std::size_t size = kCommonHeaderLen + a.size() + b.size() + (crc ? kChecksumLen : 0);
+  out.assign(size, 0);
+  std::uint8_t* p = out.data();
+  put32(p, 0);  // timestamp 0: not an event of the file
+  p[4] = type;
+  put32(p + 5, server_id_);
+  put32(p + 9, static_cast<std::uint32_t>(size));
+  put32(p + 13, log_pos);
+  p[17] = static_cast<std::uint8_t>(flags);
+  p[18] = static_cast<std::uint8_t>(flags >> 8);
+  if (!a.empty()) std::memcpy(p + kCommonHeaderLen, a.data(), a.size());
+  if (!b.empty()) std::memcpy(p + kCommonHeaderLen + a.size(), b.data(), b.size());
+  if (crc) put32(p + size - kChecksumLen, compute_event_crc(Bytes(out.data(), size)));
+  return {out.data(), out.size()};
+}
+
+Bytes Cursor::fake_rotate() {
+  std::uint8_t pos[8];
+  put64(pos, start_);
+  first_rotate_ = first_file_;
+  struct Reset {
+    bool& b;
+    ~Reset() { b = false; }
+  } reset{first_rotate_};
+  return artificial(static_cast<std::uint8_t>(EventType::rotate), 0, kFlagArtificial, Bytes(pos, 8),
+                    Bytes(reinterpret_cast<const std::uint8_t*>(log_name_.data()), log_name_.size()), out_);
+}
+
+Bytes Cursor::fake_gtid_list(const MariaGtidList& l, std::uint32_t flags, std::vector<std::uint8_t>& out) {
+  std::vector<MariaGtid> v = l.entries();
+  std::sort(v.begin(), v.end(), [](const MariaGtid& x, const MariaGtid& y) {
+    return x.domain != y.domain ? x.domain < y.domain : x.seq < y.seq;
+  });
+  std::vector<std::uint8_t> body(4 + 16 * v.size());
+  put32(body.data(), static_cast<std::uint32_t>(v.size()) | (flags << 28));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    put32(body.data() + 4 + 16 * i, v[i].domain);
+    put32(body.data() + 8 + 16 * i, v[i].server_id);
+    put64(body.data() + 12 + 16 * i, v[i].seq);
+  }
+  return artificial(static_cast<std::uint8_t>(EventType::mariadb_gtid_list), static_cast<std::uint32_t>(read_end_),
+                    kFlagArtificial, Bytes(body.data(), body.size()), {}, out);
+}
+
+Bytes Cursor::wire_fde() {
+  out_ = fde_;
+  std::uint8_t* p = out_.data();
+  const std::uint16_t flags = static_cast<std::uint16_t>(load_le16(p + 17) & ~kFlagInUse);
+  p[17] = static_cast<std::uint8_t>(flags);
+  p[18] = static_cast<std::uint8_t>(flags >> 8);
+  bool changed = false;
+  if (first_file_ && start_ > 4) {
+    put32(p + 13, 0);  // the replica must not take it for a position of the file
+    if (out_.size() >= kFdeCreatedOffset + 4) put32(p + kFdeCreatedOffset, 0);
+    changed = true;
+  } else if (using_gtid_ && !gtid_start_.empty()) {
+    // the replica has seen later GTIDs: `created` would make it drop its temporary tables
+    if (out_.size() >= kFdeCreatedOffset + 4) put32(p + kFdeCreatedOffset, 0);
+    changed = true;
+  }
+  if (file_crc_ && changed) {
+    put32(p + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
+  }
+  return {out_.data(), out_.size()};
+}
+
+
+Bytes Cursor::heartbeat() {
+  std::uint8_t sub[8];
+  const bool big = read_end_ > 0xffffffffull;
+  put64(sub, read_end_);
+  // MariaDB: log_pos is the position; past 4 GiB it is 0 and an 8-byte position comes first.
+  const Bytes name(reinterpret_cast<const std::uint8_t*>(log_name_.data()), log_name_.size());
+  return artificial(static_cast<std::uint8_t>(EventType::heartbeat), big ? 0 : static_cast<std::uint32_t>(read_end_),
+                    0, big ? Bytes(sub, 8) : Bytes(), name, hb_);
+}
+
+// ---- files -----------------------------------------------------------------------------------------
+
+Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first) {
+  const ArchiveEntry& e = snap_->files[idx];
+  idx_ = idx;
+  log_name_ = e.input.log_name;
+  path_ = e.input.path;
+  paths_.emplace_back(log_name_, path_);
+  if (paths_.size() > 4) paths_.erase(paths_.begin());
+  start_ = start;
+  first_file_ = first;
+  resume_below_ = 0;
+  emit_from_ = 0;
+  emitted_start_ = start <= 4;
+  true_gap_pending_ = false;
+  read_end_ = 4;
+  began_ = false;
+  stream_.reset();
+  src_.reset();
+  pread_ = nullptr;
+  fsink_.truncated.reset();
+  if (e.input.missing) {
+    verifier_.begin_file(e.input);  // reports the file as missing
+    if (stop_.error) fail_diag(*stop_.error);
+    else fail(fmt::format("{}: the file is missing", path_));
+    return Open::failed;
+  }
+  compressed_ = is_compressed_path(path_);
+  try {
+    if (compressed_) {
+      src_ = open_source(path_);
+    } else {
+      auto p = std::make_unique<PreadSource>(path_);
+      pread_ = p.get();
+      src_ = std::move(p);
+    }
+  } catch (const std::system_error& ex) {
+    fail(fmt::format("{}: cannot open: {}", path_, ex.code().message()));
+    return Open::failed;
+  }
+  StreamOptions so;
+  so.resync = false;
+  stream_ = std::make_unique<EventStream>(*src_, log_name_, fsink_, so);
+  Event ev;
+  const bool got = stream_->next(ev);
+  if (stop_.error) {
+    fail_diag(*stop_.error);
+    return Open::failed;
+  }
+  if (!got || ev.type() != EventType::format_description) {
+    if (!got && (fsink_.truncated || stream_->offset() <= 4) && !compressed_ && !has_successor() &&
+        !stream_->aborted()) {
+      return Open::not_yet;  // the writer has not written the FDE yet
+    }
+    fail(fmt::format("{}: offset {}: Failed to find format descriptor event in start of binlog", path_,
+                     got ? ev.pos : stream_->offset()));
+    return Open::failed;
+  }
+  if (!verifier_.begin_file(e.input)) {
+    if (stop_.error) fail_diag(*stop_.error);
+    else fail(fmt::format("{}: given twice", path_));
+    return Open::failed;
+  }
+  began_ = true;
+  verifier_.event(ev);
+  if (stop_.error) {
+    fail_diag(*stop_.error);
+    return Open::failed;
+  }
+  fde_.assign(ev.raw.begin(), ev.raw.end());
+  fde_end_ = ev.pos + ev.header.event_size;
+  file_crc_ = ev.fde->crc32() && ev.has_checksum;
+  read_end_ = fde_end_;
+  if (ev.header.timestamp != 0) last_time_ = ev.header.timestamp;
+  phase_ = Phase::rotate;
+  return Open::ok;
+}
+
+// A start position past the FDE must be where an event starts (MariaDB reads from it whatever
+// is there; its GTID position lookup refuses such a position, and so does this).
+bool Cursor::validate_start(std::string& error) {
+  if (start_ <= 4) return true;
+  const std::string bad = fmt::format(
+      "Slave requested incorrect position in master binlog. Requested position {} in file '{}', but this position "
+      "does not correspond to the location of any binlog event.",
+      start_, log_name_);
+  if (start_ < fde_end_) {
+    error = bad;
+    return false;
+  }
+  if (start_ == fde_end_) return true;
+  if (compressed_) {  // read (and verified) up to there, not sent
+    emit_from_ = start_;
+    return true;
+  }
+  const std::uint64_t size = pread_->current_size();
+  if (start_ > size) {
+    error = fmt::format(
+        "Client requested master to start replication from impossible position; the first event '{}' at {}, the last "
+        "event read from '{}' at 4, the last byte read from '{}' at 4.",
+        log_name_, start_, log_name_, log_name_);
+    return false;
+  }
+  // The event headers from the FDE on, walked without reading the events.
+  std::uint64_t p = fde_end_;
+  while (p < start_) {
+    Bytes w = src_->window(p, kCommonHeaderLen);
+    if (w.size() < kCommonHeaderLen) break;
+    const std::uint32_t sz = load_le32(w.data() + 9);
+    if (sz < kCommonHeaderLen) break;
+    p += sz;
+  }
+  if (p != start_) {
+    error = bad;
+    return false;
+  }
+  pread_->set_gap(fde_end_, start_);
+  read_end_ = start_;
+  true_gap_pending_ = true;
+  return true;
+}
+
+bool Cursor::resume_grown() {
+  // The file grew since its stream ended: read on from where it stopped.
+  const std::uint64_t at = read_end_;
+  StreamOptions so;
+  so.resync = false;
+  fsink_.truncated.reset();
+  pread_->set_gap(fde_end_, at);
+  stream_ = std::make_unique<EventStream>(*src_, log_name_, fsink_, so);
+  resume_below_ = at;
+  phase_ = Phase::events;
+  return true;
+}
+
+bool Cursor::at_stream_end() {
+  if (stop_.error) {
+    fail_diag(*stop_.error);
+    return true;
+  }
+  if (stream_->aborted()) {
+    fail(fmt::format("{}: offset {}: the file cannot be read on", path_, stream_->offset()));
+    return true;
+  }
+  const bool torn = fsink_.truncated.has_value();
+  if (pread_ != nullptr) {
+    // How far the stream saw bytes; more bytes now: the file grew, read on.
+    if (phase_ == Phase::events) seen_size_ = pread_->raw_position();
+    if (pread_->current_size() > seen_size_) return resume_grown();
+  }
+  if (!emitted_start_ && read_end_ < start_) {
+    fail(fmt::format(
+        "Client requested master to start replication from impossible position; the first event '{}' at {}, the last "
+        "event read from '{}' at {}, the last byte read from '{}' at {}.",
+        log_name_, start_, log_name_, read_end_, log_name_, read_end_));
+    return true;
+  }
+  if (!has_successor()) refresh_snapshot(false);
+  if (has_successor()) {
+    if (torn) {
+      fail(fmt::format("{}: offset {}: truncated_event: {}; the next file follows it", path_, fsink_.truncated->pos,
+                       fsink_.truncated->message));
+      return true;
+    }
+    verifier_.end_file(read_end_, 0, false);
+    if (stop_.error) {
+      fail_diag(*stop_.error);
+      return true;
+    }
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < snap_->files.size(); ++i)
+      if (snap_->files[i].input.log_name == log_name_) next = i + 1;
+    const Open o = open_file(next, 4, false);
+    if (o == Open::not_yet) phase_ = Phase::open_wait;
+    return true;
+  }
+  if (torn && compressed_) {
+    fail(fmt::format("{}: offset {}: truncated_event: {}", path_, fsink_.truncated->pos, fsink_.truncated->message));
+    return true;
+  }
+  if (req_.non_blocking) {
+    phase_ = Phase::done;
+    return true;
+  }
+  phase_ = Phase::wait;
+  return false;
+}
+
+// ---- GTID starts ----------------------------------------------------------------------------------
+
+bool Cursor::start_mariadb_gtid(std::string& error) {
+  using_gtid_ = true;
+  if (!parse_connect_state(*req_.mariadb_connect_state, gtid_start_)) {
+    error = "Out of memory or malformed slave request when obtaining start position from GTID state";
+    return false;
+  }
+  if (req_.mariadb_until_gtid) {
+    has_until_ = true;
+    if (!parse_connect_state(*req_.mariadb_until_gtid, until_)) {
+      error = "Out of memory or malformed slave request when obtaining UNTIL position sent from slave";
+      return false;
+    }
+  }
+  start_on_empty_.assign(gtid_start_.size(), false);
+  const MariaGtidList& bs = snap_->binlog_state;
+  auto not_found = [&](const MariaGtid& g) {
+    const MariaGtid* last = find_domain(snap_->domain_last, g.domain);
+    if (last != nullptr && last->seq >= g.seq)
+      return fmt::format("Connecting slave requested to start from GTID {}, which is not in the master's binlog. Since "
+                         "the master's binlog contains GTIDs with higher sequence numbers, it probably means that the "
+                         "slave has diverged due to executing extra erroneous transactions",
+                         g.to_string());
+    return fmt::format("Connecting slave requested to start from GTID {}, which is not in the master's binlog",
+                       g.to_string());
+  };
+  // check_slave_start_position
+  for (std::size_t i = 0; i < gtid_start_.size(); ++i) {
+    const MariaGtid& g = gtid_start_[i];
+    const MariaGtid* have = bs.find(g.domain, g.server_id);
+    if (have != nullptr && have->seq >= g.seq) continue;
+    const MariaGtid* last = find_domain(snap_->domain_last, g.domain);
+    if (last == nullptr) {  // nothing of this domain here: another primary's
+      start_on_empty_[i] = true;
+      continue;
+    }
+    if (req_.mariadb_ignore_duplicates && last->seq < g.seq) continue;
+    if (has_until_) {
+      const MariaGtid* u = find_domain(until_, g.domain);
+      const MariaGtid* uh = u != nullptr ? bs.find(u->domain, u->server_id) : nullptr;
+      if (u == nullptr || (uh != nullptr && uh->seq >= u->seq)) {
+        if (u != nullptr) std::erase_if(until_, [&](const MariaGtid& x) { return x.domain == g.domain; });
+        continue;
+      }
+    }
+    error = not_found(g);
+    return false;
+  }
+  // gtid_find_binlog_file: newest first, the first file whose Gtid_list the state covers
+  auto covers = [&](const std::vector<MariaGtid>& list) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const MariaGtid* g = find_domain(gtid_start_, list[i].domain);
+      if (g == nullptr) return false;
+      if (g->server_id == list[i].server_id && g->seq <= list[i].seq) {
+        if (g->seq < list[i].seq) return false;
+        if (i + 1 < list.size() && list[i + 1].domain == list[i].domain) return false;
+      }
+    }
+    return true;
+  };
+  for (std::size_t k = snap_->files.size(); k-- > 0;) {
+    const ArchiveEntry& e = snap_->files[k];
+    if (e.input.missing || !e.scan || !e.scan->readable) continue;
+    if (e.scan->has_gtid_list && !covers(e.scan->gtid_list)) continue;
+    for (const MariaGtid& l : e.scan->gtid_list) {
+      for (std::size_t i = 0; i < gtid_start_.size(); ++i) {
+        if (gtid_start_[i].domain == l.domain && gtid_start_[i].server_id == l.server_id &&
+            gtid_start_[i].seq == l.seq) {
+          gtid_start_.erase(gtid_start_.begin() + static_cast<std::ptrdiff_t>(i));
+          start_on_empty_.erase(start_on_empty_.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+      if (has_until_)
+        std::erase_if(until_, [&](const MariaGtid& u) {
+          return u.domain == l.domain && u.server_id == l.server_id && u.seq <= l.seq;
+        });
+    }
+    const Open o = open_file(k, 4, true);
+    if (o == Open::failed) {
+      error = error_;
+      return false;
+    }
+    if (o == Open::not_yet) phase_ = Phase::open_wait;
+    if (has_until_ && until_.empty()) until_group_ = Until::after_standalone;
+    return true;
+  }
+  error =
+      "Could not find GTID state requested by slave in any binlog files. Probably the slave state is too old and "
+      "required binlog files have been purged.";
+  return false;
+}
+
+bool Cursor::start_mysql_gtid(std::string& error) {
+  mysql_gtid_ = true;
+  const GtidSet& have = *req_.mysql_gtids;
+  if (!req_.file.empty()) return true;  // file and position given: excluded GTIDs are skipped there
+  // The oldest file's Previous_gtids are the GTIDs purged before the archive.
+  for (const ArchiveEntry& e : snap_->files) {
+    if (e.input.missing || !e.scan || !e.scan->readable) continue;
+    GtidSet missing = e.scan->previous_gtids;
+    missing.subtract(have);
+    if (!missing.empty()) {
+      error = fmt::format(
+          "Cannot replicate because the master purged required binary logs. Replicate the missing transactions from "
+          "elsewhere, or provision a new slave from backup. Consider increasing the master's binary log expiration "
+          "period. The GTID set sent by the slave is '{}', and the missing transactions are '{}'",
+          have.to_string(), missing.to_string());
+      return false;
+    }
+    break;
+  }
+  // The newest file whose Previous_gtids the replica has: the first event it lacks is there or later.
+  for (std::size_t k = snap_->files.size(); k-- > 0;) {
+    const ArchiveEntry& e = snap_->files[k];
+    if (e.input.missing || !e.scan || !e.scan->readable) continue;
+    if (!have.contains(e.scan->previous_gtids)) continue;
+    const Open o = open_file(k, 4, true);
+    if (o == Open::failed) {
+      error = error_;
+      return false;
+    }
+    if (o == Open::not_yet) phase_ = Phase::open_wait;
+    return true;
+  }
+  error = "Could not find the first log file name in the binary log index file for the GTID set the replica sent";
+  return false;
+}
+
+bool Cursor::open(std::string& error) {
+  snap_ = arch_.snapshot();
+  if (snap_->files.empty()) refresh_snapshot(true);
+  server_id_ = snap_->state.server_id;
+  if (snap_->files.empty()) {
+    error = "Could not find first log file name in binary log index file";
+    return false;
+  }
+  if (req_.mariadb_connect_state) return start_mariadb_gtid(error);
+  if (req_.mysql_gtids && !start_mysql_gtid(error)) return false;
+  if (req_.mysql_gtids && req_.file.empty()) return true;
+  std::size_t idx = snap_->files.size();
+  if (req_.file.empty()) {
+    for (std::size_t i = 0; i < snap_->files.size(); ++i)
+      if (!snap_->files[i].input.missing) {
+        idx = i;
+        break;
+      }
+  } else {
+    for (std::size_t i = 0; i < snap_->files.size(); ++i)
+      if (snap_->files[i].input.log_name == req_.file) idx = i;
+  }
+  if (idx == snap_->files.size() || snap_->files[idx].input.missing) {
+    error = "Could not find first log file name in binary log index file";
+    return false;
+  }
+  std::uint64_t start = req_.position < 4 ? 4 : req_.position;
+  if (req_.file.empty()) start = 4;
+  const Open o = open_file(idx, start, true);
+  if (o == Open::failed) {
+    error = error_;
+    return false;
+  }
+  if (o == Open::not_yet) {
+    if (start > 4) {
+      error = fmt::format(
+          "Client requested master to start replication from impossible position; the first event '{}' at {}, the "
+          "last event read from '{}' at 4, the last byte read from '{}' at 4.",
+          log_name_, start, log_name_, log_name_);
+      return false;
+    }
+    phase_ = Phase::open_wait;
+    return true;
+  }
+  return validate_start(error);
+}
+
+// ---- filtering ------------------------------------------------------------------------------------
+
+bool Cursor::mariadb_filter(const Event& ev) {
+  const std::uint8_t t = ev.type_code();
+  if (t == static_cast<std::uint8_t>(EventType::mariadb_gtid_list) && has_until_) {
+    ByteReader r = ev.body_reader();
+    if (auto l = decode_gtid_list(r)) until_binlog_state_ = l.value();
+  }
+  if (t == static_cast<std::uint8_t>(EventType::mariadb_gtid) && (!gtid_start_.empty() || has_until_)) {
+    ByteReader r = ev.body_reader();
+    auto d = decode_mariadb_gtid(r, ev.header.server_id);
+    if (!d) return true;  // the verifier stopped on it already
+    const MariaGtid g = d->gtid(ev.header.server_id);
+    const Skip group = d->standalone() ? Skip::standalone : Skip::transaction;
+    until_binlog_state_.update(g);
+    for (std::size_t i = 0; i < gtid_start_.size(); ++i) {
+      MariaGtid& s = gtid_start_[i];
+      if (s.domain != g.domain) continue;
+      if (start_on_empty_[i]) {
+        const MariaGtid* have = snap_->binlog_state.find(s.domain, s.server_id);
+        if (have == nullptr || have->seq < s.seq) {
+          fail(fmt::format("Connecting slave requested to start from GTID {}, which is not in the master's binlog",
+                           s.to_string()));
+          return false;
+        }
+        start_on_empty_[i] = false;
+      }
+      if (g.server_id != s.server_id || g.seq <= s.seq) skip_ = group;
+      if (g.server_id == s.server_id && g.seq >= s.seq) {
+        if (req_.mariadb_gtid_strict && g.seq > s.seq) {
+          fail(fmt::format("The binlog on the master is missing the GTID {} requested by the slave (even though a "
+                           "subsequent sequence number does exist), and GTID strict mode is enabled",
+                           s.to_string()));
+          return false;
+        }
+        send_fake_list_ = true;
+        gtid_start_.erase(gtid_start_.begin() + static_cast<std::ptrdiff_t>(i));
+        start_on_empty_.erase(start_on_empty_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      break;
+    }
+    if (has_until_) {
+      auto it = std::find_if(until_.begin(), until_.end(), [&](const MariaGtid& u) { return u.domain == g.domain; });
+      if (it == until_.end()) {
+        skip_ = group;  // this domain reached its UNTIL already
+      } else if (g.server_id == it->server_id && g.seq >= it->seq) {
+        const std::uint64_t useq = it->seq;
+        until_.erase(it);
+        if (until_.empty())
+          until_group_ = group == Skip::standalone ? Until::after_standalone : Until::after_transaction;
+        if (g.seq > useq) skip_ = group;
+      }
+    }
+  }
+  switch (skip_) {
+    case Skip::standalone:
+      if (!is_part_of_group(t)) skip_ = Skip::none;
+      return false;
+    case Skip::transaction:
+      if (t == static_cast<std::uint8_t>(EventType::xid) || is_commit_or_rollback(ev, scratch_)) skip_ = Skip::none;
+      return false;
+    case Skip::none:
+      return true;
+  }
+  return true;
+}
+
+bool Cursor::mysql_filter(const Event& ev) {
+  const std::uint8_t t = ev.type_code();
+  if (t == static_cast<std::uint8_t>(EventType::gtid) || t == static_cast<std::uint8_t>(EventType::gtid_tagged_log)) {
+    ByteReader r = ev.body_reader();
+    auto g = t == static_cast<std::uint8_t>(EventType::gtid) ? decode_gtid_log(r) : decode_gtid_tagged_log(r);
+    mysql_excluding_ = g && req_.mysql_gtids->contains(g->uuid, g->tag, g->gno);
+  } else if (t == static_cast<std::uint8_t>(EventType::anonymous_gtid)) {
+    mysql_excluding_ = false;
+  }
+  return !mysql_excluding_;
+}
+
+// ---- next -----------------------------------------------------------------------------------------
+
+CursorStep Cursor::next() {
+  if (queued_) {
+    queued_ = false;
+    out_.swap(queue_);
+    pos_ = queued_pos_;
+    if (end_after_queue_) phase_ = Phase::done;
+    return event_step(Bytes(out_.data(), out_.size()));
+  }
+  for (;;) {
+    switch (phase_) {
+      case Phase::failed:
+        return error_step();
+      case Phase::done:
+        return CursorStep{};
+      case Phase::open_wait: {
+        refresh_snapshot(false);
+        const Open o = open_file(idx_, start_, first_file_);
+        if (o == Open::failed) return error_step();
+        if (o == Open::not_yet) {
+          if (req_.non_blocking) {
+            phase_ = Phase::done;
+            continue;
+          }
+          phase_ = Phase::open_wait;
+          CursorStep s;
+          s.kind = CursorStep::Kind::wait;
+          return s;
+        }
+        continue;
+      }
+      case Phase::rotate:
+        phase_ = Phase::fde;
+        pos_ = start_;
+        return event_step(fake_rotate());
+      case Phase::fde:
+        phase_ = Phase::events;
+        return event_step(wire_fde());
+      case Phase::wait: {
+        if (at_stream_end()) continue;
+        CursorStep s;
+        s.kind = CursorStep::Kind::wait;
+        return s;
+      }
+      case Phase::events: {
+        Event ev;
+        if (!stream_->next(ev)) {
+          if (at_stream_end()) continue;
+          CursorStep s;
+          s.kind = CursorStep::Kind::wait;
+          return s;
+        }
+        if (ev.pos < resume_below_) continue;  // the FDE, read again on the way to where it stopped
+        if (!stop_.error) {
+          if (true_gap_pending_ || !resume_below_ || ev.pos != resume_below_) {
+            true_gap_pending_ = false;
+            verifier_.event(ev);
+          } else {
+            Event same = ev;  // nothing was left out: the stream goes on where it stopped
+            same.omitted_before = 0;
+            verifier_.event(same);
+          }
+        }
+        if (ev.type() == EventType::transaction_payload && !stop_.error) {
+          ByteReader r = ev.body_reader();
+          if (auto p = decode_transaction_payload(r, *ev.fde)) {
+            PayloadExpander x(ev, p.value(), log_name_, verifier_);
+            Event inner;
+            while (!stop_.error && x.next(inner)) verifier_.event(inner);
+          }
+        }
+        if (stop_.error) {
+          fail_diag(*stop_.error);
+          return error_step();
+        }
+        read_end_ = ev.pos + ev.header.event_size;
+        if (ev.pos < emit_from_) continue;
+        if (!emitted_start_) {
+          emitted_start_ = true;
+          if (ev.pos != start_) {
+            fail(fmt::format("Slave requested incorrect position in master binlog. Requested position {} in file '{}', "
+                             "but this position does not correspond to the location of any binlog event.",
+                             start_, log_name_));
+            return error_step();
+          }
+        }
+        bool send = true;
+        if (ev.type() == EventType::mariadb_annotate_rows && !req_.send_annotate_rows &&
+            req_.mariadb_capability >= 2)
+          send = false;  // MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES: left out, as a primary does
+        if (using_gtid_) send = mariadb_filter(ev) && send;
+        else if (mysql_gtid_) send = mysql_filter(ev) && send;
+        if (phase_ == Phase::failed) return error_step();
+        // After the event (sent or skipped): the fake Gtid_list a primary sends once a domain's
+        // start is reached, and the end of an UNTIL.
+        bool until_reached = false;
+        if (has_until_) {
+          const std::uint8_t t = ev.type_code();
+          if (until_group_ == Until::after_standalone) until_reached = !is_part_of_group(t);
+          else if (until_group_ == Until::after_transaction)
+            until_reached = t == static_cast<std::uint8_t>(EventType::xid) || is_commit_or_rollback(ev, scratch_);
+        }
+        Bytes list;
+        if (send_fake_list_ && skip_ == Skip::none) {
+          send_fake_list_ = false;
+          list = fake_gtid_list(until_binlog_state_, 0, queue_);
+        }
+        if (until_reached) {
+          // one list: the UNTIL one (a start list due at the same time carries the same state)
+          list = fake_gtid_list(until_binlog_state_, kGtidListUntilReached, queue_);
+          end_after_queue_ = true;
+        }
+        if (ev.header.timestamp != 0) last_time_ = ev.header.timestamp;
+        if (send) {
+          pos_ = read_end_;
+          if (!list.empty()) {
+            queued_ = true;
+            queued_pos_ = read_end_;
+          }
+          return event_step(ev.raw);
+        }
+        if (!list.empty()) {
+          out_.swap(queue_);
+          pos_ = read_end_;
+          if (end_after_queue_) phase_ = Phase::done;
+          return event_step(Bytes(out_.data(), out_.size()));
+        }
+        continue;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace binlogctl::serve
+
+namespace binlogctl {
+
+std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const DumpRequest& req, std::string& error) {
+  auto* a = dynamic_cast<serve::Archive*>(&archive);
+  if (a == nullptr) {
+    error = "internal error: the archive was not made by open_archive()";
+    return nullptr;
+  }
+  auto c = std::make_unique<serve::Cursor>(*a, req);
+  if (!c->open(error)) return nullptr;
+  return c;
+}
+
+}  // namespace binlogctl
