@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """binlogctl serve benchmarks (issue 31, Speed); run through bench/serve.sh.
 
-usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss] [--repeat N]
+usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss] [--legs pipe,relay,serve] [--repeat N]
 
 FILE...: closed MariaDB binlog files of one chain, in order (e.g. bench/work/mariadb-256mb/
 mariadb-bin.000001 from bench/make-large-binlog.sh --size-mb 256). Everything runs on private
@@ -124,71 +124,71 @@ def fresh_target(template, root, name):
     return srv
 
 
-def pitr(binary, files, root, gtid):
+def pitr(binary, files, root, gtid, legs):
     log("pitr: template datadir")
     tpl = mdb.Server(os.path.join(root, "template"))
     os.makedirs(tpl.dir)
     tpl.install()
     results, sums = {}, {}
 
-    # pipe
-    srv = fresh_target(tpl.data, root, "pipe")
-    srv.start()
-    log("pitr: mariadb-binlog FILES | mariadb")
-    t = time.time()
-    dump = subprocess.Popen([mdb.find("mariadb-binlog"), "--no-defaults", *files], stdout=subprocess.PIPE)
-    client = subprocess.run(srv.client_args(["--binary-mode"]), stdin=dump.stdout, capture_output=True)
-    dump.wait()
-    results["pipe"] = time.time() - t
-    if client.returncode or dump.returncode:
-        sys.exit("pipe failed: " + client.stderr.decode()[-1000:])
-    sums["pipe"] = checksums(srv)
-    srv.stop()
-    shutil.rmtree(srv.data)
+    def leg_pipe():
+        srv = fresh_target(tpl.data, root, "pipe")
+        srv.start()
+        log("pitr: mariadb-binlog FILES | mariadb")
+        t = time.time()
+        dump = subprocess.Popen([mdb.find("mariadb-binlog"), "--no-defaults", *files], stdout=subprocess.PIPE)
+        client = subprocess.run(srv.client_args(["--binary-mode"]), stdin=dump.stdout, capture_output=True)
+        dump.wait()
+        results["pipe"] = time.time() - t
+        if client.returncode or dump.returncode:
+            sys.exit("pipe failed: " + client.stderr.decode()[-1000:])
+        return srv
 
-    # relay-log trick
-    srv = fresh_target(tpl.data, root, "relay")
-    names = []
-    for i, f in enumerate(files, 1):
-        n = f"relay-bin.{i:06d}"
-        try:
-            os.link(f, os.path.join(srv.data, n))
-        except OSError:
-            shutil.copy(f, os.path.join(srv.data, n))
-        names.append(n)
-    with open(os.path.join(srv.data, "relay-bin.index"), "w") as fh:
-        fh.write("".join(f"./{n}\n" for n in names))
-    srv.start()
-    srv.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=1, MASTER_USER='none', "
-            f"RELAY_LOG_FILE='{names[0]}', RELAY_LOG_POS=4, MASTER_LOG_FILE='{os.path.basename(files[0])}', "
-            "MASTER_LOG_POS=4")
-    log("pitr: relay-log trick")
-    t = time.time()
-    srv.sql("START SLAVE SQL_THREAD")
-    results["relay"] = wait_gtid(srv, gtid, "relay") - t
-    sums["relay"] = checksums(srv)
-    srv.stop()
-    shutil.rmtree(srv.data)
+    def leg_relay():
+        srv = fresh_target(tpl.data, root, "relay")
+        names = []
+        for i, f in enumerate(files, 1):
+            n = f"relay-bin.{i:06d}"
+            try:
+                os.link(f, os.path.join(srv.data, n))
+            except OSError:
+                shutil.copy(f, os.path.join(srv.data, n))
+            names.append(n)
+        with open(os.path.join(srv.data, "relay-bin.index"), "w") as fh:
+            fh.write("".join(f"./{n}\n" for n in names))
+        srv.start()
+        srv.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=1, MASTER_USER='none', "
+                f"RELAY_LOG_FILE='{names[0]}', RELAY_LOG_POS=4, MASTER_LOG_FILE='{os.path.basename(files[0])}', "
+                "MASTER_LOG_POS=4")
+        log("pitr: relay-log trick")
+        t = time.time()
+        srv.sql("START SLAVE SQL_THREAD")
+        results["relay"] = wait_gtid(srv, gtid, "relay") - t
+        return srv
 
-    if not HAVE_SERVE:
-        same = sums["pipe"] == sums["relay"] and len(sums["pipe"]) > 0
-        return results, same, len(sums["pipe"])
-    # serve + replica
-    srv = fresh_target(tpl.data, root, "serve")
-    srv.start()
-    sv = Serve(binary, files, os.path.join(root, "serve"))
-    srv.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={sv.port}, MASTER_USER='repl', "
-            "MASTER_PASSWORD='secret', MASTER_USE_GTID=slave_pos")
-    log("pitr: serve + replica")
-    t = time.time()
-    srv.sql("START SLAVE")
-    results["serve"] = wait_gtid(srv, gtid, "serve") - t
-    sums["serve"] = checksums(srv)
-    srv.stop()
-    sv.stop()
-    shutil.rmtree(srv.data)
-    same = sums["pipe"] == sums["relay"] == sums["serve"] and len(sums["pipe"]) > 0
-    return results, same, len(sums["pipe"])
+    def leg_serve():
+        srv = fresh_target(tpl.data, root, "serve")
+        srv.start()
+        sv = Serve(binary, files, os.path.join(root, "serve"))
+        srv.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={sv.port}, MASTER_USER='repl', "
+                "MASTER_PASSWORD='secret', MASTER_USE_GTID=slave_pos")
+        log("pitr: serve + replica")
+        t = time.time()
+        srv.sql("START SLAVE")
+        results["serve"] = wait_gtid(srv, gtid, "serve") - t
+        sv.stop()
+        return srv
+
+    for name, leg in (("pipe", leg_pipe), ("relay", leg_relay), ("serve", leg_serve)):
+        if name not in legs or (name == "serve" and not HAVE_SERVE):
+            continue
+        srv = leg()
+        sums[name] = checksums(srv)
+        srv.stop()
+        shutil.rmtree(srv.data)
+    vals = list(sums.values())
+    same = all(v == vals[0] for v in vals) and len(vals[0]) > 0
+    return results, same, len(vals[0])
 
 
 def raw(binary, files, root, repeat):
@@ -272,7 +272,11 @@ def rss(binary, files, root, n=8):
 
 def main():
     args = sys.argv[1:]
-    parts, repeat = {"pitr", "raw", "rss"}, 3
+    parts, repeat, legs = {"pitr", "raw", "rss"}, 3, {"pipe", "relay", "serve"}
+    if "--legs" in args:
+        i = args.index("--legs")
+        legs = set(args[i + 1].split(","))
+        del args[i:i + 2]
     if "--parts" in args:
         i = args.index("--parts")
         parts = set(args[i + 1].split(","))
@@ -298,11 +302,11 @@ def main():
     try:
         if "pitr" in parts:
             gtid = last_gtid(binary, files)
-            res, same, ntables = pitr(binary, files, root, gtid)
-            print(f"pitr to {gtid} ({ntables} tables, CHECKSUM TABLE equal after all three: {same}):")
+            res, same, ntables = pitr(binary, files, root, gtid, legs)
+            print(f"pitr to {gtid} ({ntables} tables, CHECKSUM TABLE equal after each way: {same}):")
             for k in res:
                 print(f"  {k:6} {res[k]:8.1f} s  {total / 1e6 / res[k]:7.1f} MB/s")
-            if HAVE_SERVE:
+            if "serve" in res and "pipe" in res and "relay" in res:
                 print(f"  serve vs pipe: {res['pipe'] / res['serve']:.2f}x faster; serve vs relay-log trick: "
                   f"{100 * (res['serve'] / res['relay'] - 1):+.0f}% time")
         if "raw" in parts:

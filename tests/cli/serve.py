@@ -30,6 +30,9 @@ every replication check, reset between them. Checks:
               replica reconnects by itself (MASTER_CONNECT_RETRY=1) and ends identical to the source;
               then again with the replica mid-transfer (through a proxy at 1 MB/s, serve killed when
               half the bytes have gone down)
+  live        (before the others, the source still running) serve on the directory that
+              `binlogctl fetch --stop-never` writes from the source, .partial file included: a replica
+              of serve gets two rows committed on the source after it connected, across a FLUSH
   damage      one byte flipped inside a row event of a copy: the replica stops with Last_IO_Error
               naming the file and an offset at or before the flipped byte; no transaction from the
               damaged one on is applied (the marker table's rows)
@@ -469,6 +472,7 @@ def main():
             up = PrimaryAsUpstream(src)
             local_dir = src.data
         else:
+            live_check(binary, tmp, src, rep, serves, check, step, gtid_pos)
             src.stop()
             up = Serve(binary, tmp, "main", [served])
             serves.append(up)
@@ -484,7 +488,7 @@ def main():
             rep.sql("STOP SLAVE", check_rc=False)
             for r in rep.rows("XA RECOVER"):
                 rep.sql(f"XA ROLLBACK '{r[3]}'", check_rc=False)
-            rep.sql(f"RESET SLAVE ALL; DROP DATABASE IF EXISTS {DB}; SET GLOBAL gtid_slave_pos='';")
+            rep.sql(f"RESET SLAVE ALL; DROP DATABASE IF EXISTS {DB}; DROP DATABASE IF EXISTS live; SET GLOBAL gtid_slave_pos='';")
 
         def change_master(port, extra):
             rep.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, MASTER_USER='{USER}', "
@@ -835,6 +839,67 @@ def main():
     print(f"serve: {checks[0] - len(failures)}/{checks[0]} checks passed in {time.time() - t0:.1f} s"
           + (" (against the real primary)" if primary_mode else ""))
     return 1 if failures else 0
+
+
+def replica_helpers(rep):
+    def status():
+        out = rep.sql("SHOW SLAVE STATUS\\G").stdout.decode(errors="replace")
+        return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines()) if _}
+    return status
+
+
+def live_check(binary, tmp, src, rep, serves, check, step, gtid_pos):
+    """serve follows the directory that fetch --stop-never writes (its .partial file included): a
+    replica of serve gets what the source commits after it connected, across a rotation."""
+    step("live: serve on the directory fetch --stop-never is writing")
+    status = replica_helpers(rep)
+    livedir = os.path.join(tmp, "live")
+    errf = open(os.path.join(tmp, "fetch-live.err"), "wb")
+    fetch = subprocess.Popen([binary, "fetch", "--stop-never", "--result-dir", livedir, "--host", "127.0.0.1",
+                              "--port", str(src.port), "--user", USER, "--password=" + PW],
+                             stdout=subprocess.DEVNULL, stderr=errf)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not (os.path.isdir(livedir) and any(n.endswith(".partial") for n in os.listdir(livedir))):
+            time.sleep(0.1)
+        upl = Serve(binary, tmp, "live", [livedir])
+        serves.append(upl)
+        upl.start(0)
+        rep.sql("STOP SLAVE; RESET SLAVE ALL; SET GLOBAL gtid_slave_pos='';"
+                f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={upl.port}, MASTER_USER='{USER}', "
+                f"MASTER_PASSWORD='{PW}', MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=1, MASTER_USE_GTID=slave_pos;"
+                "START SLAVE")
+        src.sql("CREATE DATABASE live; CREATE TABLE live.t (id INT PRIMARY KEY, v VARCHAR(20));"
+                "INSERT INTO live.t VALUES (1, 'before the flush'); FLUSH BINARY LOGS;"
+                "INSERT INTO live.t VALUES (2, 'after the flush');")
+        target = src.query("SELECT @@gtid_binlog_pos").strip()
+        deadline = time.time() + 60
+        while time.time() < deadline and rep.query("SELECT @@gtid_slave_pos").strip() != target:
+            st = status()
+            if st.get("Slave_SQL_Running") == "No" or st.get("Slave_IO_Running") == "No":
+                break
+            time.sleep(0.2)
+        st = status()
+        got = rep.rows("SELECT id, v FROM live.t ORDER BY id") if rep.query(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='live'").strip() != "0" else []
+        want = [["1", "before the flush"], ["2", "after the flush"]]
+        if "live" in BREAK:
+            want = want[:1]
+        check(got == want and rep.query("SELECT @@gtid_slave_pos").strip() == target,
+              f"live: the replica of serve on fetch's directory has {got} at "
+              f"{rep.query('SELECT @@gtid_slave_pos').strip()} (the source is at {target}); IO "
+              f"{st.get('Slave_IO_Running')} {st.get('Last_IO_Error')!r}, SQL {st.get('Last_SQL_Error')!r}; "
+              f"files {sorted(os.listdir(livedir)) if os.path.isdir(livedir) else None}")
+        rep.sql("STOP SLAVE")
+        upl.stop()
+    finally:
+        fetch.send_signal(signal.SIGTERM)
+        try:
+            fetch.wait(30)
+        except subprocess.TimeoutExpired:
+            fetch.kill()
+            fetch.wait()
+    rep.sql("RESET SLAVE ALL; DROP DATABASE IF EXISTS live; DROP DATABASE IF EXISTS w; SET GLOBAL gtid_slave_pos='';")
 
 
 def event_start(path, offset):
