@@ -55,13 +55,22 @@ std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inpu
 
 // What a replica asked for, from its COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID and the user
 // variables it set before it.
-struct DumpRequest {
+//
+// Named ServeDumpRequest: remote.h already has a binlogctl::DumpRequest (the client's packet), and
+// binlogctl links both, so one name for two classes would break the one-definition rule (their
+// inline constructors would silently be merged). The alias keeps `DumpRequest` for code that does
+// not include remote.h; code that includes both uses ServeDumpRequest.
+struct ServeDumpRequest {
   std::string file;                           // COM_BINLOG_DUMP's file name; "" = first file
   std::uint64_t position = 4;                 // COM_BINLOG_DUMP's position
   std::uint32_t replica_server_id = 0;
   bool non_blocking = false;                  // BINLOG_DUMP_NON_BLOCK: end at the end of the files
   bool replica_checksum = false;              // SET @master_binlog_checksum: events keep their CRC32,
                                               // artificial events get one
+  bool replica_checksum_none = false;         // ... set to 'NONE' (mariadb-binlog does): the first
+                                              // artificial ROTATE goes without a CRC32, as
+                                              // sql_repl.cc sends it with the algorithm the replica
+                                              // announced; the events still keep theirs
   int mariadb_capability = 0;                 // @mariadb_slave_capability (4: GTID aware)
   std::optional<std::string> mariadb_connect_state;  // @slave_connect_state ("" = from the start)
   std::optional<std::string> mariadb_until_gtid;     // @slave_until_gtid
@@ -69,6 +78,7 @@ struct DumpRequest {
   bool mariadb_ignore_duplicates = false;     // @slave_gtid_ignore_duplicates
   std::optional<GtidSet> mysql_gtids;         // COM_BINLOG_DUMP_GTID: GTIDs the replica has
 };
+using DumpRequest = ServeDumpRequest;
 
 struct CursorStep {
   enum class Kind : std::uint8_t {
@@ -105,7 +115,7 @@ class DumpCursor {
 
 // Opens a cursor, or fails with the message a primary would send (unknown file, a position that
 // is not an event boundary, a GTID not in the archive, ...), as `error`.
-std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const DumpRequest& req,
+std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const ServeDumpRequest& req,
                                         std::string& error);
 
 }  // namespace binlogctl
