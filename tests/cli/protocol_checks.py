@@ -6,7 +6,8 @@ replica suites are serve*.py): one serve on --port 0 over the basic fixture, the
   - garbage and an oversized packet get an error or a close, and serve goes on serving;
   - a client that connects and says nothing is dropped after --connect-timeout;
   - `mariadb-binlog -R --raw` writes files byte-identical to the served ones (every file);
-  - the status file lists a connected replica; SIGTERM ends serve with status 0.
+  - the status file lists a connected replica; SIGTERM ends serve with status 0;
+  - with --require-ssl: a query and a raw dump over TLS, a plain client refused with 1045.
 usage: protocol_checks.py BINLOGCTL SOURCE_DIR"""
 import json
 import os
@@ -150,6 +151,41 @@ while time.time() < deadline and not listed:
 check(listed, "the status file lists the waiting client")
 w.terminate()
 w.wait()
+
+# TLS: a second serve that requires it (a throw-away self-signed certificate).
+openssl = shutil.which("openssl")
+if openssl:
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                    "-subj", "/CN=127.0.0.1"], capture_output=True, check=True)
+    terr = open(os.path.join(tmp, "tls-stderr"), "w+b")
+    tproc = subprocess.Popen([exe, "serve", "--port", "0", "--user", "repl", "--password=s3cret:x", "--ssl-cert", cert,
+                              "--ssl-key", key, "--require-ssl", binlogs], stderr=terr, stdout=subprocess.DEVNULL)
+    tport = None
+    deadline = time.time() + 30
+    while time.time() < deadline and tport is None and tproc.poll() is None:
+        terr.seek(0)
+        for line in terr.read().decode(errors="replace").split("\n"):
+            if line.startswith("binlogctl serve: listening on 127.0.0.1:"):
+                tport = int(line.rsplit(":", 1)[1])
+        time.sleep(0.05)
+    check(tport is not None, "serve with --require-ssl starts")
+    if tport is not None:
+        base = [client, "--no-defaults", "-h127.0.0.1", "-P%d" % tport, "-urepl", "-ps3cret:x", "-N", "-B"]
+        r = subprocess.run(base + ["--ssl", "-e", "SELECT @@version_comment"], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and r.stdout.strip() == "binlogctl serve", "a query over TLS")
+        r = subprocess.run(base + ["--skip-ssl", "-e", "SELECT 1"], capture_output=True, text=True, timeout=30)
+        check("ERROR 1045" in r.stderr, "--require-ssl refuses a plain connection with 1045")
+        tout = os.path.join(tmp, "tls") + os.sep
+        os.makedirs(tout)
+        r = subprocess.run([mbinlog, "--no-defaults", "-R", "--raw", "--ssl", "--to-last-log", "-h127.0.0.1",
+                            "-P%d" % tport, "-urepl", "-ps3cret:x", "--result-file=" + tout, want[-2]],
+                           capture_output=True, text=True, timeout=60)
+        same = all(os.path.exists(tout + n) and open(tout + n, "rb").read() == open(os.path.join(binlogs, n), "rb").read()
+                   for n in want[-1:])
+        check(r.returncode == 0 and same, "mariadb-binlog --raw over TLS, byte for byte")
+        tproc.send_signal(signal.SIGTERM)
+        check(tproc.wait(20) == 0, "the TLS serve stops on SIGTERM")
 
 proc.send_signal(signal.SIGTERM)
 try:

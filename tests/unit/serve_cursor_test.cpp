@@ -363,12 +363,21 @@ TEST_CASE("cursor: at the live end a blocking cursor waits, then sends what the 
   const auto evs2 = file_events(kBasic + "/mariadb-bin.000003");
   spit(d / "mariadb-bin.000001", f1);
   const std::size_t cut = static_cast<std::size_t>(evs2[15].pos + 7);  // inside an event
-  spit(d / "mariadb-bin.000003.partial", std::vector<std::uint8_t>(f2.begin(), f2.begin() + static_cast<std::ptrdiff_t>(cut)));
+  std::vector<std::uint8_t> head(f2.begin(), f2.begin() + static_cast<std::ptrdiff_t>(cut));
+  head[4 + 17] |= kFlagInUse;  // as the server leaves it in the file it writes (the CRC does not cover it)
+  spit(d / "mariadb-bin.000003.partial", head);
   auto a = archive_of({d.path.string()});
   auto c = cursor_of(*a, blocking_request());
   auto steps = drain(*c);
   REQUIRE(steps.back().kind == CursorStep::Kind::wait);
   CHECK(steps[steps.size() - 2].bytes == evs2[14].raw);
+  // the FDE goes out with LOG_EVENT_BINLOG_IN_USE_F cleared, its CRC still right
+  const Step* fde = nullptr;
+  for (const Step& s : steps)
+    if (s.kind == CursorStep::Kind::event && type_of(s) == 15 && s.file == "mariadb-bin.000003") fde = &s;
+  REQUIRE(fde != nullptr);
+  CHECK(fde->bytes == evs2[0].raw);
+  CHECK((header(*fde).flags & kFlagInUse) == 0);
   CHECK(c->next().kind == CursorStep::Kind::wait);
   // the heartbeat names the current file and position
   Bytes hb = c->heartbeat();
@@ -437,22 +446,49 @@ TEST_CASE("cursor: non-blocking ends at the end; .gz archives are served as the 
   CHECK(bad.back().kind == CursorStep::Kind::error);
 }
 
-TEST_CASE("cursor: a replica that did not ask for checksums gets the events without their CRC32") {
-  auto a = archive_of({kBasic + "/mariadb-bin.000003"});
+TEST_CASE("cursor: @master_binlog_checksum='NONE' (mariadb-binlog): events as stored, only the first ROTATE without CRC") {
+  auto a = archive_of({kBasic + "/mariadb-bin.000002", kBasic + "/mariadb-bin.000003"});
   DumpRequest r = request();
   r.replica_checksum = false;
   auto steps = drain(*cursor_of(*a, r));
-  const auto evs = file_events(kBasic + "/mariadb-bin.000003");
-  REQUIRE(steps.size() == evs.size() + 2);
+  const auto evs = file_events(kBasic + "/mariadb-bin.000002");
   CHECK(header(steps[0]).event_size == steps[0].bytes.size());
-  CHECK(steps[0].bytes.size() == 19 + 8 + std::string("mariadb-bin.000003").size());
-  CHECK(steps[1].bytes.size() == evs[0].raw.size());
-  CHECK(steps[1].bytes[steps[1].bytes.size() - 5] == 0);  // checksum algorithm OFF
-  for (std::size_t k = 1; k < evs.size(); ++k) {
-    CHECK(steps[k + 1].bytes.size() == evs[k].raw.size() - 4);
-    CHECK(header(steps[k + 1]).event_size == evs[k].raw.size() - 4);
-    CHECK(std::equal(steps[k + 1].bytes.begin() + 13, steps[k + 1].bytes.end(), evs[k].raw.begin() + 13));
-  }
+  CHECK(steps[0].bytes.size() == 19 + 8 + std::string("mariadb-bin.000002").size());  // 45 bytes: no CRC
+  for (std::size_t k = 1; k < evs.size(); ++k) CHECK(steps.at(k + 1).bytes == evs[k].raw);
+  // the next file's artificial ROTATE has the CRC of the files
+  check_fake_rotate(steps.at(evs.size() + 1), "mariadb-bin.000003", 4, 1011);
+}
+
+TEST_CASE("cursor: ANNOTATE_ROWS only for a dump that asks for them (flag 2)") {
+  auto a = archive_of({kBasic + "/mariadb-bin.000003"});
+  DumpRequest r = request();
+  auto count = [](const std::vector<Step>& steps) {
+    std::size_t n = 0;
+    for (const Step& s : steps) n += s.kind == CursorStep::Kind::event && type_of(s) == 160;
+    return n;
+  };
+  const std::size_t all = count(drain(*cursor_of(*a, r)));
+  CHECK(all > 10);
+  r.send_annotate_rows = false;
+  CHECK(count(drain(*cursor_of(*a, r))) == 0);
+  r.mariadb_capability = 1;  // understands them, cannot take a hole: sent
+  CHECK(count(drain(*cursor_of(*a, r))) == all);
+}
+
+TEST_CASE("archive: binlog_gtid_pos(file, pos) as a primary answers it") {
+  auto a = archive_of({kBasic});
+  std::string out, err;
+  REQUIRE(binlog_gtid_pos(*a, "mariadb-bin.000001", 4, out, err));
+  CHECK(out == "");
+  REQUIRE(binlog_gtid_pos(*a, "mariadb-bin.000003", 4, out, err));
+  CHECK(out == "1-1011-24");  // expected/binary-logs.tsv: BINLOG_GTID_POS(file, 4)
+  REQUIRE(binlog_gtid_pos(*a, "mariadb-bin.000006", 4, out, err));
+  CHECK(out == "1-1011-1001,11-2022-100");
+  REQUIRE(binlog_gtid_pos(*a, "mariadb-bin.000003", 4846, out, err));  // the GTID event of 1-1011-31
+  CHECK(out == "1-1011-30");
+  CHECK_FALSE(binlog_gtid_pos(*a, "mariadb-bin.000003", 4847, out, err));
+  CHECK(err.find("does not correspond") != std::string::npos);
+  CHECK_FALSE(binlog_gtid_pos(*a, "mariadb-bin.000042", 4, out, err));
 }
 
 TEST_CASE("cursor: MariaDB GTID starts (@slave_connect_state) skip what the replica has") {
@@ -577,13 +613,29 @@ TEST_CASE("cursor: MySQL COM_BINLOG_DUMP_GTID skips the GTIDs the replica has") 
   auto none = drain(*cursor_of(*a, r));
   for (const Step& s : none)
     if (s.kind == CursorStep::Kind::event) CHECK(type_of(s) != 33);
-  // Fewer than the file's Previous_gtids: purged
+  // The state: the file's Previous_gtids and its GTIDs.
+  GtidSet prev;
+  for (const FileEvent& e : evs)
+    if (e.raw[4] == 35) {
+      ByteReader br(Bytes(e.raw.data() + 19, e.raw.size() - 23));
+      auto p = decode_previous_gtids(br);
+      REQUIRE(p);
+      prev = p.value();
+    }
+  GtidSet executed = prev;
+  executed.union_with(all);
+  CHECK(a->state().gtid_executed == executed.to_string());
+  // A replica without the GTIDs of the file's Previous_gtids: they were purged.
   GtidSet empty;
   r.mysql_gtids = empty;
   std::string err;
   auto c = open_cursor(*a, r, err);
-  const bool has_prev = !GtidSet::parse(a->state().gtid_executed).value().empty();
-  CHECK(has_prev);
+  if (prev.empty()) {
+    CHECK(c != nullptr);
+  } else {
+    CHECK(c == nullptr);
+    CHECK(err.find("purged required binary logs") != std::string::npos);
+  }
 }
 
 }  // TEST_SUITE

@@ -399,6 +399,12 @@ TEST_SUITE("serve_protocol") {
     CHECK(req.non_blocking);
     CHECK(req.file.empty());
     CHECK(req.position == 256);
+    CHECK_FALSE(req.send_annotate_rows);
+    Buf mb;  // mariadb-binlog -R --raw (captured): flags 3, non-blocking and ANNOTATE_ROWS wanted
+    mb.le(4, 4).le(3, 2).le(0, 4).raw("mariadb-bin.000001");
+    REQUIRE(sp::decode_binlog_dump(mb.b, req).ok());
+    CHECK(req.non_blocking);
+    CHECK(req.send_annotate_rows);
     CHECK_FALSE(sp::decode_binlog_dump(Bytes(d.b).first(9), req).ok());
   }
 
@@ -563,8 +569,8 @@ TEST_SUITE("serve_protocol") {
     CHECK(pk[12].payload.size() == 70001);
     CHECK(pk[12].seq == 2);
     CHECK(pk[13].payload == std::vector<std::uint8_t>{0xfe, 0, 0, 2, 0});
-    CHECK(f.last_request.replica_checksum);  // the variable is set, whatever its value
-    CHECK(f.last_request.replica_checksum_none);
+    CHECK_FALSE(f.last_request.replica_checksum);  // 'NONE' announced (what mariadb-binlog sends)
+    CHECK_FALSE(f.last_request.send_annotate_rows);  // dump flags 1
     CHECK(f.last_request.mariadb_capability == 4);
     CHECK(f.last_request.mariadb_connect_state == std::optional<std::string>("0-1-40"));
     CHECK(f.last_request.non_blocking);
@@ -587,14 +593,15 @@ TEST_SUITE("serve_protocol") {
     ScriptedClient c;
     c.user = "repl";
     c.password = "secret";
-    c.commands = {query("SELECT @@server_id"), query("SET @master_heartbeat_period=1000")};
+    c.commands = {query("SELECT @@server_id"), query("SET @master_heartbeat_period=1000"),
+                  query("SET @master_binlog_checksum= @@global.binlog_checksum")};
     Buf dump;
     dump.le(18, 1).le(4, 4).le(0, 2).le(2, 4).raw("bin.000001");
     c.commands.push_back(dump.b);
     auto pk = f.run(c);
     REQUIRE(pk.size() >= 9);
     CHECK(std::string(pk[5].payload.begin() + 1, pk[5].payload.end()) == "99");
-    std::size_t i = 2 + 5 + 1;  // handshake, OK, result set, SET OK
+    std::size_t i = 2 + 5 + 2;  // handshake, OK, result set, 2 SET OKs
     CHECK(pk[i].payload == std::vector<std::uint8_t>{0, 9, 9});
     int heartbeats = 0;
     for (++i; i < pk.size() && pk[i].payload[0] == 0; ++i) {
@@ -605,8 +612,7 @@ TEST_SUITE("serve_protocol") {
     REQUIRE(i + 1 == pk.size());
     CHECK(err_text(pk[i]) == "1236 #HY000 bin.000001: offset 1234: checksum mismatch");
     CHECK_FALSE(f.last_request.non_blocking);
-    CHECK_FALSE(f.last_request.replica_checksum);
-    CHECK_FALSE(f.last_request.replica_checksum_none);
+    CHECK(f.last_request.replica_checksum);  // @@global.binlog_checksum = CRC32 announced
   }
 
   TEST_CASE("a session refuses: wrong password, unknown user, unknown command, big packet, bad dump") {

@@ -65,12 +65,11 @@ struct ServeDumpRequest {
   std::uint64_t position = 4;                 // COM_BINLOG_DUMP's position
   std::uint32_t replica_server_id = 0;
   bool non_blocking = false;                  // BINLOG_DUMP_NON_BLOCK: end at the end of the files
-  bool replica_checksum = false;              // SET @master_binlog_checksum: events keep their CRC32,
-                                              // artificial events get one
-  bool replica_checksum_none = false;         // ... set to 'NONE' (mariadb-binlog does): the first
-                                              // artificial ROTATE goes without a CRC32, as
-                                              // sql_repl.cc sends it with the algorithm the replica
-                                              // announced; the events still keep theirs
+  bool replica_checksum = false;              // SET @master_binlog_checksum (not 'NONE'): the first
+                                              // artificial ROTATE gets a CRC32 (events always go as
+                                              // stored, later artificial ones as their file's FDE says)
+  bool send_annotate_rows = true;             // COM_BINLOG_DUMP flag 2 (BINLOG_SEND_ANNOTATE_ROWS_EVENT):
+                                              // false leaves ANNOTATE_ROWS out, as a primary does
   int mariadb_capability = 0;                 // @mariadb_slave_capability (4: GTID aware)
   std::optional<std::string> mariadb_connect_state;  // @slave_connect_state ("" = from the start)
   std::optional<std::string> mariadb_until_gtid;     // @slave_until_gtid
@@ -102,7 +101,8 @@ class DumpCursor {
  public:
   virtual ~DumpCursor() = default;
   // First the artificial ROTATE, the file's FDE (IN_USE cleared, log_pos 0 when the start is past
-  // it), a fake GTID_LIST with a GTID start, then the events.
+  // it), then the events; with a GTID start, a fake GTID_LIST after the skipped groups (as a
+  // 10.11 primary sends it, testdata/serve captures).
   virtual CursorStep next() = 0;
   // Where the replica is: the file and end position of the last event handed out.
   virtual const std::string& file() const = 0;
@@ -112,6 +112,12 @@ class DumpCursor {
   // asked; valid until the next call.
   virtual Bytes heartbeat() = 0;
 };
+
+// SELECT binlog_gtid_pos('FILE', POS): the MariaDB GTID position at that point of the archive (the
+// file's Gtid_list updated with the GTIDs before POS, one per domain, "" when none), or false with
+// the message a primary gives (unknown file, a position that is not an event boundary).
+bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint64_t pos, std::string& out,
+                     std::string& error);
 
 // Opens a cursor, or fails with the message a primary would send (unknown file, a position that
 // is not an event boundary, a GTID not in the archive, ...), as `error`.

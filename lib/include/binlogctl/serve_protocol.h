@@ -186,8 +186,9 @@ struct RegisterSlave {
 Result<RegisterSlave> decode_register_slave(Bytes body);
 
 // COM_BINLOG_DUMP (after the command byte), MariaDB and MySQL alike:
-//   4 position | 2 flags (1: BINLOG_DUMP_NON_BLOCK) | 4 server id | file name (the rest)
-// Fills req.file, position, non_blocking, replica_server_id.
+//   4 position | 2 flags (1: BINLOG_DUMP_NON_BLOCK, 2: BINLOG_SEND_ANNOTATE_ROWS_EVENT) | 4 server id
+//   | file name (the rest)
+// Fills req.file, position, non_blocking, send_annotate_rows, replica_server_id.
 Status decode_binlog_dump(Bytes body, ServeDumpRequest& req);
 
 // COM_BINLOG_DUMP_GTID (MySQL 5.6+, sql/rpl_source.cc com_binlog_dump_gtid):
@@ -200,6 +201,7 @@ Status decode_binlog_dump(Bytes body, ServeDumpRequest& req);
 Status decode_binlog_dump_gtid(Bytes body, ServeDumpRequest& req);
 
 inline constexpr std::uint16_t kDumpNonBlock = 1;      // BINLOG_DUMP_NON_BLOCK
+inline constexpr std::uint16_t kDumpAnnotateRows = 2;  // BINLOG_SEND_ANNOTATE_ROWS_EVENT (MariaDB)
 inline constexpr std::uint16_t kDumpThroughGtid = 4;   // BINLOG_THROUGH_GTID
 
 // Frames `payload` as packets (3-byte length, 1-byte sequence id) into `out`, splitting payloads
@@ -220,6 +222,7 @@ struct QueryEnv {
   std::int64_t now = 0;             // UNIX_TIMESTAMP()
   std::uint32_t connection_id = 0;  // CONNECTION_ID()
   std::string user;                 // USER(): `user@peer-host`
+  BinlogArchive* archive = nullptr; // binlog_gtid_pos(); null: NULL
 };
 
 // User variables of one connection (`SET @x=...`), by lower-case name; nullopt = NULL.
@@ -238,8 +241,8 @@ struct QueryAnswer {
 //   SET @v = expr [, ...]  and session settings (SET NAMES, SET autocommit=1, SET [SESSION] v=...)
 //   SELECT expr [[AS] alias] [, ...] [LIMIT n]; expr: a number, 'string', NULL, @v, @@[GLOBAL.|
 //     SESSION.]var, UNIX_TIMESTAMP(), VERSION(), DATABASE(), USER(), CURRENT_USER(),
-//     CONNECTION_ID(), binlog_gtid_pos(file, pos) (NULL: the archive does not map positions to
-//     GTID states)
+//     CONNECTION_ID(), binlog_gtid_pos(file, pos) (the archive's answer; NULL for a file or
+//     position it does not have, as MariaDB answers)
 //   SHOW [GLOBAL|SESSION] VARIABLES [LIKE 'pattern'], SHOW BINARY LOGS / MASTER LOGS,
 //   SHOW MASTER STATUS / BINLOG STATUS, SHOW WARNINGS, USE db
 // Anything else is an ERR packet (1064 syntax, 1193 unknown system variable, 1305 unknown

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
+#include <unordered_map>
 
 namespace binlogctl::serve {
 
@@ -355,6 +356,12 @@ bool Archive::refresh(std::string& error) {
   }
 
   auto snap = std::make_shared<Snapshot>();
+  std::unordered_map<std::string, std::shared_ptr<const FileScan>> by_path, by_name;
+  for (const ArchiveEntry& o : old->files) {
+    if (!o.scan) continue;
+    by_path[o.input.path] = o.scan;
+    by_name[o.input.log_name] = o.scan;
+  }
   auto add = [&](const InputFile& f, bool partial) {
     ArchiveEntry e;
     e.input = f;
@@ -363,13 +370,12 @@ bool Archive::refresh(std::string& error) {
       struct stat st {};
       if (::stat(f.path.c_str(), &st) == 0) {
         std::shared_ptr<const FileScan> prev;
-        for (const ArchiveEntry& o : old->files)
-          if (o.input.path == f.path && o.scan) prev = o.scan;
+        if (auto it = by_path.find(f.path); it != by_path.end()) prev = it->second;
         // A file that lost its .partial suffix is the same file (same inode): scanned on.
         if (!prev)
-          for (const ArchiveEntry& o : old->files)
-            if (o.input.log_name == f.log_name && o.scan && o.scan->ino == st.st_ino && o.scan->dev == st.st_dev)
-              prev = o.scan;
+          if (auto it = by_name.find(f.log_name);
+              it != by_name.end() && it->second->ino == st.st_ino && it->second->dev == st.st_dev)
+            prev = it->second;
         if (prev && prev->raw_size == static_cast<std::uint64_t>(st.st_size) && prev->mtime_ns == mtime_ns(st) &&
             prev->ino == st.st_ino && prev->dev == st.st_dev) {
           auto same = std::make_shared<FileScan>(*prev);
@@ -441,6 +447,74 @@ bool Archive::refresh(std::string& error) {
 }  // namespace binlogctl::serve
 
 namespace binlogctl {
+
+bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint64_t pos, std::string& out,
+                     std::string& error) {
+  auto* a = dynamic_cast<serve::Archive*>(&archive);
+  if (a == nullptr) {
+    error = "internal error: the archive was not made by open_archive()";
+    return false;
+  }
+  auto snap = a->snapshot();
+  const serve::ArchiveEntry* e = nullptr;
+  for (const serve::ArchiveEntry& x : snap->files) {
+    if (x.input.missing || !x.scan || !x.scan->readable) continue;
+    if (file.empty() ? e == nullptr : x.input.log_name == file) e = &x;
+  }
+  if (e == nullptr) {
+    error = "Could not find first log file name in binary log index file";
+    return false;
+  }
+  if (pos < 4) pos = 4;
+  // Per domain the newest GTID: the file's Gtid_list, then every GTID before the position.
+  std::vector<MariaGtid> state;
+  auto update = [&](const MariaGtid& g) {
+    for (MariaGtid& d : state)
+      if (d.domain == g.domain) {
+        d = g;
+        return;
+      }
+    state.push_back(g);
+  };
+  for (const MariaGtid& g : e->scan->gtid_list) update(g);
+  bool valid = pos == 4;
+  try {
+    std::unique_ptr<Source> src;
+    if (serve::is_compressed_path(e->input.path)) src = open_source(e->input.path);
+    else src = std::make_unique<serve::PreadSource>(e->input.path);
+    struct Null final : DiagnosticSink {
+      void report(const Diagnostic&) override {}
+    } sink;
+    StreamOptions so;
+    so.resync = false;
+    EventStream stream(*src, e->input.log_name, sink, so);
+    Event ev;
+    while (!valid && stream.next(ev) && ev.pos < pos) {
+      if (ev.type() == EventType::mariadb_gtid) {
+        ByteReader r = ev.body_reader();
+        if (auto g = decode_mariadb_gtid(r, ev.header.server_id)) update(g->gtid(ev.header.server_id));
+      }
+      if (ev.pos + ev.header.event_size == pos) valid = true;
+    }
+  } catch (const std::system_error& ex) {
+    error = fmt::format("{}: {}", e->input.path, ex.code().message());
+    return false;
+  }
+  if (!valid) {
+    error = fmt::format(
+        "Slave requested incorrect position in master binlog. Requested position {} in file '{}', but this "
+        "position does not correspond to the location of any binlog event.",
+        pos, e->input.log_name);
+    return false;
+  }
+  std::sort(state.begin(), state.end(), [](const MariaGtid& x, const MariaGtid& y) { return x.domain < y.domain; });
+  out.clear();
+  for (const MariaGtid& g : state) {
+    if (!out.empty()) out += ',';
+    out += g.to_string();
+  }
+  return true;
+}
 
 std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inputs) {
   return std::make_unique<serve::Archive>(inputs);

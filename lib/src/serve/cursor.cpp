@@ -17,10 +17,14 @@
 // * UNTIL (@slave_until_gtid): stop after that group with a fake Gtid_list flagged
 //   FLAG_UNTIL_REACHED;
 // * at the end of a file, the file's own ROTATE, then the next file's artificial ROTATE and FDE.
-// Artificial events carry a CRC32 when the replica asked for checksums and the file has them
-// (the primary uses the checksum of the file it reads). A replica that did not ask for
-// checksums gets the events without their CRC32 (event_size fixed, the FDE's checksum
-// algorithm set to OFF): MariaDB and MySQL refuse such a replica instead.
+// * the events go out as stored, CRC32 included, whatever the replica set
+//   @master_binlog_checksum to (mariadb-binlog sets 'NONE' and writes byte-identical files); only
+//   the first artificial ROTATE follows that setting, the later artificial events (ROTATEs at
+//   rotations, fake Gtid_lists, heartbeats) the checksum of the file being read (MariaDB's
+//   current_checksum_alg). A replica that did not set the variable at all is refused by a
+//   primary when the files have checksums: that is the protocol side's to answer;
+// * ANNOTATE_ROWS only with dump flag 2 (testdata/serve captures: a replica asking flags 0 gets
+//   none, the end_log_pos of the next event jumps over it).
 #include "archive_internal.h"
 
 #include <binlogctl/event_stream.h>
@@ -168,13 +172,12 @@ class Cursor final : public DumpCursor {
     s.bytes = b;
     return s;
   }
-  bool wire_crc() const { return req_.replica_checksum && file_crc_; }
+  bool wire_crc() const { return first_rotate_ ? req_.replica_checksum : file_crc_; }
   Bytes artificial(std::uint8_t type, std::uint32_t log_pos, std::uint16_t flags, Bytes body_a, Bytes body_b,
                    std::vector<std::uint8_t>& out);
   Bytes fake_rotate();
   Bytes wire_fde();
   Bytes fake_gtid_list(const MariaGtidList& l, std::uint32_t flags, std::vector<std::uint8_t>& out);
-  Bytes wire_event(const Event& ev);
   void refresh_snapshot(bool force);
   bool has_successor() const;
   std::string path_of(const std::string& log_name) const;
@@ -229,6 +232,7 @@ class Cursor final : public DumpCursor {
   bool end_after_queue_ = false;
   std::uint64_t queued_pos_ = 0;
   std::vector<std::uint8_t> hb_;
+  bool first_rotate_ = false;  // building the first artificial ROTATE
   std::string scratch_;
 
   // MariaDB GTID start / until
@@ -297,6 +301,11 @@ Bytes Cursor::artificial(std::uint8_t type, std::uint32_t log_pos, std::uint16_t
 Bytes Cursor::fake_rotate() {
   std::uint8_t pos[8];
   put64(pos, start_);
+  first_rotate_ = first_file_;
+  struct Reset {
+    bool& b;
+    ~Reset() { b = false; }
+  } reset{first_rotate_};
   return artificial(static_cast<std::uint8_t>(EventType::rotate), 0, kFlagArtificial, Bytes(pos, 8),
                     Bytes(reinterpret_cast<const std::uint8_t*>(log_name_.data()), log_name_.size()), out_);
 }
@@ -333,24 +342,12 @@ Bytes Cursor::wire_fde() {
     if (out_.size() >= kFdeCreatedOffset + 4) put32(p + kFdeCreatedOffset, 0);
     changed = true;
   }
-  if (file_crc_ && !req_.replica_checksum) {
-    // The checksum algorithm byte and the CRC field stay (the FDE of a binlog written without
-    // checksums has them too): OFF, and no CRC.
-    out_[out_.size() - kChecksumLen - 1] = 0;
-    put32(p + out_.size() - kChecksumLen, 0);
-  } else if (file_crc_ && changed) {
+  if (file_crc_ && changed) {
     put32(p + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
   }
   return {out_.data(), out_.size()};
 }
 
-Bytes Cursor::wire_event(const Event& ev) {
-  if (!file_crc_ || req_.replica_checksum || !ev.has_checksum) return ev.raw;
-  out_.assign(ev.raw.begin(), ev.raw.end() - kChecksumLen);
-  put32(out_.data() + 9, static_cast<std::uint32_t>(out_.size()));
-  if (out_.capacity() > (4u << 20) && out_.size() < (1u << 20)) out_.shrink_to_fit();
-  return {out_.data(), out_.size()};
-}
 
 Bytes Cursor::heartbeat() {
   std::uint8_t sub[8];
@@ -894,8 +891,11 @@ CursorStep Cursor::next() {
           }
         }
         bool send = true;
-        if (using_gtid_) send = mariadb_filter(ev);
-        else if (mysql_gtid_) send = mysql_filter(ev);
+        if (ev.type() == EventType::mariadb_annotate_rows && !req_.send_annotate_rows &&
+            req_.mariadb_capability >= 2)
+          send = false;  // MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES: left out, as a primary does
+        if (using_gtid_) send = mariadb_filter(ev) && send;
+        else if (mysql_gtid_) send = mysql_filter(ev) && send;
         if (phase_ == Phase::failed) return error_step();
         // After the event (sent or skipped): the fake Gtid_list a primary sends once a domain's
         // start is reached, and the end of an UNTIL.
@@ -923,7 +923,7 @@ CursorStep Cursor::next() {
             queued_ = true;
             queued_pos_ = read_end_;
           }
-          return event_step(wire_event(ev));
+          return event_step(ev.raw);
         }
         if (!list.empty()) {
           out_.swap(queue_);

@@ -263,6 +263,7 @@ Status decode_binlog_dump(Bytes body, ServeDumpRequest& req) {
   if (!r.ok()) return DecodeError{Errc::truncated, r.error().offset, "COM_BINLOG_DUMP shorter than 10 bytes"};
   req.position = pos;
   req.non_blocking = (flags & kDumpNonBlock) != 0;
+  req.send_annotate_rows = (flags & kDumpAnnotateRows) != 0;
   req.replica_server_id = server_id;
   std::string_view name = r.str(r.remaining());
   // Some clients send the name NUL-terminated.

@@ -326,7 +326,17 @@ class Parser {
         if ((w == "user" || w == "current_user" || w == "session_user" || w == "system_user") && args.empty())
           return Value{env_.user, false};
         if (w == "connection_id" && args.empty()) return Value{std::to_string(env_.connection_id), true};
-        if (w == "binlog_gtid_pos" && args.size() == 2) return Value{std::nullopt, false};
+        if (w == "binlog_gtid_pos" && args.size() == 2) {
+          // The archive's answer; NULL for what it does not have (MariaDB answers NULL too).
+          std::string out, err;
+          std::uint64_t pos = 0;
+          const std::string& p = args[1].text ? *args[1].text : out;
+          const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), pos);
+          if (env_.archive == nullptr || !args[0].text || !args[1].text || ec != std::errc() ||
+              end != p.data() + p.size() || !binlog_gtid_pos(*env_.archive, *args[0].text, pos, out, err))
+            return Value{std::nullopt, false};
+          return Value{std::move(out), false};
+        }
         err_ = error(serve_proto::kErrSpDoesNotExist, "FUNCTION " + tk.text + " does not exist");
         return std::nullopt;
       }

@@ -325,6 +325,7 @@ class Session {
     env.now = static_cast<std::int64_t>(std::time(nullptr));
     env.connection_id = conn_id_;
     env.user = user_ + "@" + peer_host();
+    env.archive = ctx_.archive;
     QueryAnswer a = answer_query(sql, vars_, env);
     switch (a.kind) {
       case QueryAnswer::Kind::ok:
@@ -349,13 +350,12 @@ class Session {
   }
 
   void fill_request(ServeDumpRequest& req) const {
-    // A replica that set @master_binlog_checksum (to anything) understands checksums
-    // (is_slave_checksum_aware in sql_repl.cc: the variable's presence, not its value).
-    const auto ck = vars_.find("master_binlog_checksum");
-    const auto ck2 = vars_.find("source_binlog_checksum");
-    req.replica_checksum = (ck != vars_.end() && ck->second) || (ck2 != vars_.end() && ck2->second);
-    const auto& announced = (ck != vars_.end() && ck->second) ? ck->second : (ck2 != vars_.end() ? ck2->second : std::nullopt);
-    req.replica_checksum_none = announced && lower_ascii(*announced) == "none";
+    // The checksum algorithm the replica announced (@master_binlog_checksum, MySQL 8.0.26+ also
+    // @source_binlog_checksum): anything but NONE gives the first artificial ROTATE a CRC32, as
+    // sql_repl.cc does (mariadb-binlog announces NONE; the events go as stored either way).
+    std::optional<std::string> announced = var("master_binlog_checksum");
+    if (!announced) announced = var("source_binlog_checksum");
+    req.replica_checksum = announced.has_value() && lower_ascii(*announced) != "none";
     req.mariadb_capability = static_cast<int>(std::min<std::uint64_t>(to_u64(var("mariadb_slave_capability")).value_or(0), 1000));
     if (vars_.count("slave_connect_state") != 0) req.mariadb_connect_state = var("slave_connect_state").value_or("");
     if (auto u = var("slave_until_gtid")) req.mariadb_until_gtid = *u;
