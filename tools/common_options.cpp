@@ -418,10 +418,11 @@ std::string mysqlbinlog_habit(const CLI::App& app, int argc, char** argv) {
 // ---- -R and the connection options ----
 
 namespace {
-
 constexpr char kPromptMarker[] = "ASK";  // --password given without a value (shown in --help as --password{ASK})
+}  // namespace
 
-// Reads a password from the terminal with echo off; nullopt when there is no terminal.
+const char* password_prompt_marker() { return kPromptMarker; }
+
 std::optional<std::string> prompt_password(const std::string& label) {
   std::FILE* tty = std::fopen("/dev/tty", "r+");
   if (tty == nullptr) return std::nullopt;
@@ -442,8 +443,6 @@ std::optional<std::string> prompt_password(const std::string& label) {
   std::fclose(tty);
   return pw;
 }
-
-}  // namespace
 
 void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
   const char* group = "Reading from a live server";
