@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3
       libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libisal-dev doctest-dev
-      libprotobuf-dev protobuf-compiler scdoc libmariadb-dev mariadb-server mariadb-client)
+      libprotobuf-dev protobuf-compiler scdoc libssl-dev libmariadb-dev mariadb-server mariadb-client)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

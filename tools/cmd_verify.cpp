@@ -16,6 +16,7 @@ struct VerifyArgs {
   std::string format = "text";
   std::string output;
   RemoteArgs remote;
+  KeyArgs keys;
   std::string progress = "auto";
 };
 
@@ -24,7 +25,7 @@ int run(VerifyArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.progress = progress_mode(a.progress);
   const auto remote = a.remote.open(o.inputs);
-  o.input_set = remote.get();
+  o.input_set = a.keys.wrap(o.inputs, remote.get());
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_verify(o, output.get(), stderr);
   output.commit();
@@ -48,6 +49,7 @@ void setup_verify(CLI::App& app, int& exit_code) {
       ->default_val(60);
   sub->add_option("-o,--output", a->output, "Write the findings and the summary to FILE instead of stdout");
   add_progress_option(*sub, a->progress);
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
