@@ -12,6 +12,11 @@
 #                 bench/work/mariadb-wide-<N>mb for wide; bench/work is gitignored)
 #   --seed S      seed of the generated workload (default 1)
 #   --no-stats    skip the SHOW BINLOG EVENTS pass that counts events per type
+#   --encrypt     encrypt_binlog=ON with file_key_management (a random 256-bit key id 1 in
+#                 DIR/keys.txt, AES_CBC; --encrypt=AES_CTR for the other algorithm); the file is
+#                 closed with FLUSH BINARY LOGS and its decrypted copy, as the server sends it
+#                 (mariadb-binlog -R --raw), goes to DIR/plain/mariadb-bin.000001: the same events,
+#                 for the speed of reading it encrypted against in the clear
 #
 # Output: DIR/mariadb-bin.000001 (closed by a clean shutdown: ends with a Stop
 # event), DIR/mariadb-bin.index (./mariadb-bin.000001) and DIR/stats.txt.
@@ -46,6 +51,7 @@ SIZE_MB=1024
 OUT=
 SEED=1
 STATS=1
+ENCRYPT=
 while [ $# -gt 0 ]; do
     case $1 in
     --shape) SHAPE=$2; shift 2 ;;
@@ -57,6 +63,8 @@ while [ $# -gt 0 ]; do
     --seed) SEED=$2; shift 2 ;;
     --seed=*) SEED=${1#*=}; shift ;;
     --no-stats) STATS=0; shift ;;
+    --encrypt) ENCRYPT=AES_CBC; shift ;;
+    --encrypt=*) ENCRYPT=${1#*=}; shift ;;
     -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -102,6 +110,12 @@ OPTS=(
     --binlog-cache-size=1M
     --max-allowed-packet=64M
 )
+
+if [ -n "${ENCRYPT:-}" ]; then
+    printf '# file_key_management key file of the bench binlog (random)\n1;%s\n' "$(openssl rand -hex 32)" > "$WORK/keys.txt"
+    OPTS+=(--plugin-load-add=file_key_management --file-key-management-filename="$WORK/keys.txt"
+           --file-key-management-encryption-algorithm="$ENCRYPT" --encrypt-binlog=ON)
+fi
 
 T0=$SECONDS
 mdb_log "init + start (work dir $WORK)"
@@ -498,6 +512,13 @@ if [ "$STATS" = 1 ]; then
     mdb_sql "$WORK" --batch --quick --skip-column-names -e "SHOW BINLOG EVENTS IN 'mariadb-bin.000001'" |
         awk -F'\t' '{ n[$3]++; if ($3 == "Gtid") trx++ } END { for (t in n) printf "%s\t%d\n", t, n[t]; printf "#transactions (Gtid events)\t%d\n", trx }' |
         sort > "$WORK/counts.txt"
+fi
+if [ -n "${ENCRYPT:-}" ]; then
+    mdb_log "closing the file and copying it decrypted (mariadb-binlog -R --raw)"
+    mdb_sql "$WORK" -e "FLUSH BINARY LOGS"
+    mkdir -p "$OUT/plain"
+    mariadb-binlog --no-defaults -R --raw --socket="$WORK/sock" -uroot --result-file="$OUT/plain/" mariadb-bin.000001
+    cp "$WORK/keys.txt" "$OUT/keys.txt"
 fi
 mdb_log "shutdown"
 mdb_stop "$WORK"

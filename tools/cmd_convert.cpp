@@ -23,6 +23,7 @@ struct ConvertArgs {
   std::string binary_as = "base64";
   std::string output;
   RemoteArgs remote;
+  KeyArgs keys;
   ReadArgs read;
   RowSelectionArgs selection;
   std::uint32_t batch_size = 50;
@@ -84,7 +85,7 @@ int run(ConvertArgs& a) {
   if ((a.output.empty() || a.output == "-") && a.format == "canal-proto" && isatty(fileno(stdout)) != 0)
     throw CLI::ValidationError("--format", "canal-proto is binary: redirect stdout or use -o FILE");
   const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
-  o.input_set = remote.get();
+  o.input_set = a.keys.wrap(o.inputs, remote.get());
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   std::FILE* out = output.get();
   int rc = 0;
@@ -181,6 +182,7 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0u, 64u))
       ->default_val(2);
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the output to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

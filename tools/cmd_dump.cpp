@@ -15,6 +15,7 @@ struct DumpArgs {
   std::string format = "text";
   std::string output;
   RemoteArgs remote;
+  KeyArgs keys;
   ReadArgs read;
   RowSelectionArgs selection;  // the GTID sets
 };
@@ -26,7 +27,7 @@ int run(DumpArgs& a) {
   a.selection.apply_gtids(o);
   o.filter = table_filter_option(a.selection.filter);
   const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
-  o.input_set = remote.get();
+  o.input_set = a.keys.wrap(o.inputs, remote.get());
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_dump(o, output.get(), stderr);
   output.commit(rc);
@@ -52,6 +53,7 @@ void setup_dump(CLI::App& app, int& exit_code) {
   sub->add_flag("!--no-payload-events", a->opts.expand_payloads,
                 "Do not list the events inside TRANSACTION_PAYLOAD events");
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the output to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

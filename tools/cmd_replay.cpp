@@ -28,6 +28,7 @@ struct ReplayArgs {
   std::uint64_t seed = 1;
   std::string timeline, plot, format = "text", output;
   RemoteArgs remote;
+  KeyArgs keys;
 };
 
 std::uint64_t duration_or_throw(const std::string& opt, const std::string& v) {
@@ -81,7 +82,7 @@ int run(ReplayArgs& a) {
   const auto remote = a.remote.open(a.inputs, so.exclude_gtids);
   const std::vector<std::string> local_inputs = remote ? std::vector<std::string>{} : a.inputs;
   so.chain.inputs = a.inputs;
-  so.chain.input_set = remote.get();
+  so.chain.input_set = a.keys.wrap(a.inputs, remote.get());
   a.read.apply(so.chain);
   so.filter = table_filter_option(a.selection.filter);
   so.row_keys = o.path_by == PathBy::hash;  // a path per key bucket: rows hashed by their key
@@ -175,6 +176,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
   add_gtid_options(*sub, a->selection, "the transactions");
   sub->add_option("--filter", a->selection.filter,
                   "Canal table filter: only the rows events of these tables (commits are kept), e.g. 'shop\\..*'");
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

@@ -14,6 +14,7 @@ struct SchemaArgs {
   std::string format = "text";
   std::string output;
   RemoteArgs remote;
+  KeyArgs keys;
   ReadArgs read;
   RowSelectionArgs selection;  // --filter and --schema
 };
@@ -26,7 +27,7 @@ int run(SchemaArgs& a) {
   o.filter = table_filter_option(a.selection.filter);
   o.schema = schema_files_option(a.selection.schema_files);
   const auto remote = a.remote.open(o.inputs);
-  o.input_set = remote.get();
+  o.input_set = a.keys.wrap(o.inputs, remote.get());
   std::vector<std::string> inputs = remote ? std::vector<std::string>{} : o.inputs;
   // The output is often given back as --schema: it must not overwrite the seed either.
   inputs.insert(inputs.end(), a.selection.schema_files.begin(), a.selection.schema_files.end());
@@ -56,6 +57,7 @@ void setup_schema(CLI::App& app, int& exit_code) {
                   "repeatable")
       ->allow_extra_args(false);
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the output to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

@@ -16,6 +16,7 @@ struct StatsArgs {
   std::string format = "text";
   std::string output;
   RemoteArgs remote;
+  KeyArgs keys;
   ReadArgs read;
   RowSelectionArgs selection;
   const CLI::Option* interval_option = nullptr;
@@ -31,7 +32,7 @@ int run(StatsArgs& a) {
   else if (o.interval_seconds == 0)
     throw CLI::ValidationError("--interval", "must be at least 1 second");
   const auto remote = a.remote.open(o.inputs, o.exclude_gtids);
-  o.input_set = remote.get();
+  o.input_set = a.keys.wrap(o.inputs, remote.get());
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_stats(o, output.get(), stderr);
   output.commit(rc);
@@ -66,6 +67,7 @@ void setup_stats(CLI::App& app, int& exit_code) {
                   "temporals); repeatable")
       ->allow_extra_args(false);
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the statistics to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

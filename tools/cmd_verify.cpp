@@ -19,6 +19,7 @@ struct VerifyArgs {
   std::string format = "text";
   std::string output;
   RemoteArgs remote;
+  KeyArgs keys;
   std::string progress = "auto";
   CLI::Option* cover_from = nullptr;
   std::string from, to;
@@ -58,7 +59,7 @@ int run(VerifyArgs& a) {
   o.format = a.format == "json" ? OutputFormat::json : OutputFormat::text;
   o.progress = progress_mode(a.progress);
   const auto remote = a.remote.open(o.inputs);
-  o.input_set = remote.get();
+  o.input_set = a.keys.wrap(o.inputs, remote.get());
   OutputFile output(a.output, remote ? std::vector<std::string>{} : o.inputs);
   const int rc = run_verify(o, output.get(), stderr);
   output.commit(rc, OutputFile::OnProblems::replace);
@@ -89,6 +90,7 @@ void setup_verify(CLI::App& app, int& exit_code) {
                   "default the end of the archives");
   sub->add_option("-o,--output,-r,--result-file", a->output, "Write the findings and the summary to FILE instead of stdout (-r, --result-file: mysqlbinlog's names)");
   add_progress_option(*sub, a->progress);
+  add_key_options(*sub, a->keys);
   add_remote_options(*sub, a->remote);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

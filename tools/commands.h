@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <binlogctl/convert.h>
+#include <binlogctl/crypto.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
 #include <binlogctl/remote.h>
@@ -179,5 +180,21 @@ struct RemoteArgs {
 };
 // `with_flag`: the subcommand reads files unless -R is given (fetch always reads a server).
 void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag = true);
+
+// --key-file/--key-file-key: encrypted MariaDB binlogs read with the server's key file(s).
+struct KeyArgs {
+  std::vector<std::string> key_files;
+  std::string file_key;
+  // The input set to read: `remote` (a server decrypts what it sends: --key-file is refused
+  // there) or, with key files, the files named by `inputs` through a decrypting input set (owned
+  // here); nullptr (read `inputs` as they are) without key files. Throws CLI::ValidationError for
+  // a key file that cannot be used.
+  InputSet* wrap(const std::vector<std::string>& inputs, InputSet* remote);
+
+ private:
+  std::unique_ptr<KeyRing> ring_;
+  std::unique_ptr<InputSet> files_, decrypting_;
+};
+void add_key_options(CLI::App& sub, KeyArgs& k);
 
 }  // namespace binlogctl::cli

@@ -446,13 +446,16 @@ std::optional<std::string> prompt_password(const std::string& label) {
 
 void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
   const char* group = "Reading from a live server";
-  if (with_flag)
-    sub.add_flag("-R,--read-from-remote-server", r.enabled,
-                 "Read the binlogs from a running server over the replication protocol; FILE... are then "
-                 "its binlog names (default: every file SHOW BINARY LOGS lists)")
-        ->group(group);
-  else
+  if (with_flag) {
+    CLI::Option* flag = sub.add_flag("-R,--read-from-remote-server", r.enabled,
+                                     "Read the binlogs from a running server over the replication protocol; FILE... are "
+                                     "then its binlog names (default: every file SHOW BINARY LOGS lists)")
+                            ->group(group);
+    // The server sends the events decrypted: no key file with -R (add_key_options came first).
+    if (CLI::Option* key = sub.get_option_no_throw("--key-file")) flag->excludes(key);
+  } else {
     r.enabled = true;
+  }
   sub.add_option("--host", r.opts.host, "The server's host name or address (default localhost)")->group(group);
   sub.add_option("--port", r.opts.port, "The server's TCP port (default 3306)")->group(group);
   sub.add_option("--socket", r.opts.socket, "The server's unix socket (instead of --host/--port)")->group(group);
@@ -544,6 +547,37 @@ void RemoteArgs::resolve() {
   } else if (const char* env = std::getenv("MYSQL_PWD")) {
     opts.password = env;
   }
+}
+
+void add_key_options(CLI::App& sub, KeyArgs& k) {
+  const char* group = "Encrypted binlogs";
+  sub.add_option("--key-file", k.key_files,
+                 "MariaDB encrypt_binlog: the server's file_key_management key file (id;hex-key lines), to "
+                 "decrypt encrypted binlogs; repeat it for files written under older keys")
+      ->allow_extra_args(false)
+      ->group(group);
+  sub.add_option("--key-file-key", k.file_key,
+                 "The secret of an encrypted key file (file_key_management_filekey), or FILE:PATH to read it "
+                 "from a file")
+      ->group(group);
+}
+
+InputSet* KeyArgs::wrap(const std::vector<std::string>& inputs, InputSet* remote) {
+  if (key_files.empty()) {
+    if (!file_key.empty()) throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
+    return remote;
+  }
+  if (remote != nullptr)
+    throw CLI::ValidationError("--key-file", "with -R the server sends the events decrypted: no key file is needed");
+  ring_ = std::make_unique<KeyRing>();
+  try {
+    for (const std::string& f : key_files) ring_->load(f, file_key);
+  } catch (const KeyFileError& e) {
+    throw CLI::ValidationError("--key-file", e.what());
+  }
+  files_ = path_inputs(inputs);
+  decrypting_ = decrypting_inputs(*files_, *ring_);
+  return decrypting_.get();
 }
 
 }  // namespace binlogctl::cli

@@ -25,6 +25,10 @@ foreach(set basic nochecksum compressed metadata)
   binlogctl_cli_test(show_events.${set} ${Python3_EXECUTABLE} ${CLI}/compare_show_events.py ${BIN}
                      ${FIX}/${set}/binlogs ${FIX}/${set}/expected/show-binlog-events)
 endforeach()
+# ... the encrypted set decrypted with its key file (the server listed what it decrypts) ...
+binlogctl_cli_test(show_events.encrypted ${Python3_EXECUTABLE} ${CLI}/compare_show_events.py ${BIN}
+                   ${FIX}/encrypted/binlogs ${FIX}/encrypted/expected/show-binlog-events
+                   --key-file ${FIX}/encrypted/keys.txt)
 # ... and on the shared MariaDB corpus (skipped without ../shared).
 foreach(set txn types)
   binlogctl_cli_test(show_events.shared_${set} ${Python3_EXECUTABLE} ${CLI}/compare_show_events.py ${BIN}

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Compare `binlogctl dump --format json` with SHOW BINLOG EVENTS output, field for field.
 
-usage: compare_show_events.py BINLOGCTL BINLOG_DIR TSV_DIR
+usage: compare_show_events.py BINLOGCTL BINLOG_DIR TSV_DIR [DUMP_ARGS...]
 
 For every <file>.tsv in TSV_DIR (the mariadb client's --batch output of
 SHOW BINLOG EVENTS IN '<file>'), dumps BINLOG_DIR/<file> and compares Log_name, Pos,
 Event_type, Server_id, End_log_pos and Info. The listing is taken while the server runs, so the
 dump may have exactly one more event at the end: the Stop event written at shutdown.
-Exits 1 on the first difference (printed), 77 when the directories are missing (skip).
+DUMP_ARGS go to every dump (the encrypted set's --key-file: the server listed the events it
+decrypts, binlogctl decrypts the files). Exits 1 on the first difference (printed), 77 when the directories are missing (skip).
 """
 import json
 import os
@@ -28,6 +29,7 @@ def batch_escape(s):
 
 def main():
     exe, bdir, tdir = sys.argv[1:4]
+    extra = sys.argv[4:]
     if not os.path.isdir(bdir) or not os.path.isdir(tdir):
         print(f"skip: {bdir} or {tdir} missing")
         return 77
@@ -41,7 +43,7 @@ def main():
         with open(os.path.join(tdir, t), encoding="utf-8", errors="surrogateescape") as fh:
             lines = fh.read().split("\n")
         rows = [l.split("\t") for l in lines[1:] if l]
-        out = subprocess.run([exe, "dump", "--format", "json", os.path.join(bdir, name)],
+        out = subprocess.run([exe, "dump", "--format", "json", *extra, os.path.join(bdir, name)],
                              capture_output=True)
         if out.returncode != 0:
             print(f"{name}: binlogctl exited {out.returncode}: {out.stderr.decode(errors='replace')}")

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chunky_stream.h"
+#include "exercise.h"  // fuzz_keys()
 
 #include <cstddef>
 #include <cstdint>
@@ -46,14 +47,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                                 size * 0x9e3779b97f4a7c15ull, 1 + size % 61);
   else
     inputs = binlogctl::memory_inputs({{"fuzz.000001", binlogctl::Bytes(data, size)}}, false);
+  auto decrypting = binlogctl::decrypting_inputs(*inputs, binlogctl::testing::fuzz_keys());
   binlogctl::ConvertOptions o;
-  o.input_set = inputs.get();
+  o.input_set = decrypting.get();
   o.progress = binlogctl::ProgressMode::never;
   o.verify_checksums = false;
   o.render_threads = 0;
   o.read_threads = 1;
   binlogctl::StatsOptions so;
-  so.input_set = inputs.get();
+  so.input_set = decrypting.get();
   so.format = binlogctl::OutputFormat::json;
   so.progress = binlogctl::ProgressMode::never;
   so.verify_checksums = false;

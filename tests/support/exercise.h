@@ -4,6 +4,7 @@
 #include "chunky_stream.h"
 
 #include <binlogctl/chain.h>
+#include <binlogctl/crypto.h>
 #include <binlogctl/describe.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
@@ -22,8 +23,21 @@ struct Count : DiagnosticSink {
   void report(const Diagnostic&) override { ++n; }
 };
 
-// Walks everything a consumer could ask for, reading through the input seam and the chain
-// reader (as a mapped file, or as a stream when `as_stream`: read a few bytes at a time, in
+// The public test key of the encrypted fixture set (testdata/mariadb-10.11/encrypted/keys.txt),
+// so that its files and their mutations are decrypted, after a key id 1 that is wrong for them
+// (tried first on each file, as with key files of two rotations).
+inline const KeyRing& fuzz_keys() {
+  static const KeyRing* keys = [] {
+    auto* k = new KeyRing;
+    k->parse("# another rotation\n1;00112233445566778899aabbccddeeff\n", "other-keys.txt");
+    k->parse("1;8187c282dcf7a37478562c3d9659b8a79553bbc191d15203fcac3ff4702719bd\n", "fixture-keys.txt");
+    return k;
+  }();
+  return *keys;
+}
+
+// Walks everything a consumer could ask for, reading through the (decrypting) input seam and the
+// chain reader (as a mapped file, or as a stream when `as_stream`: read a few bytes at a time, in
 // sizes drawn from the input's length, so that the stream's buffer is refilled and moved under
 // the framing and resynchronisation works on a window that moves); returns the number of
 // top-level events seen.
@@ -33,10 +47,12 @@ inline std::size_t exercise(Bytes bytes, bool as_stream = false) {
     inputs = std::make_unique<ChunkyInputs>("fuzz", bytes, bytes.size() * 0x9e3779b97f4a7c15ull, 1 + bytes.size() % 61);
   else
     inputs = memory_inputs({{"fuzz", bytes}}, false);
+  // Through the decrypting seam: encrypted inputs are decrypted, streams always go through it.
+  auto decrypting = decrypting_inputs(*inputs, fuzz_keys());
   Count diag;
   ChainHooks hooks;
   ChainOptions o;
-  o.input_set = inputs.get();
+  o.input_set = decrypting.get();
   o.progress = ProgressMode::never;
   o.threads = 1;
   ChainReader reader(o, hooks, diag);

@@ -68,7 +68,8 @@ bool EventStream::read_magic() {
   }
   if (m[0] == 0xfd && m[1] == 0x62 && m[2] == 0x69 && m[3] == 0x6e) {
     report(Check::unsupported_format, Severity::error, 0,
-           "encrypted MySQL binlog (magic fd 62 69 6e): decrypt it first (mysqlbinlog --read-from-remote-server)");
+           "encrypted MySQL binlog (magic fd 62 69 6e: MySQL 8.0.14+ binlog_encryption): not supported (its keyring "
+           "is not read); read it from the server with -R, which sends it decrypted");
   } else {
     report(Check::bad_magic, Severity::error, 0,
            fmt::format("not a binlog: first bytes {:02x} {:02x} {:02x} {:02x}, expected fe 62 69 6e",

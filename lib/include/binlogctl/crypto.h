@@ -1,0 +1,94 @@
+// Encrypted MariaDB binlogs (encrypt_binlog=ON), read offline with the server's key file.
+//
+// What the server writes (MariaDB 10.1+, sql/log_event*.cc, mysys_ssl/my_crypt.cc): the file
+// starts in the clear with its magic number and format description, then a START_ENCRYPTION
+// event (type 164), also in the clear:
+//   body 0  1  scheme        1 (the only one)
+//        1  4  key_version   the version of key id 1 (ENCRYPTION_KEY_SYSTEM_DATA) in force
+//        5 12  nonce         random, one per file
+// Every later event is encrypted whole, from its byte 4 to its end (the CRC32, computed over the
+// plaintext, included), with AES (the key management plugin's algorithm: file_key_management
+// offers AES_CBC and AES_CTR; the binlog does not say which) under key id 1, without padding, and
+// with its own IV: the 12-byte nonce followed by the event's offset in the file (4 bytes, little
+// endian). Before encrypting, the writer moves the timestamp (bytes 0..3) into the event_size slot
+// (bytes 9..12); after, the 4 encrypted bytes of that slot go to bytes 0..3 and the event_size is
+// written into its slot in the clear: readers frame the file without the key. AES_CBC ends an
+// event whose length is not a multiple of 16 with MariaDB's no-padding tail: the last partial
+// block is XORed with AES-ECB(key, IV).
+//
+// Over the replication protocol the server sends the events decrypted, and its START_ENCRYPTION
+// with LOG_EVENT_IGNORABLE_F set (its CRC32 recomputed): a binlog in which START_ENCRYPTION
+// carries that flag is in the clear after it. decrypting_inputs() turns an encrypted file into
+// exactly that, offset for offset: what `binlogctl fetch` and `mariadb-binlog -R --raw` store.
+#pragma once
+
+#include <binlogctl/inputs.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace binlogctl {
+
+// The key id a MariaDB server encrypts binlogs with (ENCRYPTION_KEY_SYSTEM_DATA).
+inline constexpr std::uint32_t kBinlogKeyId = 1;
+inline constexpr std::uint16_t kIgnorableEventFlag = 0x80;  // LOG_EVENT_IGNORABLE_F
+
+// A key file that cannot be used (unreadable, syntax error, wrong file key): the message names
+// the file as given and the line, never a key.
+class KeyFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct EncryptionKey {
+  std::uint32_t id = 0;
+  std::vector<std::uint8_t> bytes;  // 16, 24 or 32
+  std::string file;                 // the key file as the user named it
+};
+
+// Keys from one or more key files in MariaDB's file_key_management format: one `id;hex-key` per
+// line (id 1..2^32-1, a 128-, 192- or 256-bit key in hex), `#` comments, blank lines. A file that
+// starts with "Salted__" is the encrypted variant (file_key_management_filekey: `openssl enc
+// -aes-256-cbc -md sha1 -k SECRET`), opened with `file_key` (the secret itself, or FILE:path to
+// read it from a file; a key file in the clear is read as it is). The keys are wiped from memory
+// when the ring goes.
+class KeyRing {
+ public:
+  KeyRing() = default;
+  ~KeyRing();
+  KeyRing(const KeyRing&) = delete;
+  KeyRing& operator=(const KeyRing&) = delete;
+
+  // Throws KeyFileError.
+  void load(const std::string& path, const std::string& file_key = {});
+  // Parses a key file's text (tests, fuzzers); `name` is how messages name it.
+  void parse(const std::string& text, const std::string& name);
+  // Every key with this id, in the order the files were given (key rotation: a server whose key
+  // file changed between restarts wrote its older binlogs under another key with the same id).
+  std::vector<const EncryptionKey*> with_id(std::uint32_t id) const;
+  const std::vector<std::string>& files() const noexcept { return files_; }
+
+ private:
+  std::vector<EncryptionKey> keys_;
+  std::vector<std::string> files_;
+};
+
+// Decrypts a file_key_management key file encrypted by `openssl enc -aes-256-cbc -md sha1 -k`
+// (the "Salted__" format) with `secret`; throws KeyFileError naming `name` when it does not
+// decrypt. Public for tests.
+std::string decrypt_key_file(const std::string& data, const std::string& secret, const std::string& name);
+
+// The input seam, decrypting: each file of `inner` whose START_ENCRYPTION is not flagged
+// ignorable is read through a decrypting stream (its events in the clear at the same offsets,
+// START_ENCRYPTION flagged ignorable as a server sends it); streamed inputs (stdin, archives)
+// always are, since a later file of a concatenation may be encrypted. Files in the clear are
+// handed out as they are. When no key decrypts a file (wrong key, key id 1 missing) or its
+// encrypted part cannot be framed, its stream ends at that event with a read error of code
+// Errc::decrypt_failed whose message names the offset, the key id and the key files: the event
+// stream reports it as the check decryption_failed. `inner` and `keys` must outlive the set.
+std::unique_ptr<InputSet> decrypting_inputs(InputSet& inner, const KeyRing& keys);
+
+}  // namespace binlogctl

@@ -1,0 +1,5 @@
+# Encrypted MariaDB binlogs (encrypt_binlog=ON, file_key_management): one private mariadbd,
+# restarted with a rotated key and with AES_CTR; -R and fetch against offline --key-file.
+# Skips (77) without mariadbd, the plugin or libmariadb.
+binlogctl_cli_test(encrypted_server ${Python3_EXECUTABLE} ${CLI}/encrypted.py ${BIN})
+set_tests_properties(cli.encrypted_server PROPERTIES TIMEOUT 240)
