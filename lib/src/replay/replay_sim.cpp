@@ -165,6 +165,7 @@ struct UpPath {
 struct UpArea {
   std::uint32_t first = 0, end = 0, head = 0;
   std::uint32_t next_break = 0, end_break = 0;  // its breaks in ReplayInput::source_breaks
+  std::uint32_t break_at = 0xffffffffu;         // the event of next_break (none: max)
   std::vector<std::uint32_t> lagging;
   bool paused = false;
   std::int64_t credit = 0;
@@ -279,11 +280,19 @@ class Simulator {
   void mirror_release(std::uint32_t p, std::uint64_t bytes) {
     const std::uint32_t a = in_.path_area[p];
     mq_bytes_[a] -= bytes;
+    if (!doc_) return;  // (the per-path copy and the thresholds serve doc's own rules)
     mqp_bytes_[p] -= bytes;
-    if (mqp_bytes_[p] < path_pause_b_) above_since_[p] = kInf;
-    if (mq_bytes_[a] < area_pause_b_) area_above_since_[a] = kInf;
+    if (above_ == 0) return;  // nothing at or above a threshold
+    if (above_since_[p] != kInf && mqp_bytes_[p] < path_pause_b_) {
+      above_since_[p] = kInf;
+      --above_;
+    }
+    if (area_above_since_[a] != kInf && mq_bytes_[a] < area_pause_b_) {
+      area_above_since_[a] = kInf;
+      --above_;
+    }
   }
-  void check_policy_rules();
+  [[gnu::noinline, gnu::cold]] void check_policy_rules();
   bool quiescent() const;
   // periodic
   void on_tick();
@@ -353,6 +362,8 @@ class Simulator {
   // since when a path / area holds at least its pause threshold (kInf: below it).
   std::uint64_t path_pause_b_ = kInf, path_resume_b_ = 0, area_pause_b_ = kInf, area_resume_b_ = 0;
   std::vector<std::uint64_t> above_since_, area_above_since_;
+  std::uint32_t above_ = 0;  // paths and areas at or above their pause threshold
+  bool doc_ = false;
   // doc: per area, an event of the transaction holding the most bytes at the peak above H and
   // those bytes; scratch: per transaction (first event seen, bytes held)
   std::vector<std::uint32_t> peak_txn_;
@@ -430,6 +441,7 @@ void Simulator::setup() {
     UpArea& A = up_[in_.source_breaks[i].area];
     if (A.end_break == 0) A.end_break = i + 1;
     A.next_break = i;
+    A.break_at = in_.source_breaks[i].event;
   }
   // Sinks: first matching spec wins.
   std::vector<std::regex> res;
@@ -479,7 +491,8 @@ void Simulator::setup() {
   area_above_since_.assign(in_.areas.size(), kInf);
   peak_txn_.assign(in_.areas.size(), kNoEvent);
   peak_txn_bytes_.assign(in_.areas.size(), 0);
-  if (o_.policy == Policy::doc) {
+  doc_ = o_.policy == Policy::doc;
+  if (doc_) {
     const FlowThresholds& t = o_.thresholds;
     path_pause_b_ = ratio_bytes(t.path_pause, t.quota);
     path_resume_b_ = ratio_bytes(t.path_resume, t.quota);
@@ -553,9 +566,7 @@ void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
   // doc: the upstream reads a path (or an area) that has held at least its pause threshold for
   // longer than the control link takes, and no pause reached it (cheap: two compares when
   // nothing is above a threshold).
-  if (above_since_[e.path] != kInf || area_above_since_[in_.path_area[e.path]] != kInf) {
-    check_policy_rules();  // (a violation stops the run after this step)
-  }
+  if (above_ != 0) check_policy_rules();  // (a violation stops the run after this step)
   {
     const std::uint32_t a = in_.path_area[e.path];
     std::uint8_t why = kSentFree;
@@ -672,7 +683,7 @@ void Simulator::upstream_step(std::uint32_t a) {
   const bool hol = o_.policy == Policy::blocking;
   while (!A.blocked && A.head < A.end && avail_[A.head] <= now_ && budget > 0) {
     const std::uint32_t g = A.head;
-    if (A.next_break < A.end_break && in_.source_breaks[A.next_break].event <= g) {
+    if (g >= A.break_at) {
       source_break(a);
       if (stop_) return;
     }
@@ -846,10 +857,18 @@ void Simulator::on_data(std::uint32_t a) {
       mq.q.push_back(MirrorEntry{m.idx});
       std::uint64_t& held = mq_bytes_[a];
       held += e.size;
-      std::uint64_t& path_held = mqp_bytes_[e.path];
-      if (path_held < path_pause_b_ && path_held + e.size >= path_pause_b_) above_since_[e.path] = now_;
-      path_held += e.size;
-      if (held >= area_pause_b_ && held - e.size < area_pause_b_) area_above_since_[a] = now_;
+      if (doc_) {
+        std::uint64_t& path_held = mqp_bytes_[e.path];
+        if (path_held < path_pause_b_ && path_held + e.size >= path_pause_b_) {
+          above_since_[e.path] = now_;
+          ++above_;
+        }
+        path_held += e.size;
+        if (held >= area_pause_b_ && held - e.size < area_pause_b_) {
+          area_above_since_[a] = now_;
+          ++above_;
+        }
+      }
       if (o_.record_series) {  // the plot's envelope
         imax_[a] = std::max(imax_[a], held);
         path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
@@ -970,7 +989,6 @@ void Simulator::try_dispatch(std::uint32_t p) {
   A.in_sink += b.bytes;
   trace('h', 0, p, b.first_seq, b.count);
   const auto got = fc_.last_batch_orders();
-  for (const std::uint32_t g : got) A.outstanding -= static_cast<std::int64_t>(in_.events[g].size);
   S.orders.clear();
   S.first_pos = S.next;
   {
@@ -994,11 +1012,13 @@ void Simulator::try_dispatch(std::uint32_t p) {
         S.orders.assign(list.begin() + S.first_pos, list.begin() + S.next);
       }
       S.orders.push_back(g);
+      A.outstanding -= static_cast<std::int64_t>(in_.events[g].size);
       receive(p, g);
       if (stop_) break;
     }
     S.fast = !slow;
     S.fast_count = S.next - S.first_pos;
+    A.outstanding -= static_cast<std::int64_t>(bytes);
     mirror_release(p, bytes);
     if (mq.head == mq.q.size()) {
       mq.q.clear();
@@ -1236,7 +1256,7 @@ void Simulator::process_actions() {
       case ActionKind::pause_path:
       case ActionKind::resume_path: {
         const bool pause = x.kind == ActionKind::pause_path;
-        if (!pause && mqp_bytes_[x.path] >= path_resume_b_) {  // doc: below 10% first
+        if (doc_ && !pause && mqp_bytes_[x.path] >= path_resume_b_) {  // below 10% first
           violate("resume_threshold",
                   fmt::format("path {} resumed while it holds {} bytes, not below its resume "
                               "threshold {} (--path-resume {} of the quota {})",
@@ -1258,7 +1278,7 @@ void Simulator::process_actions() {
       case ActionKind::pause_area:
       case ActionKind::resume_area: {
         const bool pause = x.kind == ActionKind::pause_area;
-        if (!pause && mq_bytes_[x.area] >= area_resume_b_) {  // doc: below 50% first
+        if (doc_ && !pause && mq_bytes_[x.area] >= area_resume_b_) {  // below 50% first
           violate("resume_threshold",
                   fmt::format("area {} resumed while it holds {} bytes, not below its resume "
                               "threshold {} (--area-resume {} of the quota {})",
@@ -1541,6 +1561,7 @@ std::string Simulator::where(std::uint32_t p, std::uint32_t seq) const {
 void Simulator::source_break(std::uint32_t a) {
   UpArea& A = up_[a];
   const SourceBreak& b = in_.source_breaks[A.next_break++];
+  A.break_at = A.next_break < A.end_break ? in_.source_breaks[A.next_break].event : 0xffffffffu;
   const std::uint32_t g = b.event < A.end ? b.event : kNoEvent;
   violate("source_context",
           fmt::format("{}:{}: {}: {}; the upstream read past it{}", b.log_name, b.pos, b.check, b.message,
