@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs="$(nproc)"
+# ccache, where the machine has it, makes the second and later runs of this script cheap.
+if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBINLOGCTL_WERROR=ON >/dev/null
 cmake --build build-ci -j"$jobs"
 ctest --test-dir build-ci -j"$jobs" --output-on-failure
