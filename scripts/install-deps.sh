@@ -6,7 +6,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3
       libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libisal-dev doctest-dev
-      libprotobuf-dev protobuf-compiler scdoc libmariadb-dev mariadb-server mariadb-client
+      libprotobuf-dev protobuf-compiler scdoc libmariadb-dev libssl-dev mariadb-server mariadb-client
       python3-pymysql python3-packaging)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -27,8 +27,13 @@ void setup_replay(CLI::App& app, int& exit_code);
 void setup_stats(CLI::App& app, int& exit_code);
 void setup_fetch(CLI::App& app, int& exit_code);
 void setup_schema(CLI::App& app, int& exit_code);
+void setup_serve(CLI::App& app, int& exit_code);
 
 // Shared option helpers (common_options.cpp).
+// Reads a password from the terminal with echo off; nullopt when there is no terminal.
+std::optional<std::string> prompt_password(const std::string& label);
+// The value a `--password{MARKER}` flag takes when given without `=PASSWORD`.
+const char* password_prompt_marker();
 void add_progress_option(CLI::App& sub, std::string& mode);
 ProgressMode progress_mode(const std::string& mode);
 // "" -> nullopt; else the time read in `timezone`, or a ValidationError naming the option.

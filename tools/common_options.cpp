@@ -233,10 +233,11 @@ void check_selection(const std::vector<std::string>& inputs, const std::optional
 // ---- -R and the connection options ----
 
 namespace {
-
 constexpr char kPromptMarker[] = "ASK";  // --password given without a value (shown in --help as --password{ASK})
+}  // namespace
 
-// Reads a password from the terminal with echo off; nullopt when there is no terminal.
+const char* password_prompt_marker() { return kPromptMarker; }
+
 std::optional<std::string> prompt_password(const std::string& label) {
   std::FILE* tty = std::fopen("/dev/tty", "r+");
   if (tty == nullptr) return std::nullopt;
@@ -257,8 +258,6 @@ std::optional<std::string> prompt_password(const std::string& label) {
   std::fclose(tty);
   return pw;
 }
-
-}  // namespace
 
 void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
   const char* group = "Reading from a live server";

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   binlogctl::cli::setup_stats(app, exit_code);
   binlogctl::cli::setup_schema(app, exit_code);
   binlogctl::cli::setup_fetch(app, exit_code);
+  binlogctl::cli::setup_serve(app, exit_code);
   // A bare call or a first word that is no subcommand: the usage, not CLI11's one-liner.
   if (argc < 2) {
     print_usage(app, "a subcommand is required", "");

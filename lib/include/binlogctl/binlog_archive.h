@@ -55,7 +55,12 @@ std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inpu
 
 // What a replica asked for, from its COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID and the user
 // variables it set before it.
-struct DumpRequest {
+//
+// Named ServeDumpRequest: remote.h already has a binlogctl::DumpRequest (the client's packet), and
+// binlogctl links both, so one name for two classes would break the one-definition rule (their
+// inline constructors would silently be merged). The alias keeps `DumpRequest` for code that does
+// not include remote.h; code that includes both uses ServeDumpRequest.
+struct ServeDumpRequest {
   std::string file;                           // COM_BINLOG_DUMP's file name; "" = first file
   std::uint64_t position = 4;                 // COM_BINLOG_DUMP's position
   std::uint32_t replica_server_id = 0;
@@ -72,6 +77,7 @@ struct DumpRequest {
   bool mariadb_ignore_duplicates = false;     // @slave_gtid_ignore_duplicates
   std::optional<GtidSet> mysql_gtids;         // COM_BINLOG_DUMP_GTID: GTIDs the replica has
 };
+using DumpRequest = ServeDumpRequest;
 
 struct CursorStep {
   enum class Kind : std::uint8_t {
@@ -95,7 +101,8 @@ class DumpCursor {
  public:
   virtual ~DumpCursor() = default;
   // First the artificial ROTATE, the file's FDE (IN_USE cleared, log_pos 0 when the start is past
-  // it), a fake GTID_LIST with a GTID start, then the events.
+  // it), then the events; with a GTID start, a fake GTID_LIST after the skipped groups (as a
+  // 10.11 primary sends it, testdata/serve captures).
   virtual CursorStep next() = 0;
   // Where the replica is: the file and end position of the last event handed out.
   virtual const std::string& file() const = 0;
@@ -114,7 +121,7 @@ bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint6
 
 // Opens a cursor, or fails with the message a primary would send (unknown file, a position that
 // is not an event boundary, a GTID not in the archive, ...), as `error`.
-std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const DumpRequest& req,
+std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const ServeDumpRequest& req,
                                         std::string& error);
 
 }  // namespace binlogctl

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
+#include <unordered_map>
 
 namespace binlogctl::serve {
 
@@ -355,6 +356,12 @@ bool Archive::refresh(std::string& error) {
   }
 
   auto snap = std::make_shared<Snapshot>();
+  std::unordered_map<std::string, std::shared_ptr<const FileScan>> by_path, by_name;
+  for (const ArchiveEntry& o : old->files) {
+    if (!o.scan) continue;
+    by_path[o.input.path] = o.scan;
+    by_name[o.input.log_name] = o.scan;
+  }
   auto add = [&](const InputFile& f, bool partial) {
     ArchiveEntry e;
     e.input = f;
@@ -363,13 +370,12 @@ bool Archive::refresh(std::string& error) {
       struct stat st {};
       if (::stat(f.path.c_str(), &st) == 0) {
         std::shared_ptr<const FileScan> prev;
-        for (const ArchiveEntry& o : old->files)
-          if (o.input.path == f.path && o.scan) prev = o.scan;
+        if (auto it = by_path.find(f.path); it != by_path.end()) prev = it->second;
         // A file that lost its .partial suffix is the same file (same inode): scanned on.
         if (!prev)
-          for (const ArchiveEntry& o : old->files)
-            if (o.input.log_name == f.log_name && o.scan && o.scan->ino == st.st_ino && o.scan->dev == st.st_dev)
-              prev = o.scan;
+          if (auto it = by_name.find(f.log_name);
+              it != by_name.end() && it->second->ino == st.st_ino && it->second->dev == st.st_dev)
+            prev = it->second;
         if (prev && prev->raw_size == static_cast<std::uint64_t>(st.st_size) && prev->mtime_ns == mtime_ns(st) &&
             prev->ino == st.st_ino && prev->dev == st.st_dev) {
           auto same = std::make_shared<FileScan>(*prev);
