@@ -247,8 +247,9 @@ def raw(binary, files, root, repeat):
 def rss(binary, files, root, n=8):
     sv = Serve(binary, files, os.path.join(root, "rss"), timed=True)
     reps = []
+    short = tempfile.mkdtemp(prefix="bsr-")  # unix socket paths must stay short
     for i in range(n):
-        r = mdb.Server(os.path.join(root, f"rep{i}"), [f"--server-id={10 + i}", "--relay-log=relay-bin",
+        r = mdb.Server(os.path.join(short, f"r{i}"), [f"--server-id={10 + i}", "--relay-log=relay-bin",
                                                         "--skip-slave-start", "--innodb-buffer-pool-size=16M"])
         os.makedirs(r.dir)
         reps.append(r)
@@ -281,6 +282,7 @@ def rss(binary, files, root, n=8):
     peak = sv.stop()
     for r in reps:
         r.stop()
+    shutil.rmtree(short, ignore_errors=True)
     return peak, elapsed, total, done
 
 
