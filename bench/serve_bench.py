@@ -49,6 +49,18 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+STARTED = []  # every process started here, killed on the way out whatever happens
+_mdb_start = mdb.Server.start
+
+
+def _start_and_track(self, *args):
+    _mdb_start(self, *args)
+    STARTED.append(self.proc)
+
+
+mdb.Server.start = _start_and_track
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -59,12 +71,14 @@ def free_port():
 
 class Serve:
     def __init__(self, binary, files, root, timed=False):
+        os.makedirs(root, exist_ok=True)
         self.err = os.path.join(root, "serve.err")
         self.timefile = os.path.join(root, "serve.time")
         cmd = [binary, "serve", "--port", "0", "--user", "repl", "--password=secret", "--server-id", "1", *files]
         if timed:
             cmd = ["/usr/bin/time", "-o", self.timefile, "-f", "%M", *cmd]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.err, "wb"))
+        STARTED.append(self.proc)
         deadline = time.time() + 60
         while time.time() < deadline:
             m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(self.err, "rb").read())
@@ -233,8 +247,9 @@ def raw(binary, files, root, repeat):
 def rss(binary, files, root, n=8):
     sv = Serve(binary, files, os.path.join(root, "rss"), timed=True)
     reps = []
+    short = tempfile.mkdtemp(prefix="bsr-")  # unix socket paths must stay short
     for i in range(n):
-        r = mdb.Server(os.path.join(root, f"rep{i}"), [f"--server-id={10 + i}", "--relay-log=relay-bin",
+        r = mdb.Server(os.path.join(short, f"r{i}"), [f"--server-id={10 + i}", "--relay-log=relay-bin",
                                                         "--skip-slave-start", "--innodb-buffer-pool-size=16M"])
         os.makedirs(r.dir)
         reps.append(r)
@@ -267,6 +282,7 @@ def rss(binary, files, root, n=8):
     peak = sv.stop()
     for r in reps:
         r.stop()
+    shutil.rmtree(short, ignore_errors=True)
     return peak, elapsed, total, done
 
 
@@ -321,6 +337,9 @@ def main():
             print(f"8 replicas (IO thread) reading {total2} bytes each: {done}/8 done in {elapsed:.1f} s; "
                   f"serve peak RSS {peak / 1024 if peak else float('nan'):.1f} MiB")
     finally:
+        for p in STARTED:
+            if p.poll() is None:
+                p.kill()
         shutil.rmtree(root, ignore_errors=True)
 
 

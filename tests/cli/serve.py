@@ -661,6 +661,9 @@ def main():
                     continue
                 n += 1
                 v = ev["values"]
+                if "id" not in v:  # no column names: pmr did not learn the table's columns
+                    check(False, f"pmr: a row without column names: {line[:300]}")
+                    break
                 key = v["id"] if ev["kind"] != "UpdateRowsEvent" else ev["before"]["id"]
                 if ev["kind"] == "DeleteRowsEvent":
                     table.pop(key, None)
