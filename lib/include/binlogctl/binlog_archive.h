@@ -39,6 +39,8 @@ struct ArchiveState {
   std::string end_file;               // SHOW MASTER STATUS File / Position: where the next event goes
   std::uint64_t end_position = 0;
   std::int64_t newest_event_time = 0; // timestamp of the newest event (replica lag in the status)
+  std::string binlog_row_metadata;    // what the newest TABLE_MAP shows: FULL (column names),
+                                      // MINIMAL (other optional metadata), NO_LOG; "" = no TABLE_MAP
 };
 
 class BinlogArchive {

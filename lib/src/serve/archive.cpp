@@ -85,6 +85,25 @@ void scan_event(FileScan& s, const Event& ev, std::string& scratch) {
     s.newest_time = ev.header.timestamp;
   s.closed = false;
   switch (static_cast<EventType>(t)) {
+    case EventType::table_map: {
+      // binlog_row_metadata as the server had it: the optional metadata's COLUMN_NAME field
+      // (type 4) is written only under FULL; any other field only under MINIMAL or FULL.
+      auto tm = decode_table_map(ev.body_reader(), *ev.fde);
+      if (!tm) return;
+      s.row_metadata = tm->optional_metadata.empty() ? "NO_LOG" : "MINIMAL";
+      ByteReader r(tm->optional_metadata, 0);
+      while (r.remaining() > 0) {
+        const auto type = r.le<std::uint8_t>();
+        const std::uint64_t len = r.packed_int();
+        if (!r.ok() || len > r.remaining()) break;
+        if (type == 4) {
+          s.row_metadata = "FULL";
+          break;
+        }
+        r.skip(static_cast<std::size_t>(len));
+      }
+      return;
+    }
     case EventType::format_description:
       if (!s.has_fde) {
         s.has_fde = true;
@@ -409,7 +428,7 @@ bool Archive::refresh(std::string& error) {
     st.end_file = newest->input.log_name;
     st.end_position = newest->scan->end;
   }
-  bool have_fde = false, have_maria = false, have_mysql = false, have_time = false;
+  bool have_fde = false, have_maria = false, have_mysql = false, have_time = false, have_rm = false;
   for (auto it = snap->files.rbegin(); it != snap->files.rend(); ++it) {
     if (!it->scan || !it->scan->readable) continue;
     const FileScan& s = *it->scan;
@@ -431,6 +450,10 @@ bool Archive::refresh(std::string& error) {
     if (!have_mysql && s.has_previous_gtids) {
       have_mysql = true;
       st.gtid_executed = s.executed_end.to_string();
+    }
+    if (!have_rm && s.row_metadata != nullptr) {
+      have_rm = true;
+      st.binlog_row_metadata = s.row_metadata;
     }
     if (!have_time && s.newest_time != 0) {
       have_time = true;

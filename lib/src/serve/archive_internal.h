@@ -92,6 +92,7 @@ struct FileScan {
   GtidSet previous_gtids;
   GtidSet executed_end;
   std::int64_t newest_time = 0;
+  const char* row_metadata = nullptr;  // the newest TABLE_MAP's: "FULL", "MINIMAL", "NO_LOG"
 
   // the GTID of the group being read (counted when the group ends)
   int pending = 0;  // 0 none, 1 MariaDB transaction, 2 MariaDB standalone, 3 MySQL

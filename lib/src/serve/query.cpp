@@ -205,7 +205,7 @@ bool like(std::string_view text, std::string_view pat) {
 
 // The variables serve knows, in SHOW VARIABLES order (alphabetical, as the server lists them).
 const char* const kVariableNames[] = {
-    "binlog_checksum", "gtid_binlog_pos", "gtid_current_pos", "gtid_domain_id", "gtid_executed",
+    "binlog_checksum", "binlog_row_metadata", "gtid_binlog_pos", "gtid_current_pos", "gtid_domain_id", "gtid_executed",
     "gtid_mode",       "log_bin",         "max_allowed_packet", "server_id",    "version",
     "version_comment",
 };
@@ -508,6 +508,7 @@ std::optional<std::string> serve_system_variable(std::string_view name_in, const
   if (name == "version_comment") return std::string("binlogctl serve");
   if (name == "binlog_checksum") return std::string(s.checksum_alg == 1 ? "CRC32" : "NONE");
   if (name == "log_bin") return std::string("ON");
+  if (name == "binlog_row_metadata" && !s.binlog_row_metadata.empty()) return s.binlog_row_metadata;
   if (name == "max_allowed_packet") return std::to_string(serve_proto::kMaxCommandPacket);
   if (s.mariadb) {
     if (name == "gtid_binlog_pos" || name == "gtid_current_pos") return s.gtid_binlog_pos;
