@@ -345,7 +345,7 @@ constexpr Habit kHabits[] = {
     {"--base64-output", "binlogctl writes no BINLOG base64 statements: `binlogctl convert --format sql` writes the rows as SQL"},
     {"--raw", "`binlogctl fetch --result-dir DIR` makes raw copies of a server's binlogs"},
     {"-t --to-last-log", "with -R and no BINLOG named binlogctl reads every file the server lists (--stop-never to go on waiting)"},
-    {"--skip-gtids", "`binlogctl convert --format sql` writes no GTID statements; transactions are selected with --include-gtids/--exclude-gtids"},
+    {"--skip-gtids", "`binlogctl convert --format sql --skip-gtids` leaves the GTID statements out of the SQL; transactions are selected with --include-gtids/--exclude-gtids"},
     {"-s --short-form", "`binlogctl dump` lists the events; `binlogctl convert --format sql` writes the statements and rows"},
     {"-T --table", "tables are selected with --filter 'DB\\.TABLE' (comma-separated regexes), databases with -d"},
     {"--offset", "binlogctl selects by byte position: --start-position N (`binlogctl dump` shows every event's position)"},

@@ -53,7 +53,7 @@ def main():
             ("dump", ["--verbose"], b"binlogctl convert"),
             ("convert", ["--base64-output=DECODE-ROWS"], b"--format sql"),
             ("dump", ["--raw"], b"binlogctl fetch"), ("dump", ["--to-last-log"], b"-R"),
-            ("convert", ["--skip-gtids"], b"GTID"), ("dump", ["-s"], b"binlogctl dump"),
+            ("dump", ["--skip-gtids"], b"convert --format sql --skip-gtids"), ("dump", ["-s"], b"binlogctl dump"),
             ("dump", ["--short-form"], b"binlogctl dump"),
             ("convert", ["-T", "orders"], b"--filter"), ("convert", ["--table=orders"], b"--filter"),
             ("dump", ["--offset=5"], b"--start-position"), ("convert", ["--stop-gtid=1-1011-30"], b"--include-gtids"),
