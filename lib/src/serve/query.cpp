@@ -89,7 +89,7 @@ class Lexer {
         t.text = ident();
       } else if (c == ':' && i_ + 1 < s_.size() && s_[i_ + 1] == '=') {
         t.kind = Token::Kind::punct;
-        t.text = "=";
+        t.text = std::string(1, '=');  // not = "=": g++ 12 -Wrestrict misfires here under ASan
         i_ += 2;
       } else if (std::string_view("(),=;.*").find(c) != std::string_view::npos) {
         t.kind = Token::Kind::punct;
