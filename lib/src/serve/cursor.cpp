@@ -25,6 +25,14 @@
 //   primary when the files have checksums: that is the protocol side's to answer;
 // * ANNOTATE_ROWS only with dump flag 2 (testdata/serve captures: a replica asking flags 0 gets
 //   none, the end_log_pos of the next event jumps over it).
+// * a replica below @mariadb_slave_capability 4 (MySQL replicas, MariaDB before 10.0, a client
+//   that sets nothing) does not know MariaDB's GTID, GTID_LIST, BINLOG_CHECKPOINT (below 3) and
+//   ANNOTATE_ROWS (below 1) events: from capability 2 on (it tolerates holes) they are left out,
+//   below it each is replaced by a dummy of the same size (a QUERY holding only a comment, or a
+//   NULL USER_VAR when too short for that), so that positions stay right; a GTID that opens a
+//   transaction becomes a QUERY "BEGIN" of the same size, or the dump ends with the primary's
+//   error when the GTID event is longer (XA, extra flags). cli.serve compares these bytes with a
+//   real mariadbd's for capabilities 0-3.
 #include "archive_internal.h"
 
 #include <binlogctl/event_stream.h>
@@ -45,13 +53,100 @@ namespace {
 
 constexpr std::uint32_t kGtidListUntilReached = 1;  // Gtid_list_log_event::FLAG_UNTIL_REACHED (bit 28)
 constexpr std::size_t kFdeCreatedOffset = kCommonHeaderLen + 2 + 50;
+// @mariadb_slave_capability levels (MariaDB's log_event.h)
+constexpr int kCapAnnotate = 1;
+constexpr int kCapTolerateHoles = 2;
+constexpr int kCapBinlogCheckpoint = 3;
+constexpr int kCapGtid = 4;
+constexpr std::uint16_t kFlagThreadSpecific = 0x4;  // LOG_EVENT_THREAD_SPECIFIC_F
+constexpr std::uint16_t kFlagSuppressUse = 0x8;     // LOG_EVENT_SUPPRESS_USE_F
+constexpr std::uint8_t kGtidStandalone = 1;         // Gtid_log_event::FL_STANDALONE
+constexpr std::size_t kQueryPostHeaderLen = 13;     // thread id, exec time, db len, error, status len
+constexpr std::size_t kGtidPostHeaderLen = 19;      // seq_no, domain, flags2, 6 zero bytes
 
+void put16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v);
+  p[1] = static_cast<std::uint8_t>(v >> 8);
+}
 void put32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 void put64(std::uint8_t* p, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
+
+// What an old replica gets instead of one event: the event as stored, nothing, or a rewrite.
+enum class Compat { as_stored, omit, rewritten, error };
+
+// A replacement of the same size as `ev` (header fields kept, flags adjusted) in `out`: a QUERY
+// holding a comment, or a NULL USER_VAR "!dummyvar" cut to fit when a QUERY would not. False
+// when the event is too short even for that.
+bool dummy_event(Bytes ev, bool crc, std::vector<std::uint8_t>& out) {
+  const std::size_t data_len = ev.size() - (crc ? kChecksumLen : 0);
+  constexpr std::size_t min_user_var = kCommonHeaderLen + 4 + 1 + 1;
+  constexpr std::size_t min_query = kCommonHeaderLen + kQueryPostHeaderLen + 1 + 1;
+  if (ev.size() < kCommonHeaderLen + (crc ? kChecksumLen : 0) || data_len < min_user_var) return false;
+  out.assign(ev.begin(), ev.end());
+  std::uint8_t* p = out.data();
+  const std::uint8_t old_type = p[4];
+  const std::uint16_t flags =
+      static_cast<std::uint16_t>((load_le16(p + 17) & ~kFlagThreadSpecific) | kFlagSuppressUse);
+  p[17] = static_cast<std::uint8_t>(flags);
+  p[18] = static_cast<std::uint8_t>(flags >> 8);
+  std::uint8_t* q = p + kCommonHeaderLen;
+  if (data_len < min_query) {
+    static constexpr char name[] = "!dummyvar";
+    const std::size_t name_len = data_len - (min_user_var - 1);  // 1 to 9
+    p[4] = static_cast<std::uint8_t>(EventType::user_var);
+    put32(q, static_cast<std::uint32_t>(name_len));
+    std::memcpy(q + 4, name, name_len);
+    q[4 + name_len] = 1;  // NULL
+  } else {
+    p[4] = static_cast<std::uint8_t>(EventType::query);
+    std::memset(q, 0, kQueryPostHeaderLen + 1);  // thread id, time, db len, error, status len, db's NUL
+    q += kQueryPostHeaderLen + 1;
+    const std::string text = fmt::format("# Dummy event replacing event type {} that slave cannot handle.", old_type);
+    const std::size_t comment_len = data_len - (min_query - 1);
+    std::memcpy(q, text.data(), std::min(comment_len, text.size()));
+    if (comment_len > text.size()) std::memset(q + text.size(), ' ', comment_len - text.size());
+  }
+  if (crc) put32(p + data_len, compute_event_crc(Bytes(out.data(), out.size())));
+  return true;
+}
+
+// A GTID event that opens a transaction as a QUERY "BEGIN" of the same size: only the two sizes a
+// plain GTID event has (19 bytes, or 21 with a commit id), as a primary does.
+bool gtid_as_begin(Bytes ev, bool crc, std::vector<std::uint8_t>& out) {
+  if (ev.size() < kCommonHeaderLen + (crc ? kChecksumLen : 0)) return false;
+  const std::size_t data_len = ev.size() - (crc ? kChecksumLen : 0);
+  const bool plain = data_len == kCommonHeaderLen + kGtidPostHeaderLen;
+  if (!plain && data_len != kCommonHeaderLen + kGtidPostHeaderLen + 2) return false;
+  out.assign(ev.begin(), ev.end());
+  std::uint8_t* p = out.data();
+  const std::uint16_t flags =
+      static_cast<std::uint16_t>((load_le16(p + 17) & ~kFlagThreadSpecific) | kFlagSuppressUse);
+  p[17] = static_cast<std::uint8_t>(flags);
+  p[18] = static_cast<std::uint8_t>(flags >> 8);
+  p[4] = static_cast<std::uint8_t>(EventType::query);
+  std::uint8_t* q = p + kCommonHeaderLen;
+  std::memset(q, 0, kQueryPostHeaderLen);
+  q += kQueryPostHeaderLen - 2;
+  if (plain) {
+    put16(q, 0);
+    q[2] = 0;  // the empty database's NUL
+    q += 3;
+  } else {
+    put16(q, 2);  // an empty time zone status variable takes up the 2 bytes more
+    q[2] = 5;     // Q_TIME_ZONE_CODE
+    q[3] = 0;
+    q[4] = 0;
+    q += 5;
+  }
+  std::memcpy(q, "BEGIN", 5);
+  if (crc) put32(p + data_len, compute_event_crc(Bytes(out.data(), out.size())));
+  return true;
+}
+
 
 // Framing findings: a file that ends inside an event is noted (at the live end that is no
 // damage: the writer is still writing it); everything else goes on to the chain verifier.
@@ -187,6 +282,9 @@ class Cursor final : public DumpCursor {
   // MariaDB GTID filtering of one verified event: true = send it.
   bool mariadb_filter(const Event& ev);
   bool mysql_filter(const Event& ev);
+  // What a replica below capability 4 gets instead of `ev` (a rewrite goes to out_; an error's
+  // text to `why`).
+  Compat old_replica(const Event& ev, std::string& why);
 
   Archive& arch_;
   DumpRequest req_;
@@ -218,6 +316,8 @@ class Cursor final : public DumpCursor {
   std::vector<std::uint8_t> fde_;  // the file's FDE as read
   std::uint64_t emit_from_ = 0;    // events before are read and verified, not sent
   bool emitted_start_ = false;
+  std::string first_event_file_;  // where the dump started, for the primary's error texts
+  std::uint64_t first_event_pos_ = 4;
   std::uint64_t resume_below_ = 0;  // a grown file read again: events before were read already
   bool true_gap_pending_ = false;   // the first event after a start past the FDE: events were left out
   std::uint64_t read_end_ = 4;      // end of the last event read
@@ -373,6 +473,10 @@ Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first)
   resume_below_ = 0;
   emit_from_ = 0;
   emitted_start_ = start <= 4;
+  if (first) {
+    first_event_file_ = log_name_;
+    first_event_pos_ = start;
+  }
   true_gap_pending_ = false;
   read_end_ = 4;
   began_ = false;
@@ -803,6 +907,38 @@ bool Cursor::mysql_filter(const Event& ev) {
   return !mysql_excluding_;
 }
 
+Compat Cursor::old_replica(const Event& ev, std::string& why) {
+  const int cap = req_.mariadb_capability;
+  const bool crc = file_crc_;
+  const std::uint8_t t = ev.type_code();
+  auto dummy_or = [&](const char* failure) {
+    if (cap >= kCapTolerateHoles) return Compat::omit;
+    if (dummy_event(ev.raw, crc, out_)) return Compat::rewritten;
+    why = failure;
+    return Compat::error;
+  };
+  if (t == static_cast<std::uint8_t>(EventType::mariadb_annotate_rows) && !req_.send_annotate_rows) {
+    if (cap < kCapTolerateHoles && cap >= kCapAnnotate) return Compat::as_stored;  // it ignores them
+    return dummy_or("Failed to replace binlog annotate event with dummy event");
+  }
+  if (cap >= kCapGtid) return Compat::as_stored;
+  if (t == static_cast<std::uint8_t>(EventType::mariadb_gtid)) {
+    static constexpr char corrupt[] = "Failed to replace GTID event with backwards-compatible event: corrupt event.";
+    if (ev.raw.size() < kCommonHeaderLen + kGtidPostHeaderLen) {
+      why = corrupt;
+      return Compat::error;
+    }
+    if (ev.raw[kCommonHeaderLen + 12] & kGtidStandalone) return dummy_or(corrupt);
+    if (gtid_as_begin(ev.raw, crc, out_)) return Compat::rewritten;
+    why = corrupt;
+    return Compat::error;
+  }
+  if ((t == static_cast<std::uint8_t>(EventType::mariadb_binlog_checkpoint) && cap < kCapBinlogCheckpoint) ||
+      t == static_cast<std::uint8_t>(EventType::mariadb_gtid_list))
+    return dummy_or("Failed to replace binlog checkpoint or gtid list event with dummy event");
+  return Compat::as_stored;
+}
+
 // ---- next -----------------------------------------------------------------------------------------
 
 CursorStep Cursor::next() {
@@ -891,12 +1027,24 @@ CursorStep Cursor::next() {
           }
         }
         bool send = true;
-        if (ev.type() == EventType::mariadb_annotate_rows && !req_.send_annotate_rows &&
-            req_.mariadb_capability >= 2)
-          send = false;  // MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES: left out, as a primary does
-        if (using_gtid_) send = mariadb_filter(ev) && send;
-        else if (mysql_gtid_) send = mysql_filter(ev) && send;
+        if (using_gtid_) send = mariadb_filter(ev);
+        else if (mysql_gtid_) send = mysql_filter(ev);
         if (phase_ == Phase::failed) return error_step();
+        Compat compat = Compat::as_stored;
+        if (send && (req_.mariadb_capability < kCapGtid || (ev.type() == EventType::mariadb_annotate_rows &&
+                                                             !req_.send_annotate_rows))) {
+          std::string why;
+          compat = old_replica(ev, why);
+          if (compat == Compat::error) {
+            // the primary's own text: a replica shows it in Last_IO_Error
+            fail(fmt::format("{}; the first event '{}' at {}, the last event read from '{}' at {}, the last byte read "
+                             "from '{}' at {}.",
+                             why, first_event_file_, first_event_pos_, log_name_, ev.pos, log_name_,
+                             ev.pos + ev.header.event_size));
+            return error_step();
+          }
+          if (compat == Compat::omit) send = false;
+        }
         // After the event (sent or skipped): the fake Gtid_list a primary sends once a domain's
         // start is reached, and the end of an UNTIL.
         bool until_reached = false;
@@ -923,7 +1071,7 @@ CursorStep Cursor::next() {
             queued_ = true;
             queued_pos_ = read_end_;
           }
-          return event_step(ev.raw);
+          return event_step(compat == Compat::rewritten ? Bytes(out_.data(), out_.size()) : ev.raw);
         }
         if (!list.empty()) {
           out_.swap(queue_);
