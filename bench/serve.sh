@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# binlogctl serve benchmarks (issue 31, Speed): PITR three ways (mariadb-binlog | mariadb, the
+# binlogctl serve benchmarks (issue 31, Speed): PITR four ways (mariadb-binlog | mariadb, binlogctl convert --format sql | mariadb, the
 # relay-log trick, serve + a replica with slave_parallel_threads=4), mariadb-binlog -R --raw from
 # mariadbd and from serve, serve's peak RSS with 8 replicas. See bench/serve_bench.py.
 #
-#   bench/serve.sh [--parts pitr,raw,rss] [--legs pipe,relay,serve] [--repeat N] FILE...
+#   bench/serve.sh [--parts pitr,raw,rss] [--legs pipe,sql,relay,serve] [--repeat N] FILE...
 #
 # FILE...: a closed binlog chain, e.g. from bench/make-large-binlog.sh --size-mb 256.
 # BINLOGCTL (environment) picks the binary (default build/binlogctl).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """binlogctl serve benchmarks (issue 31, Speed); run through bench/serve.sh.
 
-usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss] [--legs pipe,relay,serve] [--repeat N]
+usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss] [--legs pipe,sql,relay,serve (in that order)] [--repeat N]
 
 FILE...: closed MariaDB binlog files of one chain, in order (e.g. bench/work/mariadb-256mb/
 mariadb-bin.000001 from bench/make-large-binlog.sh --size-mb 256). Everything runs on private
@@ -210,8 +210,10 @@ def pitr(binary, files, root, gtid, legs):
         sv.stop()
         return srv
 
-    for name, leg in (("pipe", leg_pipe), ("sql", leg_sql), ("relay", leg_relay), ("serve", leg_serve)):
-        if name not in legs or (name == "serve" and not HAVE_SERVE):
+    ways = {"pipe": leg_pipe, "sql": leg_sql, "relay": leg_relay, "serve": leg_serve}
+    for name in legs:  # in the order given
+        leg = ways[name]
+        if name == "serve" and not HAVE_SERVE:
             continue
         srv = leg()
         sums[name] = checksums(srv)
@@ -316,10 +318,12 @@ def rss(binary, files, root, n=8):
 
 def main():
     args = sys.argv[1:]
-    parts, repeat, legs = {"pitr", "raw", "rss"}, 3, {"pipe", "sql", "relay", "serve"}
+    parts, repeat, legs = {"pitr", "raw", "rss"}, 3, ["pipe", "sql", "relay", "serve"]
     if "--legs" in args:
         i = args.index("--legs")
-        legs = set(args[i + 1].split(","))
+        legs = [w for w in args[i + 1].split(",") if w]
+        if any(w not in ("pipe", "sql", "relay", "serve") for w in legs):
+            sys.exit("--legs: pipe, sql, relay, serve")
         del args[i:i + 2]
     if "--parts" in args:
         i = args.index("--parts")
