@@ -149,31 +149,24 @@ def pitr(binary, files, root, gtid, legs):
     tpl.install()
     results, sums = {}, {}
 
-    def leg_pipe():
-        srv = fresh_target(tpl.data, root, "pipe")
+    def piped(name, what, producer):
+        srv = fresh_target(tpl.data, root, name)
         srv.start()
-        log("pitr: mariadb-binlog FILES | mariadb")
+        log(f"pitr: {what} FILES | mariadb")
         t = time.time()
-        dump = subprocess.Popen([mdb.find("mariadb-binlog"), "--no-defaults", *files], stdout=subprocess.PIPE)
-        client = subprocess.run(srv.client_args(["--binary-mode"]), stdin=dump.stdout, capture_output=True)
-        dump.wait()
-        results["pipe"] = time.time() - t
-        if client.returncode or dump.returncode:
-            sys.exit("pipe failed: " + client.stderr.decode()[-1000:])
+        prod = subprocess.Popen(producer, stdout=subprocess.PIPE)
+        client = subprocess.run(srv.client_args(["--binary-mode"]), stdin=prod.stdout, capture_output=True)
+        prod.wait()
+        results[name] = time.time() - t
+        if client.returncode or prod.returncode:
+            sys.exit(f"{name} failed: " + client.stderr.decode()[-1000:])
         return srv
 
+    def leg_pipe():
+        return piped("pipe", "mariadb-binlog", [mdb.find("mariadb-binlog"), "--no-defaults", *files])
+
     def leg_sql():
-        srv = fresh_target(tpl.data, root, "sql")
-        srv.start()
-        log("pitr: binlogctl convert --format sql FILES | mariadb")
-        t = time.time()
-        conv = subprocess.Popen([binary, "convert", "--format", "sql", *files], stdout=subprocess.PIPE)
-        client = subprocess.run(srv.client_args(["--binary-mode"]), stdin=conv.stdout, capture_output=True)
-        conv.wait()
-        results["sql"] = time.time() - t
-        if client.returncode or conv.returncode:
-            sys.exit("sql failed: " + client.stderr.decode()[-1000:])
-        return srv
+        return piped("sql", "binlogctl convert --format sql", [binary, "convert", "--format", "sql", *files])
 
     def leg_relay():
         srv = fresh_target(tpl.data, root, "relay")
