@@ -6,6 +6,8 @@ usage: diagnostics.py BINLOGCTL FIXTURE_DIR
   * gtid_gap is not reported across a missing file (binlogctl-verify(1)): the relay chain without
     hx-relay.000008 (whose next file carries no Gtid_list of its own) gives the file_sequence_gap
     and no gtid_gap; the real gaps of the basic chain are still found right after a missing file.
+  * a --schema file with a statement that looks like DDL but defines nothing (CREATE TABL x ()
+    is reported: a warning naming the file, line and offset; a mysqldump-like file gets none.
 """
 import json
 import os
@@ -58,6 +60,28 @@ def main():
         gaps = [x for x in jsonl(p.stdout) if x.get("check") == "gtid_gap"]
         check(len(gaps) == 2 and all(g["log_name"] == "mariadb-bin.000005" for g in gaps),
               f"basic chain without 000004: the gaps of 000005 are still found: {gaps}")
+
+        # --- --schema: a statement that looks like DDL and defines nothing ------------------------
+        f2 = os.path.join(basic, "mariadb-bin.000002")
+        bad = os.path.join(tmp, "bad.sql")
+        with open(bad, "w") as f:
+            f.write("CREATE TABLE shop.ok (id int PRIMARY KEY);\n-- a typo:\nCREATE TABL x (\n  id int\n);\n")
+        for cmd in (["convert"], ["convert", "--format", "sql"], ["schema"], ["stats"]):
+            p = run(binary, *cmd, "--schema", bad, f2)
+            check(p.returncode == 0, f"{cmd} --schema bad.sql: exit {p.returncode}: {p.stderr[:300]!r}")
+            check(re.search(rb"bad\.sql: line 3, offset 54: warning: .*CREATE TABL x \(", p.stderr) is not None,
+                  f"{cmd} --schema bad.sql: no warning naming the statement: {p.stderr[:400]!r}")
+        good = os.path.join(tmp, "good.sql")
+        with open(good, "w") as f:
+            f.write("/*!40101 SET NAMES utf8mb4 */;\nDROP TABLE IF EXISTS `t`;\n/*!40101 SET character_set_client = utf8 */;\n"
+                    "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB;\n"
+                    "/*!40000 ALTER TABLE `t` DISABLE KEYS */;\nLOCK TABLES `t` WRITE;\nINSERT INTO `t` VALUES (1);\n"
+                    "UNLOCK TABLES;\nCREATE DATABASE IF NOT EXISTS d2;\nCREATE INDEX i ON t (id);\n"
+                    "DELIMITER ;;\n/*!50003 CREATE*/ /*!50017 DEFINER=`root`@`localhost`*/ /*!50003 TRIGGER tr BEFORE INSERT ON t "
+                    "FOR EACH ROW SET NEW.id = NEW.id */;;\nDELIMITER ;\nCREATE OR REPLACE VIEW v AS SELECT 1;\n"
+                    "CREATE TABLE IF NOT EXISTS `t` (`id` int);\n")
+        p = run(binary, "convert", "--schema", good, f2)
+        check(p.returncode == 0 and b"warning" not in p.stderr, f"convert --schema good.sql: {p.stderr[:400]!r}")
 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
