@@ -8,6 +8,7 @@ usage: diagnostics.py BINLOGCTL FIXTURE_DIR
     and no gtid_gap; the real gaps of the basic chain are still found right after a missing file.
   * a --schema file with a statement that looks like DDL but defines nothing (CREATE TABL x ()
     is reported: a warning naming the file, line and offset; a mysqldump-like file gets none.
+  * -d NAME that matches nothing warns, as --filter does for its rules; -d shop does not.
 """
 import json
 import os
@@ -83,6 +84,14 @@ def main():
         p = run(binary, "convert", "--schema", good, f2)
         check(p.returncode == 0 and b"warning" not in p.stderr, f"convert --schema good.sql: {p.stderr[:400]!r}")
 
+        # --- -d that matches nothing ------------------------------------------------------------
+        for cmd in (["dump"], ["convert"], ["convert", "--format", "sql"], ["convert", "--format", "canal-json"]):
+            p = run(binary, *cmd, "-d", "nosuchdb", f2)
+            check(p.returncode == 0 and b"warning: -d/--database 'nosuchdb' matched nothing" in p.stderr,
+                  f"{cmd} -d nosuchdb: exit {p.returncode}: {p.stderr[:300]!r}")
+            p = run(binary, *cmd, "-d", "shop", f2)
+            check(p.returncode == 0 and b"matched nothing" not in p.stderr,
+                  f"{cmd} -d shop: exit {p.returncode}: {p.stderr[:300]!r}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"diagnostics: {len(failures)} failure(s)")

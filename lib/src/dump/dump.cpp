@@ -284,6 +284,7 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   const bool readable = read_chain(co, visitor, diag, errf);
   out.flush();
   if (readable) warn_unmatched_filter_rules(opts.filter, errf);
+  if (readable && visitor.database) warn_unmatched_database(opts.database, visitor.database->matched(), errf);
   if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;
 }
