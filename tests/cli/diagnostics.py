@@ -6,6 +6,10 @@ usage: diagnostics.py BINLOGCTL FIXTURE_DIR
   * gtid_gap is not reported across a missing file (binlogctl-verify(1)): the relay chain without
     hx-relay.000008 (whose next file carries no Gtid_list of its own) gives the file_sequence_gap
     and no gtid_gap; the real gaps of the basic chain are still found right after a missing file.
+  * a file that cannot be looked at is not "file not found": a symbolic link loop (ELOOP; works
+    as root) and, where permissions stop the test (not root, or root running the binary as
+    nobody through setpriv), a file in a directory it may not search (EACCES): "cannot open:
+    Permission denied", exit 2, no summary.
   * a --schema file with a statement that looks like DDL but defines nothing (CREATE TABL x ()
     is reported: a warning naming the file, line and offset; a mysqldump-like file gets none.
   * -d NAME that matches nothing warns, as --filter does for its rules; -d shop does not.
@@ -61,6 +65,36 @@ def main():
         gaps = [x for x in jsonl(p.stdout) if x.get("check") == "gtid_gap"]
         check(len(gaps) == 2 and all(g["log_name"] == "mariadb-bin.000005" for g in gaps),
               f"basic chain without 000004: the gaps of 000005 are still found: {gaps}")
+
+        # --- a file that cannot be looked at ----------------------------------------------------
+        loop = os.path.join(tmp, "loop.000001")
+        os.symlink("loop.000001", loop)
+        for cmd in (["verify"], ["dump"], ["convert"]):
+            p = run(binary, *cmd, loop)
+            check(p.returncode == 2 and b"not found" not in p.stderr and b"cannot open: Too many levels" in p.stderr,
+                  f"{cmd} LOOP: exit {p.returncode}: {p.stderr[:300]!r}")
+            check(b"summary" not in p.stdout, f"{cmd} LOOP: output {p.stdout[:200]!r}")
+        locked = os.path.join(tmp, "locked")
+        os.mkdir(locked)
+        shutil.copyfile(os.path.join(basic, "mariadb-bin.000001"), os.path.join(locked, "mariadb-bin.000001"))
+        os.chmod(tmp, 0o755)
+        os.chmod(locked, 0o700 if os.geteuid() == 0 else 0o000)
+        prefix = []
+        if os.geteuid() == 0:
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+            probe = subprocess.run(prefix + [binary, "--version"], capture_output=True)
+            if probe.returncode != 0:
+                print("SKIP: EACCES: cannot run the binary as nobody:", probe.stderr[:200])
+                prefix = None
+        if prefix is not None:
+            target = os.path.join(locked, "mariadb-bin.000001")
+            for cmd in (["verify"], ["dump"]):
+                p = subprocess.run(prefix + [binary] + cmd + [target], capture_output=True, stdin=subprocess.DEVNULL)
+                check(p.returncode == 2 and b"not found" not in p.stderr
+                      and b"cannot open: Permission denied" in p.stderr,
+                      f"{cmd} LOCKED/FILE: exit {p.returncode}: {p.stderr[:300]!r}")
+                check(b"summary" not in p.stdout, f"{cmd} LOCKED/FILE: output {p.stdout[:200]!r}")
+        os.chmod(locked, 0o755)
 
         # --- --schema: a statement that looks like DDL and defines nothing ------------------------
         f2 = os.path.join(basic, "mariadb-bin.000002")

@@ -546,11 +546,7 @@ class PrintingHooks final : public ChainHooks {
     readable = false;
   }
   void unavailable(const InputFile& f, const std::system_error* e) override {
-    if (e == nullptr)
-      fmt::print(errf_, "binlogctl: {}: offset 0: file not found{}\n", f.path,
-                 f.origin.empty() ? "" : fmt::format(" (named by {})", f.origin));
-    else
-      fmt::print(errf_, "binlogctl: {}: offset 0: cannot open: {}\n", f.path, e->code().message());
+    fmt::print(errf_, "binlogctl: {}\n", unavailable_message(f, e));
     readable = false;
   }
   bool begin_file(const InputFile& f) override {

@@ -71,8 +71,7 @@ class VerifyHooks final : public ChainHooks {
       return;
     }
     // Given on the command line and absent, or unopenable: a usage problem, not a gap in the data.
-    if (e == nullptr) run_.problems.push_back(fmt::format("{}: offset 0: file not found", f.path));
-    else run_.problems.push_back(fmt::format("{}: offset 0: cannot open: {}", f.path, e->code().message()));
+    run_.problems.push_back(unavailable_message(f, e));
     run_.unreadable = true;
     v_.file_unavailable(f);
   }
