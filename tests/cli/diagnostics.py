@@ -6,6 +6,10 @@ usage: diagnostics.py BINLOGCTL FIXTURE_DIR
   * gtid_gap is not reported across a missing file (binlogctl-verify(1)): the relay chain without
     hx-relay.000008 (whose next file carries no Gtid_list of its own) gives the file_sequence_gap
     and no gtid_gap; the real gaps of the basic chain are still found right after a missing file.
+  * a file made of concatenated binlogs (the relay chain twice, as `cat hx-relay.0* hx-relay.0*`):
+    verify's text and JSON name the same location for every finding, the byte offset in the file
+    as given (JSON: "file" and "offset" beside log_name and pos where the finding is in a later
+    file of the input), never INPUT#N; a finding at position 0 of a later file is at its magic.
   * a file that cannot be looked at is not "file not found": a symbolic link loop (ELOOP; works
     as root) and, where permissions stop the test (not root, or root running the binary as
     nobody through setpriv), a file in a directory it may not search (EACCES): "cannot open:
@@ -65,6 +69,45 @@ def main():
         gaps = [x for x in jsonl(p.stdout) if x.get("check") == "gtid_gap"]
         check(len(gaps) == 2 and all(g["log_name"] == "mariadb-bin.000005" for g in gaps),
               f"basic chain without 000004: the gaps of 000005 are still found: {gaps}")
+
+        # --- concatenated input: text and JSON name the same place ------------------------------
+        names = sorted(n for n in os.listdir(relay) if n.startswith("hx-relay.0"))
+        big = os.path.join(tmp, "big.bin")
+        data = b""
+        for n in names + names:
+            with open(os.path.join(relay, n), "rb") as f:
+                data += f.read()
+        with open(big, "wb") as f:
+            f.write(data)
+        t = run(binary, "verify", big)
+        j = run(binary, "verify", "--format", "json", big)
+        check(t.returncode == j.returncode == 1, f"big.bin: exit {t.returncode}/{j.returncode}")
+        tlines = [x for x in t.stdout.decode().split("\n") if x and not x.startswith("summary:")]
+        jlines = [x for x in jsonl(j.stdout) if "check" in x]
+        check(len(tlines) == len(jlines) and len(jlines) >= len(names) - 1,
+              f"big.bin: {len(tlines)} text findings, {len(jlines)} JSON findings")
+        later = 0
+        for tl, jf in zip(tlines, jlines):
+            m = re.match(r"(.*?):(\d+): (error|warning): (\w+): ", tl)
+            check(m is not None and "#" not in m.group(1), f"big.bin: text finding {tl!r}")
+            if m is None:
+                continue
+            # (JSON's log_name is the file's base name; the text names it as given)
+            file = jf["file"] if "file" in jf else os.path.join(os.path.dirname(m.group(1)), jf["log_name"])
+            offset = jf.get("offset", jf["pos"])
+            check((m.group(1), int(m.group(2)), m.group(4)) == (file, offset, jf["check"]),
+                  f"big.bin: text {tl!r} and JSON {jf} name different places")
+            if "offset" in jf:
+                later += 1
+                check(jf["file"] == big and jf["offset"] > jf["pos"], f"big.bin: JSON location {jf}")
+                if jf["pos"] == 0:
+                    check(data[jf["offset"]:jf["offset"] + 4] == b"\xfebin",
+                          f"big.bin: {jf} is not at the start of a binlog in the input")
+                else:
+                    hdr = data[jf["offset"]:jf["offset"] + 19]
+                    check(len(hdr) == 19 and int.from_bytes(hdr[9:13], "little") >= 19,
+                          f"big.bin: {jf} is not at an event of the input")
+        check(later >= len(names) - 1, f"big.bin: {later} findings located in the later files")
 
         # --- a file that cannot be looked at ----------------------------------------------------
         loop = os.path.join(tmp, "loop.000001")

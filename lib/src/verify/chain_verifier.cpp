@@ -1114,8 +1114,8 @@ std::uint64_t ChainVerifier::current_transaction_id() const noexcept {
   return impl_->txn.active ? impl_->txn.id : 0;
 }
 
-void ChainVerifier::name_file(const std::string& log_name, const std::string& path) {
-  impl_->out.name_file(log_name, path);
+void ChainVerifier::name_file(const std::string& log_name, const std::string& path, std::uint64_t base) {
+  impl_->out.name_file(log_name, path, base);
 }
 
 void ChainVerifier::report(const Diagnostic& d) {
