@@ -412,6 +412,7 @@ class Converter final : public TransactionFront::Hooks {
       if (!ddl_table(q.sql, db, table)) table.clear();
       if (!opts_.filter.matches(db, table)) return;
     }
+    if (q.sql.size() >= kStreamStatementAt) return streamed_statement(ev, q, k);
     std::string& b = begin_literal(ev);
     append_text_json(b, q.db, 0);
     b.append(",\"type\":\"");
@@ -420,6 +421,33 @@ class Converter final : public TransactionFront::Hooks {
     append_text_json(b, q.sql, 0);
     end_record(b, ev);
     end_literal();
+  }
+
+  // A huge statement (a 1 GiB QUERY): written here, after every batch before it, escaped and
+  // written piece by piece rather than copied whole into a batch, so that memory stays bounded
+  // by a piece. The record is the one statement() makes.
+  void streamed_statement(const Event& ev, const QueryEvent& q, StatementKind k) {
+    pool_.sync();
+    std::string& b = stream_text_;
+    b.clear();
+    begin_record(b, ev);
+    append_text_json(b, q.db, 0);
+    b.append(k == StatementKind::ddl ? ",\"type\":\"DDL\",\"sql\":\"" : ",\"type\":\"QUERY\",\"sql\":\"");
+    for (std::string_view sql = q.sql; !sql.empty();) {
+      const std::size_t n = utf8_piece(sql, kStreamBlock);
+      append_json_escaped(b, sql.substr(0, n));  // append_text_json's body for collation 0 (UTF-8)
+      sql.remove_prefix(n);
+      if (b.size() >= kStreamBlock) {
+        out_.write(b);
+        b.clear();
+      }
+    }
+    b.push_back('"');
+    end_record(b, ev);
+    b.push_back('\n');
+    out_.write(b);
+    b.clear();
+    out_.flush();
   }
 
   // A server whose FDE gives this type code a post-header no rows event has (pre-release 5.2
@@ -590,6 +618,8 @@ class Converter final : public TransactionFront::Hooks {
   std::string rows_buf_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;
   JsonBuf stream_buf_;  // large rows events, rendered here
+  static constexpr std::size_t kStreamStatementAt = 1u << 20;  // statements this large: streamed
+  std::string stream_text_;  // a huge statement's record, a block at a time
 };
 
 }  // namespace

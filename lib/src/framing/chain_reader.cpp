@@ -127,6 +127,7 @@ class OffsetSource final : public Source {
   Bytes window(std::uint64_t off, std::size_t n) override { return s_.window(base_ + off, n); }
   void release(std::uint64_t off) override { s_.release(base_ + off); }
   void prefetch(std::uint64_t off, std::size_t n) override { s_.prefetch(base_ + off, n); }
+  void drop(std::uint64_t off, std::size_t n) override { s_.drop(base_ + off, n); }
   std::optional<std::uint64_t> gap_at(std::uint64_t off) override {
     auto to = s_.gap_at(base_ + off);
     if (!to) return std::nullopt;

@@ -1686,24 +1686,51 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (in_txn) open_txn(ev);
     s.append(pending);
+    if (q.sql.size() >= kStreamStatementAt) return emit_huge_statement(s, q.sql);
     append_statement(s, q.sql);
     emit(s);
+  }
+
+  // A huge statement (a 1 GiB QUERY): `s`, what goes before it, handed on; then, once everything
+  // before it is written, the statement written straight out a block at a time, never copied
+  // whole. The text is what append_statement gives.
+  static constexpr std::size_t kStreamStatementAt = 1u << 20;
+  void emit_huge_statement(std::string& s, std::string_view sql) {
+    const std::string_view d = statement_delimiter(sql);
+    if (!d.empty()) s.append("DELIMITER ").append(d).append("\n");
+    emit(s);
+    sync();
+    for (std::size_t at = 0; at < sql.size(); at += kOutBlock) put(sql.substr(at, kOutBlock));
+    if (d.empty()) {
+      put(";\n");
+    } else {
+      put(d);
+      put("\nDELIMITER ;\n");
+    }
+    out_.flush();
+  }
+
+  // The delimiter a statement goes between DELIMITER lines with ("" when it holds no ';').
+  static std::string_view statement_delimiter(std::string_view sql) {
+    if (sql.find(';') == std::string_view::npos) return {};
+    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
+    std::string_view d = kDelimiters[0];
+    for (std::string_view c : kDelimiters) {
+      d = c;
+      if (sql.find(c) == std::string_view::npos) break;
+    }
+    return d;
   }
 
   // A logged statement and its terminator. A statement with a ';' of its own (CREATE TRIGGER /
   // PROCEDURE / FUNCTION / EVENT with a BEGIN ... END body) would be cut there by the client:
   // it goes between DELIMITER lines, as mysqlbinlog writes it, with a delimiter it does not hold.
   static void append_statement(std::string& s, std::string_view sql) {
-    if (sql.find(';') == std::string_view::npos) {
+    const std::string_view d = statement_delimiter(sql);
+    if (d.empty()) {
       s.append(sql);
       s.append(";\n");
       return;
-    }
-    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
-    std::string_view d = kDelimiters[0];
-    for (std::string_view c : kDelimiters) {
-      d = c;
-      if (sql.find(c) == std::string_view::npos) break;
     }
     s.append("DELIMITER ").append(d).append("\n");
     s.append(sql);
