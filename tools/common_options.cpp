@@ -127,7 +127,9 @@ std::shared_ptr<const SchemaHistory> schema_files_option(const std::vector<std::
   auto h = std::make_shared<SchemaHistory>();
   for (const std::string& path : files) {
     std::string error;
-    if (!load_schema_file(path, *h, error)) throw CLI::ValidationError("--schema", error);
+    std::vector<std::string> warnings;
+    if (!load_schema_file(path, *h, error, &warnings)) throw CLI::ValidationError("--schema", error);
+    for (const std::string& w : warnings) fmt::print(stderr, "binlogctl: {}\n", w);
   }
   return h;
 }

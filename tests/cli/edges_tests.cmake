@@ -15,3 +15,5 @@ binlogctl_cli_test(sql_start_inside ${Python3_EXECUTABLE} ${CLI}/sql_start_insid
 binlogctl_cli_test(dump_filter ${Python3_EXECUTABLE} ${CLI}/dump_filter.py ${BIN} ${FIX})
 binlogctl_cli_test(filter_glob ${Python3_EXECUTABLE} ${CLI}/filter_glob.py ${BIN} ${FIX})
 binlogctl_cli_test(stats_zone ${Python3_EXECUTABLE} ${CLI}/stats_zone.py ${BIN} ${FIX})
+binlogctl_cli_test(diagnostics ${Python3_EXECUTABLE} ${CLI}/diagnostics.py ${BIN} ${FIX})
+binlogctl_cli_test(huge_statement ${Python3_EXECUTABLE} ${CLI}/huge_statement.py ${BIN} ${FIX} ${CMAKE_SOURCE_DIR}/bench)

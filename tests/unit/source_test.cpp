@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,31 @@ TEST_SUITE("inputs") {
     CHECK(numeric_suffix("mysql-bin.000042") == 42u);
     CHECK_FALSE(numeric_suffix("mysql-bin.index").has_value());
     CHECK(base_name_of("mysql-bin.000042") == "mysql-bin");
+  }
+
+  // Issue 36 (item 8): only a path that does not exist is "file not found"; one that cannot be
+  // looked at is opened, and the error says why (EACCES: "Permission denied"). A symbolic link
+  // loop (ELOOP) stands in for EACCES here: tests may run as root, whom no permission stops.
+  TEST_CASE("a file that cannot be looked at is not called missing") {
+    TempDir t;
+    std::filesystem::create_symlink("loop", t.path / "loop");
+    auto l = expand_inputs({(t.path / "loop").string()});
+    REQUIRE(l.files.size() == 1);
+    CHECK_FALSE(l.files[0].missing);
+    CHECK_THROWS_AS(open_source(l.files[0].path), std::system_error);
+    std::ofstream(t.path / "bin.index") << "./loop\n./bin.000002\n";
+    auto idx = expand_inputs({(t.path / "bin.index").string()});
+    REQUIRE(idx.files.size() == 2);
+    CHECK_FALSE(idx.files[0].missing);
+    CHECK(idx.files[1].missing);  // ENOENT: missing indeed
+
+    InputFile f{"/srv/binlogs/bin.000007", "bin.000007", false, "/srv/binlogs/bin.index"};
+    const std::system_error denied(EACCES, std::generic_category(), f.path);
+    CHECK(unavailable_message(f, &denied) == "/srv/binlogs/bin.000007: offset 0: cannot open: Permission denied");
+    const std::system_error dir(EISDIR, std::generic_category(), f.path);
+    CHECK(unavailable_message(f, &dir) == "/srv/binlogs/bin.000007: offset 0: cannot open: Is a directory");
+    CHECK(unavailable_message(f, nullptr) ==
+          "/srv/binlogs/bin.000007: offset 0: file not found (named by /srv/binlogs/bin.index)");
   }
 }
 

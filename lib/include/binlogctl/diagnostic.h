@@ -52,6 +52,10 @@ struct Diagnostic {
   // The file as the user gave it (or as its index file or directory named it), for messages:
   // two directories of a chain may hold the same log_name. Empty: the message uses log_name.
   std::string path = {};
+  // Where the file starts in `path`: 0, except for the second and later files of concatenated
+  // input (binlogctl(1), INPUTS), whose positions are their own. Messages name the byte offset
+  // in the file as given, base + pos (format_diagnostic).
+  std::uint64_t base = 0;
 };
 
 // Where findings go. The framing layer never prints.
@@ -63,9 +67,11 @@ class DiagnosticSink {
   // name). The chain reader says it as each file opens, so that every message names the path
   // (issue 18: two directories of a chain may hold the same log name) while records keep
   // log_name. Sinks that print keep it (FileNames); sinks that forward pass it on.
-  virtual void name_file(const std::string& log_name, const std::string& path) {
+  // `base`: where the file starts in `path` (Diagnostic::base).
+  virtual void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) {
     (void)log_name;
     (void)path;
+    (void)base;
   }
 };
 
@@ -73,16 +79,24 @@ class DiagnosticSink {
 // files of a chain share a log name, the later one is named from its opening on.
 class FileNames {
  public:
-  void set(const std::string& log_name, const std::string& path);
-  // d.path when the reporter set one, else the path named for d.log_name, else d.log_name.
-  std::string name_of(const Diagnostic& d) const;
+  void set(const std::string& log_name, const std::string& path, std::uint64_t base);
+  // d with its path (and base) for messages: d.path when the reporter set one, else the path
+  // named for d.log_name, else d.log_name.
+  Diagnostic named(const Diagnostic& d) const;
 
  private:
+  struct Named {
+    std::string log_name, path;
+    std::uint64_t base = 0;
+  };
   mutable std::mutex m_;
-  std::vector<std::pair<std::string, std::string>> names_;
+  std::vector<Named> names_;
 };
 
-// "binlog.000002:12345: error: checksum_mismatch: stored 0x1a2b3c4d, computed 0x5e6f7a8b"
+// "binlog.000002:12345: error: checksum_mismatch: stored 0x1a2b3c4d, computed 0x5e6f7a8b"; in a
+// later file of concatenated input, the offset in the input (base + pos), and the message ends
+// with the file's own name and position: "big.bin:51286: error: ...: MESSAGE (hx-relay.000002,
+// position 4)".
 std::string format_diagnostic(const Diagnostic& d);
 
 // Prints diagnostics as "binlogctl: FILE:POS: severity: check: message" and counts them.
@@ -91,7 +105,7 @@ class StderrDiagnostics : public DiagnosticSink {
  public:
   explicit StderrDiagnostics(std::FILE* f) : f_(f) {}
   void report(const Diagnostic& d) override;
-  void name_file(const std::string& log_name, const std::string& path) override { names_.set(log_name, path); }
+  void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) override { names_.set(log_name, path, base); }
   std::uint64_t errors() const { return errors_.load(); }
   std::uint64_t warnings() const { return warnings_.load(); }
 

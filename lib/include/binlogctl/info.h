@@ -18,6 +18,13 @@ struct InfoScratch {
 // and returns the error (offset absolute).
 Status append_info(std::string& out, const Event& ev, InfoScratch& scratch);
 
+// The Info text of a statement event (QUERY, MariaDB's compressed QUERY, EXECUTE_LOAD_QUERY) in
+// three parts, the statement itself not copied: `head` + `sql` + `tail` is what append_info
+// appends (`sql` views the event's body, or `scratch` for a compressed one). For writing a huge
+// statement in pieces. False for other events and for a body that does not decode.
+bool query_info_parts(const Event& ev, InfoScratch& scratch, std::string& head, std::string_view& sql,
+                      std::string& tail);
+
 // `name` quoted as an SQL identifier: backticks, embedded backticks doubled.
 void append_quoted_identifier(std::string& out, std::string_view name);
 

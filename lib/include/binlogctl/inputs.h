@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace binlogctl {
 struct InputFile {
   std::string path;      // what to open ("-" for stdin)
   std::string log_name;  // the file's name as the server knows it (basename, .gz/.zst removed)
-  bool missing = false;  // named by an index but absent
+  bool missing = false;  // absent (ENOENT/ENOTDIR); not when it cannot be looked at (EACCES: open says why)
   std::string origin;    // the index file or directory it came from, "" if given directly
 };
 
@@ -30,6 +31,11 @@ struct InputList {
 };
 
 InputList expand_inputs(const std::vector<std::string>& args);
+
+// Why a file of the list was not read, for messages on standard error: "PATH: offset 0: file not
+// found" (+ " (named by INDEX)") when it is missing (e == nullptr), else "PATH: offset 0: cannot
+// open: REASON" with the error's own text ("Permission denied", "Is a directory", ...).
+std::string unavailable_message(const InputFile& f, const std::system_error* e);
 
 // The file as messages name it (Diagnostic::path): the path as the user gave it, or "" when that
 // is its log name or standard input (messages then use the log name).

@@ -25,6 +25,15 @@ template <class Out>
 void append_json_escaped(Out& out, std::string_view s);
 // Length of the well-formed UTF-8 sequence starting at s[i] (1 for ASCII), 0 when ill-formed.
 std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::size_t n) noexcept;
+// How much of `s` to take as the next piece of at most `max` bytes (max > 4) when a huge text is
+// escaped piece by piece: the piece does not end inside a UTF-8 sequence (it ends before a lead
+// or ASCII byte), so escaping the pieces one by one gives what escaping all at once gives.
+inline std::size_t utf8_piece(std::string_view s, std::size_t max) noexcept {
+  if (s.size() <= max) return s.size();
+  std::size_t k = max;
+  while (k > max - 4 && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80) --k;
+  return (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80 ? max : k;
+}
 // A byte that is not valid UTF-8 (or not decodable in its charset): the JSON text \\xHH.
 template <class Out>
 void append_invalid_byte(Out& out, unsigned char b);

@@ -67,7 +67,15 @@ class SchemaHistory {
   // `DELIMITER xx` line sets, as the mysql client does), comments (--, #, /* */) skipped,
   // versioned comments (/*!40101 ... */, /*M!100100 ... */) read as SQL, `USE db` changing the
   // default database. Returns the number of statements that changed the history.
-  std::size_t apply_script(std::string_view script, std::string_view db = {});
+  // `ignored`, when given, receives the statements that look like DDL but that the history could
+  // not use: no object binlogctl knows (CREATE TABL x), or a CREATE TABLE that defines nothing
+  // (its definition does not parse); a --schema file's reader warns about each.
+  struct IgnoredStatement {
+    std::size_t offset = 0;  // of the statement's first token in `script`
+    std::string why;
+  };
+  std::size_t apply_script(std::string_view script, std::string_view db = {},
+                           std::vector<IgnoredStatement>* ignored = nullptr);
 
   const SchemaTable* find(std::string_view db, std::string_view table) const;
   std::size_t size() const noexcept { return tables_.size(); }
@@ -146,7 +154,10 @@ std::string column_type_text(const SchemaColumn& c);
 std::string create_table_sql(const SchemaTable& t);
 
 // Reads a --schema file (a script of SQL statements) into `h` with apply_script. Returns false
-// with `error` set ("FILE: reason") when the file cannot be read.
-bool load_schema_file(const std::string& path, SchemaHistory& h, std::string& error);
+// with `error` set ("FILE: reason") when the file cannot be read. `warnings` (when given)
+// receives one message per statement that was ignored though it looks like DDL
+// ("FILE: line N, offset M: warning: ...").
+bool load_schema_file(const std::string& path, SchemaHistory& h, std::string& error,
+                      std::vector<std::string>* warnings = nullptr);
 
 }  // namespace binlogctl

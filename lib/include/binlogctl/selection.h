@@ -47,16 +47,24 @@ class DatabaseFilter {
   explicit DatabaseFilter(std::string db) : db_(std::move(db)) {}
   bool keep(const Event& ev);
   void reset() { skipped_tables_.clear(); }
+  // Whether any statement or TABLE_MAP of the database was met (warn_unmatched_database).
+  bool matched() const noexcept { return matched_; }
 
  private:
   std::string db_;
   std::string sql_buf_;
   std::vector<std::uint64_t> skipped_tables_;  // table ids of other databases' TABLE_MAPs
+  bool matched_ = false;
 };
 
 // At the end of a run: one warning line on `err` per --filter rule that matched no table
 // ("binlogctl: warning: --filter rule 'RULE' matched no table"). Returns how many.
 std::size_t warn_unmatched_filter_rules(const TableFilter& filter, std::FILE* err);
+
+// At the end of a run, as warn_unmatched_filter_rules does for --filter: when -d/--database `db`
+// was given (non-empty) and no statement or TABLE_MAP of it was met, one warning line on `err`
+// ("binlogctl: warning: -d/--database 'DB' matched nothing: ..."). Returns whether it warned.
+bool warn_unmatched_database(const std::string& db, bool matched, std::FILE* err);
 
 // --include-gtids / --exclude-gtids: a MySQL GTID set (`uuid[:tag]:1-5:7,...`) or a MariaDB GTID
 // set (MariaGtidSet: `0-1-100` one GTID, `0-1:1-100` intervals, `..0-1-100` everything up to it).

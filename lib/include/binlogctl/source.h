@@ -32,6 +32,13 @@ class Source {
     (void)off;
     (void)n;
   }
+  // [off, off + n) need not stay in memory: a mapped file lets go of the pages wholly inside it
+  // (they stay readable, from the page cache, if used again). For reading a huge event in
+  // pieces with a resident set bounded by the piece. A hint only; nothing else does anything.
+  virtual void drop(std::uint64_t off, std::size_t n) {
+    (void)off;
+    (void)n;
+  }
   // Size of the input when known up front (mapped files); nullopt for streams.
   virtual std::optional<std::uint64_t> size() const = 0;
   // Bytes consumed from the underlying file so far (compressed bytes for archives): for progress.

@@ -92,7 +92,7 @@ class ChainVerifier final : public DiagnosticSink {
 
   // DiagnosticSink: findings of the framing layer pass through here.
   void report(const Diagnostic& d) override;
-  void name_file(const std::string& log_name, const std::string& path) override;
+  void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) override;
 
   const VerifySummary& summary() const noexcept;
   // Id of the transaction being read (0 between transactions).

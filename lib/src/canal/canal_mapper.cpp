@@ -1303,6 +1303,15 @@ struct CanalRender {
 
 class CanalMapper final : public TransactionFront::Hooks {
  public:
+  // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
+  bool database_matched() const noexcept { return database_matched_; }
+  // -d/--database selects a table of database `db` (every table without -d); notes the match.
+  bool in_database(std::string_view db) {
+    if (opts_.database.empty()) return true;
+    if (db != opts_.database) return false;
+    database_matched_ = true;
+    return true;
+  }
   CanalMapper(const ConvertOptions& opts, const CanalOptions& co, EntrySink& sink,
               StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
@@ -1670,6 +1679,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     if (!opts_.database.empty() && q.db != opts_.database) return;
+    database_matched_ = true;
     std::string db(q.db), table;
     if (!ddl_table(q.sql, db, table)) table.clear();
     if (!opts_.filter.empty()) {
@@ -1714,7 +1724,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0)
-      tmm.selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+      tmm.selected = in_database(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
     auto pi = plans_.find(h->table_id);
     if (pi == plans_.end() ||
@@ -1774,6 +1784,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   }
 
   const ConvertOptions& opts_;
+  bool database_matched_ = false;  // -d met a statement or table of its database
   const bool json_;
   EntrySink& sink_;
   StderrDiagnostics& diag_;
@@ -1825,6 +1836,7 @@ int run_canal_convert(const ConvertOptions& opts, const CanalOptions& co, std::F
   sink.flush();
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
+  warn_unmatched_database(opts.database, mapper.database_matched(), errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

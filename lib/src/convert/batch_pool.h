@@ -62,7 +62,7 @@ struct DrainFirst final : DiagnosticSink {
     conv.sync();
     diag.report(x);
   }
-  void name_file(const std::string& log_name, const std::string& path) override { diag.name_file(log_name, path); }
+  void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) override { diag.name_file(log_name, path, base); }
 };
 
 template <class Handler>

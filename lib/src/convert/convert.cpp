@@ -116,6 +116,15 @@ using convert_detail::RowsView;
 
 class Converter final : public TransactionFront::Hooks {
  public:
+  // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
+  bool database_matched() const noexcept { return database_matched_; }
+  // -d/--database selects a table of database `db` (every table without -d); notes the match.
+  bool in_database(std::string_view db) {
+    if (opts_.database.empty()) return true;
+    if (db != opts_.database) return false;
+    database_matched_ = true;
+    return true;
+  }
   Converter(const ConvertOptions& opts, LineOutput& out, StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
         out_(out),
@@ -396,12 +405,14 @@ class Converter final : public TransactionFront::Hooks {
     if (k != StatementKind::ddl && k != StatementKind::other) return;  // transaction structure
     if (!front_.selected()) return;
     if (!opts_.database.empty() && q.db != opts_.database) return;
+    database_matched_ = true;
     if (!opts_.filter.empty()) {
       std::string db(q.db), table;
       if (k == StatementKind::other) return;  // statements name no table we can check reliably
       if (!ddl_table(q.sql, db, table)) table.clear();
       if (!opts_.filter.matches(db, table)) return;
     }
+    if (q.sql.size() >= kStreamStatementAt) return streamed_statement(ev, q, k);
     std::string& b = begin_literal(ev);
     append_text_json(b, q.db, 0);
     b.append(",\"type\":\"");
@@ -410,6 +421,33 @@ class Converter final : public TransactionFront::Hooks {
     append_text_json(b, q.sql, 0);
     end_record(b, ev);
     end_literal();
+  }
+
+  // A huge statement (a 1 GiB QUERY): written here, after every batch before it, escaped and
+  // written piece by piece rather than copied whole into a batch, so that memory stays bounded
+  // by a piece. The record is the one statement() makes.
+  void streamed_statement(const Event& ev, const QueryEvent& q, StatementKind k) {
+    pool_.sync();
+    std::string& b = stream_text_;
+    b.clear();
+    begin_record(b, ev);
+    append_text_json(b, q.db, 0);
+    b.append(k == StatementKind::ddl ? ",\"type\":\"DDL\",\"sql\":\"" : ",\"type\":\"QUERY\",\"sql\":\"");
+    for (std::string_view sql = q.sql; !sql.empty();) {
+      const std::size_t n = utf8_piece(sql, kStreamBlock);
+      append_json_escaped(b, sql.substr(0, n));  // append_text_json's body for collation 0 (UTF-8)
+      sql.remove_prefix(n);
+      if (b.size() >= kStreamBlock) {
+        out_.write(b);
+        b.clear();
+      }
+    }
+    b.push_back('"');
+    end_record(b, ev);
+    b.push_back('\n');
+    out_.write(b);
+    b.clear();
+    out_.flush();
   }
 
   // A server whose FDE gives this type code a post-header no rows event has (pre-release 5.2
@@ -447,7 +485,7 @@ class Converter final : public TransactionFront::Hooks {
     if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0)
-      tmm.selected = (opts_.database.empty() || tm->db == opts_.database) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+      tmm.selected = in_database(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
 
     // Per-event parts of every record.
@@ -551,6 +589,7 @@ class Converter final : public TransactionFront::Hooks {
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
 
   const ConvertOptions& opts_;
+  bool database_matched_ = false;  // -d met a statement or table of its database
   LineOutput& out_;
   StderrDiagnostics& diag_;
   std::FILE* err_;
@@ -579,6 +618,8 @@ class Converter final : public TransactionFront::Hooks {
   std::string rows_buf_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;
   JsonBuf stream_buf_;  // large rows events, rendered here
+  static constexpr std::size_t kStreamStatementAt = 1u << 20;  // statements this large: streamed
+  std::string stream_text_;  // a huge statement's record, a block at a time
 };
 
 }  // namespace
@@ -611,6 +652,7 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   out.flush();
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
+  warn_unmatched_database(opts.database, conv.database_matched(), errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

@@ -113,6 +113,14 @@ class Dumper {
 
   void event(const Event& ev, const std::string& log_name) {
     info_.clear();
+    // A huge statement (a 1 GiB QUERY) is written out in pieces as it is escaped, never held
+    // as a whole Info text nor as a whole line: memory stays bounded by the piece.
+    if (ev.header.event_size >= kStreamAt) {
+      head_.clear();
+      tail_.clear();
+      std::string_view sql;
+      if (query_info_parts(ev, scratch_, head_, sql, tail_)) return streamed(ev, log_name, sql);
+    }
     Status st = append_info(info_, ev, scratch_);
     if (!st) {
       info_.clear();
@@ -138,76 +146,139 @@ class Dumper {
       append_u64(b, ev.header.log_pos);
       b.append(R"(,"info":)");
       append_json_quoted(b, info_);
-      b.append(R"(,"timestamp":)");
-      append_u64(b, ev.header.timestamp);
-      b.append(R"(,"event_size":)");
-      append_u64(b, ev.header.event_size);
-      b.append(R"(,"flags":)");
-      append_u64(b, ev.header.flags);
-      b.append(R"(,"type_code":)");
-      append_u64(b, ev.type_code());
-      if (ev.is_inner()) {
-        b.append(R"(,"payload_pos":)");
-        append_u64(b, ev.payload_pos);
-        b.append(R"(,"inner_index":)");
-        append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
-      }
-      if (opts_.decode) {
-        body_.clear();
-        JsonWriter bw(body_);
-        bw.begin_object();
-        Status ds = describe_body(bw, ev, scratch_);
-        bw.end_object();
-        b.append(R"(,"body":)");
-        b.append(ds ? std::string_view(body_) : std::string_view("null"));
-      }
-      if (opts_.hexdump) {
-        b.append(R"(,"hex":")");
-        append_hex(b, ev.raw.data(), ev.raw.size());
-        b.push_back('"');
-      }
-      b.push_back('}');
-      out_.end_line();
+      json_rest(b, ev);
     } else {
-      append_padded(b, log_name, name_w_, false);
-      b.push_back(' ');
-      if (ev.is_inner()) {
-        append_padded(b, fmt::format("{}#{}", ev.payload_pos, ev.inner_index), kPosW, true);
-      } else {
-        append_num_right(b, pos, kPosW);
-      }
-      b.push_back(' ');
-      append_padded(b, type_name, kTypeW, false);
-      b.push_back(' ');
-      append_num_right(b, ev.header.server_id, kServerW);
-      b.push_back(' ');
-      append_num_right(b, ev.header.log_pos, kEndW);
-      b.push_back(' ');
+      text_columns(b, ev, log_name, type_name);
       append_batch_escaped(b, info_);
-      out_.end_line();
-      if (opts_.decode) {
-        // The decoded body on the next line, indented, as the JSON object --format json gives.
-        body_.clear();
-        JsonWriter bw(body_);
-        bw.begin_object();
-        const Status ds = describe_body(bw, ev, scratch_);
-        bw.end_object();
-        std::string& l = out_.buf();
-        l.append("    body: ");
-        if (ds) append_batch_escaped(l, body_);
-        else l.append(fmt::format("does not decode: {} at offset {}", ds.error().what, ds.error().offset));
-        out_.end_line();
-      }
-      if (opts_.hexdump) append_hexdump_lines(out_, ev.raw, ev.pos);
+      finish_text(ev);
     }
   }
 
  private:
+  static constexpr std::uint32_t kStreamAt = 1u << 20;  // events this large: Info in pieces
+  static constexpr std::size_t kPiece = 256 * 1024;
+
+  // The text line's columns before Info.
+  void text_columns(std::string& b, const Event& ev, const std::string& log_name, std::string_view type_name) {
+    append_padded(b, log_name, name_w_, false);
+    b.push_back(' ');
+    if (ev.is_inner()) {
+      append_padded(b, fmt::format("{}#{}", ev.payload_pos, ev.inner_index), kPosW, true);
+    } else {
+      append_num_right(b, ev.pos, kPosW);
+    }
+    b.push_back(' ');
+    append_padded(b, type_name, kTypeW, false);
+    b.push_back(' ');
+    append_num_right(b, ev.header.server_id, kServerW);
+    b.push_back(' ');
+    append_num_right(b, ev.header.log_pos, kEndW);
+    b.push_back(' ');
+  }
+
+  // `sql` in pieces of about kPiece bytes that end before a UTF-8 lead byte (or an ASCII one),
+  // so that no character is cut: `put` escapes each; the line so far is written out whenever
+  // it is a block long.
+  template <class Put>
+  void pieces(std::string_view sql, Put put) {
+    while (!sql.empty()) {
+      const std::size_t n = utf8_piece(sql, kPiece);
+      put(out_.buf(), sql.substr(0, n));
+      sql.remove_prefix(n);
+      if (out_.buf().size() >= kPiece) out_.flush();
+    }
+  }
+
+  // event() for a huge statement event: the same line, its Info written piece by piece.
+  void streamed(const Event& ev, const std::string& log_name, std::string_view sql) {
+    const std::string_view type_name = event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
+    std::string& b = out_.buf();
+    if (opts_.format == OutputFormat::json) {
+      b.append(R"({"log_name":)");
+      append_json_quoted(b, log_name);
+      b.append(R"(,"pos":)");
+      append_u64(b, ev.is_inner() ? ev.payload_pos : ev.pos);
+      b.append(R"(,"event_type":")");
+      b.append(type_name);
+      b.append(R"(","server_id":)");
+      append_u64(b, ev.header.server_id);
+      b.append(R"(,"end_log_pos":)");
+      append_u64(b, ev.header.log_pos);
+      b.append(R"(,"info":")");
+      append_json_escaped(b, head_);
+      pieces(sql, [](std::string& o, std::string_view p) { append_json_escaped(o, p); });
+      std::string& t = out_.buf();
+      append_json_escaped(t, tail_);
+      t.push_back('"');
+      json_rest(t, ev);
+    } else {
+      text_columns(b, ev, log_name, type_name);
+      append_batch_escaped(b, head_);
+      pieces(sql, [](std::string& o, std::string_view p) { append_batch_escaped(o, p); });
+      append_batch_escaped(out_.buf(), tail_);
+      finish_text(ev);
+    }
+  }
+
+  // The JSON record's keys after "info", and its end.
+  void json_rest(std::string& b, const Event& ev) {
+    b.append(R"(,"timestamp":)");
+    append_u64(b, ev.header.timestamp);
+    b.append(R"(,"event_size":)");
+    append_u64(b, ev.header.event_size);
+    b.append(R"(,"flags":)");
+    append_u64(b, ev.header.flags);
+    b.append(R"(,"type_code":)");
+    append_u64(b, ev.type_code());
+    if (ev.is_inner()) {
+      b.append(R"(,"payload_pos":)");
+      append_u64(b, ev.payload_pos);
+      b.append(R"(,"inner_index":)");
+      append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
+    }
+    if (opts_.decode) {
+      body_.clear();
+      JsonWriter bw(body_);
+      bw.begin_object();
+      Status ds = describe_body(bw, ev, scratch_);
+      bw.end_object();
+      b.append(R"(,"body":)");
+      b.append(ds ? std::string_view(body_) : std::string_view("null"));
+    }
+    if (opts_.hexdump) {
+      b.append(R"(,"hex":")");
+      append_hex(b, ev.raw.data(), ev.raw.size());
+      b.push_back('"');
+    }
+    b.push_back('}');
+    out_.end_line();
+  }
+
+  // The text line's end, then --decode's and --hexdump's lines.
+  void finish_text(const Event& ev) {
+    out_.end_line();
+    if (opts_.decode) {
+      // The decoded body on the next line, indented, as the JSON object --format json gives.
+      body_.clear();
+      JsonWriter bw(body_);
+      bw.begin_object();
+      const Status ds = describe_body(bw, ev, scratch_);
+      bw.end_object();
+      std::string& l = out_.buf();
+      l.append("    body: ");
+      if (ds) append_batch_escaped(l, body_);
+      else l.append(fmt::format("does not decode: {} at offset {}", ds.error().what, ds.error().offset));
+      out_.end_line();
+    }
+    if (opts_.hexdump) append_hexdump_lines(out_, ev.raw, ev.pos);
+  }
+
   const DumpOptions& opts_;
   LineOutput& out_;
   StderrDiagnostics& diag_;
   int name_w_;
   std::string info_;
+  std::string head_, tail_;  // a streamed statement's Info around it
   std::string body_;
   InfoScratch scratch_;
 };
@@ -284,6 +355,7 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
   const bool readable = read_chain(co, visitor, diag, errf);
   out.flush();
   if (readable) warn_unmatched_filter_rules(opts.filter, errf);
+  if (readable && visitor.database) warn_unmatched_database(opts.database, visitor.database->matched(), errf);
   if (!readable) return 2;
   return diag.errors() > 0 ? 1 : 0;
 }

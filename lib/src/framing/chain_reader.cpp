@@ -127,6 +127,7 @@ class OffsetSource final : public Source {
   Bytes window(std::uint64_t off, std::size_t n) override { return s_.window(base_ + off, n); }
   void release(std::uint64_t off) override { s_.release(base_ + off); }
   void prefetch(std::uint64_t off, std::size_t n) override { s_.prefetch(base_ + off, n); }
+  void drop(std::uint64_t off, std::size_t n) override { s_.drop(base_ + off, n); }
   std::optional<std::uint64_t> gap_at(std::uint64_t off) override {
     auto to = s_.gap_at(base_ + off);
     if (!to) return std::nullopt;
@@ -194,18 +195,23 @@ struct ChainReader::Impl {
   struct PathSink final : DiagnosticSink {
     DiagnosticSink& inner;
     std::string path;  // set before the file's stream exists, read by its framing only
+    std::uint64_t base = 0;  // where the file starts in `path` (Diagnostic::base)
     bool deferred = false;
     std::vector<Diagnostic> pending;
     explicit PathSink(DiagnosticSink& d) : inner(d) {}
     void report(const Diagnostic& d) override {
       if (deferred) {
         pending.push_back(d);
-        if (pending.back().path.empty()) pending.back().path = path;
+        if (pending.back().path.empty()) {
+          pending.back().path = path;
+          pending.back().base = base;
+        }
         return;
       }
       if (!d.path.empty() || path.empty()) return inner.report(d);
       Diagnostic c = d;
       c.path = path;
+      c.base = base;
       inner.report(c);
     }
     // The pending findings into `b`, as raised before its next event.
@@ -286,6 +292,7 @@ struct ChainReader::Impl {
         hooks.unavailable(f, &e);
         continue;
       }
+      name_file(f, 0);
       if (!hooks.begin_file(f)) {
         src.reset();
         continue;
@@ -305,14 +312,24 @@ struct ChainReader::Impl {
     return false;
   }
 
+  // Messages about the file `f` (which starts at `base` in its input) name it as the user gave
+  // it: said before the hooks hear of the file, whose findings about it (given twice, a gap
+  // before it) then name it too. A later file of concatenated input is named by the input and
+  // the offset in it where the input is a file of known size (offsets in it mean something);
+  // in a stream (standard input, an archive, a server's) by its own name and positions.
+  void name_file(const InputFile& f, std::uint64_t base) {
+    const bool in_place = base == 0 || (src && src->size().has_value());
+    path_sink.path = in_place ? message_path(f) : std::string();
+    path_sink.base = path_sink.path.empty() ? 0 : base;
+    diag.name_file(f.log_name, path_sink.path, path_sink.base);
+  }
+
   void open_stream(Source& s, const InputFile& f, std::uint64_t start_position) {
     StreamOptions so;
     so.verify_checksums = o.verify_checksums;
     so.start_position = start_position;
     const bool threaded = o.threads > 1 && s.size().has_value();
     so.release_behind = !threaded;
-    path_sink.path = message_path(f);
-    diag.name_file(f.log_name, path_sink.path);
     stream = std::make_unique<EventStream>(s, f.log_name, path_sink, so);
     if (threaded) start_framer();
   }
@@ -332,6 +349,7 @@ struct ChainReader::Impl {
     rotate_name.clear();
     stream.reset();
     segment = std::make_unique<OffsetSource>(*src, seg_base);
+    name_file(*cur_input, seg_base);
     draining = !hooks.begin_file(*cur_input);
     open_stream(*segment, *cur_input, 0);
     return true;
@@ -546,11 +564,7 @@ class PrintingHooks final : public ChainHooks {
     readable = false;
   }
   void unavailable(const InputFile& f, const std::system_error* e) override {
-    if (e == nullptr)
-      fmt::print(errf_, "binlogctl: {}: offset 0: file not found{}\n", f.path,
-                 f.origin.empty() ? "" : fmt::format(" (named by {})", f.origin));
-    else
-      fmt::print(errf_, "binlogctl: {}: offset 0: cannot open: {}\n", f.path, e->code().message());
+    fmt::print(errf_, "binlogctl: {}\n", unavailable_message(f, e));
     readable = false;
   }
   bool begin_file(const InputFile& f) override {

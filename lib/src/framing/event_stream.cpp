@@ -1,3 +1,4 @@
+#include <binlogctl/crc32.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 
@@ -7,6 +8,28 @@
 #include <cstring>
 
 namespace binlogctl {
+
+namespace {
+
+// Events at least this large have their CRC32 summed in pieces, each piece's pages let go once
+// summed (Source::drop): checking a 1 GiB QUERY event holds a piece of it in memory, not all.
+constexpr std::size_t kPieceCrcAt = 8u << 20;
+constexpr std::size_t kCrcPiece = 4u << 20;
+
+// compute_event_crc for an event other than a format description (whose in-use flag is left
+// out of the sum), in pieces.
+std::uint32_t piecewise_crc(Source& src, std::uint64_t pos, Bytes raw) {
+  const std::size_t n = raw.size() - kChecksumLen;
+  std::uint32_t crc = 0;
+  for (std::size_t at = 0; at < n; at += kCrcPiece) {
+    const std::size_t k = std::min(kCrcPiece, n - at);
+    crc = crc32_update(crc, raw.data() + at, k);
+    src.drop(pos + at, k);
+  }
+  return crc;
+}
+
+}  // namespace
 
 EventHeader parse_event_header(const std::uint8_t* p) noexcept {
   EventHeader h;
@@ -332,7 +355,7 @@ bool EventStream::next(Event& ev) {
 
     if (ev.has_checksum && opts_.verify_checksums) {
       ev.stored_crc = load_le32(raw.data() + raw.size() - kChecksumLen);
-      ev.computed_crc = compute_event_crc(raw);
+      ev.computed_crc = raw.size() >= kPieceCrcAt && !is_fde ? piecewise_crc(src_, pos, raw) : compute_event_crc(raw);
       if (ev.stored_crc != ev.computed_crc) {
         ev.checksum_ok = false;
         ev.damage = Check::checksum_mismatch;

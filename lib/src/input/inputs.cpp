@@ -1,6 +1,8 @@
 #include <binlogctl/inputs.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -51,10 +53,17 @@ void warn_unnamed(const fs::path& index, InputList& out, std::size_t first, bool
   out.warnings.push_back(index.string() + ": does not name " + list + " beside it: not read");
 }
 
+// No such file: stat says ENOENT or ENOTDIR. A path that cannot be looked at (EACCES on a
+// directory of it, ELOOP, ...) is not "not found": opening it reports the real reason.
+bool absent(const fs::path& p) {
+  std::error_code ec;
+  return !fs::exists(p, ec) && !ec;
+}
+
 void read_index(const fs::path& index, InputList& out, bool of_directory = false) {
   std::ifstream in(index);
   if (!in) {
-    out.errors.push_back(index.string() + ": cannot read the index file");
+    out.errors.push_back(index.string() + ": cannot read the index file: " + std::strerror(errno));
     return;
   }
   const fs::path dir = index.parent_path();
@@ -74,7 +83,7 @@ void read_index(const fs::path& index, InputList& out, bool of_directory = false
     InputFile f;
     f.path = resolved.lexically_normal().string();
     f.log_name = log_name_of(line);
-    f.missing = !fs::exists(resolved, ec);
+    f.missing = absent(resolved);
     f.origin = index.string();
     out.files.push_back(std::move(f));
   }
@@ -125,6 +134,11 @@ void read_directory(const fs::path& dir, InputList& out) {
 
 }  // namespace
 
+std::string unavailable_message(const InputFile& f, const std::system_error* e) {
+  if (e != nullptr) return f.path + ": offset 0: cannot open: " + e->code().message();
+  return f.path + ": offset 0: file not found" + (f.origin.empty() ? std::string() : " (named by " + f.origin + ")");
+}
+
 std::string log_name_of(const std::string& path) {
   std::string name = fs::path(path).filename().string();
   if (ends_with(name, ".gz")) name.resize(name.size() - 3);
@@ -166,7 +180,7 @@ InputList expand_inputs(const std::vector<std::string>& args) {
       InputFile f;
       f.path = a;
       f.log_name = log_name_of(a);
-      f.missing = !fs::exists(p, ec);
+      f.missing = absent(p);
       out.files.push_back(std::move(f));
     }
   }

@@ -68,6 +68,13 @@ class MappedSource final : public Source {
     (void)n;
 #endif
   }
+  void drop(std::uint64_t off, std::size_t n) override {
+    if (off >= size_) return;
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t from = (off + page - 1) / page * page;
+    const std::uint64_t to = std::min<std::uint64_t>(size_, off + n) / page * page;
+    if (to > from) ::madvise(const_cast<std::uint8_t*>(base_) + from, to - from, MADV_DONTNEED);
+  }
   std::optional<std::uint64_t> size() const override { return size_; }
   std::uint64_t raw_position() const override { return pos_; }
   std::uint64_t raw_size() const override { return size_; }

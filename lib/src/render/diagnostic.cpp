@@ -35,8 +35,11 @@ std::string_view severity_name(Severity s) noexcept {
 }
 
 std::string format_diagnostic(const Diagnostic& d) {
-  return fmt::format("{}:{}: {}: {}: {}", d.path.empty() ? d.log_name : d.path, d.pos, severity_name(d.severity),
-                     check_name(d.check), d.message);
+  const std::string_view file = d.path.empty() ? std::string_view(d.log_name) : std::string_view(d.path);
+  if (d.base == 0)
+    return fmt::format("{}:{}: {}: {}: {}", file, d.pos, severity_name(d.severity), check_name(d.check), d.message);
+  return fmt::format("{}:{}: {}: {}: {} ({}, position {})", file, d.base + d.pos, severity_name(d.severity),
+                     check_name(d.check), d.message, d.log_name, d.pos);
 }
 
 const char* errc_name(Errc e) noexcept {
@@ -56,31 +59,37 @@ const char* errc_name(Errc e) noexcept {
   return "unknown";
 }
 
-void FileNames::set(const std::string& log_name, const std::string& path) {
+void FileNames::set(const std::string& log_name, const std::string& path, std::uint64_t base) {
   std::lock_guard<std::mutex> lock(m_);
-  for (auto& [name, p] : names_) {
-    if (name == log_name) {
-      p = path;
+  for (Named& n : names_) {
+    if (n.log_name == log_name) {
+      n.path = path;
+      n.base = base;
       return;
     }
   }
-  names_.emplace_back(log_name, path);
+  names_.push_back(Named{log_name, path, base});
 }
 
-std::string FileNames::name_of(const Diagnostic& d) const {
-  if (!d.path.empty()) return d.path;
+Diagnostic FileNames::named(const Diagnostic& d) const {
+  Diagnostic out = d;
+  if (!d.path.empty()) return out;
   std::lock_guard<std::mutex> lock(m_);
-  for (const auto& [name, p] : names_) {
-    if (name == d.log_name && !p.empty()) return p;
+  for (const Named& n : names_) {
+    if (n.log_name == d.log_name) {
+      out.path = n.path.empty() ? d.log_name : n.path;
+      out.base = n.base;
+      return out;
+    }
   }
-  return d.log_name;
+  out.path = d.log_name;
+  return out;
 }
 
 void StderrDiagnostics::report(const Diagnostic& d) {
   if (d.severity == Severity::error) ++errors_;
   else ++warnings_;
-  Diagnostic named = d;
-  named.path = names_.name_of(d);
+  const Diagnostic named = names_.named(d);
   const std::string line = fmt::format("binlogctl: {}\n", format_diagnostic(named));
   std::lock_guard<std::mutex> lock(m_);
   std::fputs(line.c_str(), f_);

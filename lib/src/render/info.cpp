@@ -28,8 +28,9 @@ constexpr std::uint32_t kOptRelaxedUniqueChecks = 1u << 27;
 constexpr std::uint32_t kOptNoCheckConstraintChecks = 1u << 30;  // OPTION_NO_CHECK_CONSTRAINT_CHECKS
 constexpr std::uint32_t kOptIfExists = 1u << 31;                  // OPTION_IF_EXISTS
 
-void append_query_info(std::string& out, const QueryEvent& q, std::uint16_t flags, std::string_view sql,
-                       const Fde& fde) {
+// The Info text of a QUERY event is head + statement + tail (query_info_parts hands the statement
+// out uncopied).
+void append_query_head(std::string& out, const QueryEvent& q, std::uint16_t flags, const Fde& fde) {
   if (!(flags & kSuppressUse) && !q.db.empty()) {
     out.append("use ");
     append_quoted_identifier(out, q.db);
@@ -49,12 +50,21 @@ void append_query_info(std::string& out, const QueryEvent& q, std::uint16_t flag
       out[out.size() - 2] = ';';
     }
   }
-  out.append(sql);
+}
+
+void append_query_tail(std::string& out, const QueryEvent& q, const Fde& fde) {
   if (fde.flavor == Flavor::mysql && q.has_ddl_xid && q.ddl_xid != ~std::uint64_t{0}) {
     out.append(" /* xid=");
     append_u64(out, q.ddl_xid);
     out.append(" */");
   }
+}
+
+void append_query_info(std::string& out, const QueryEvent& q, std::uint16_t flags, std::string_view sql,
+                       const Fde& fde) {
+  append_query_head(out, q, flags, fde);
+  out.append(sql);
+  append_query_tail(out, q, fde);
 }
 
 void append_user_var_info(std::string& out, const UserVarEvent& u, Flavor flavor) {
@@ -139,6 +149,44 @@ void append_quoted_identifier(std::string& out, std::string_view name) {
     out.push_back(c);
   }
   out.push_back('`');
+}
+
+bool query_info_parts(const Event& ev, InfoScratch& scratch, std::string& head, std::string_view& sql,
+                      std::string& tail) {
+  const Fde& fde = *ev.fde;
+  ByteReader r = ev.body_reader();
+  switch (ev.type()) {
+    case EventType::query: {
+      auto q = decode_query(r, fde);
+      if (!q) return false;
+      append_query_head(head, *q, ev.header.flags, fde);
+      sql = q->sql;
+      append_query_tail(tail, *q, fde);
+      return true;
+    }
+    case EventType::mariadb_query_compressed: {
+      auto q = decode_query(r, fde);
+      if (!q) return false;
+      Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
+      if (!decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf)) return false;
+      append_query_head(head, *q, ev.header.flags, fde);
+      sql = scratch.buf;
+      append_query_tail(tail, *q, fde);
+      return true;
+    }
+    case EventType::execute_load_query: {
+      auto e = decode_execute_load_query(r, fde);
+      if (!e) return false;
+      append_query_head(head, e->query, ev.header.flags, fde);
+      sql = e->query.sql;
+      append_query_tail(tail, e->query, fde);
+      tail.append(" ;file_id=");
+      append_u64(tail, e->file_id);
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 Status append_info(std::string& out, const Event& ev, InfoScratch& scratch) {

@@ -111,7 +111,7 @@ struct TeeSink final : DiagnosticSink {
     user.report(d);
     if (verifier != nullptr) verifier->report(d);
   }
-  void name_file(const std::string& log_name, const std::string& path) override { user.name_file(log_name, path); }
+  void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) override { user.name_file(log_name, path, base); }
 };
 
 }  // namespace

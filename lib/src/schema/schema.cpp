@@ -1810,7 +1810,37 @@ bool SchemaHistory::apply(std::string_view db, std::string_view sql) {
   }
 }
 
-std::size_t SchemaHistory::apply_script(std::string_view script, std::string_view db) {
+namespace {
+
+// Why a DDL-looking statement of a script changed nothing, when that is a problem of the script
+// (rather than a statement about objects with no table, or a no-op such as DROP TABLE IF EXISTS
+// of an unknown table): "" when it is not.
+std::string ignored_because(std::string_view db, const std::vector<Token>& toks) {
+  SchemaHistory unused;
+  DdlTargets r;
+  StatementParser(unused, db, toks).targets(r);
+  if (r.scope == DdlTargets::Scope::unknown && r.verb.find(' ') == std::string::npos)
+    return std::string(toks.front().raw) + " of no kind of object binlogctl knows (not TABLE, INDEX, VIEW, DATABASE, ...)";
+  if (r.verb == "CREATE TABLE") {
+    bool if_not_exists = false;
+    for (std::size_t i = 0; i + 2 < toks.size() && i < 24; ++i)
+      if (toks[i].is_kw("IF") && toks[i + 1].is_kw("NOT") && toks[i + 2].is_kw("EXISTS")) if_not_exists = true;
+    if (if_not_exists) return {};
+    for (const Token& t : toks) {
+      if (t.is_kw("SELECT"))
+        return "CREATE TABLE ... SELECT without a column list: the columns come from a query a script does "
+               "not run, the table stays undefined";
+      if (t.is_kw("LIKE")) return "CREATE TABLE ... LIKE a table this schema history does not know";
+    }
+    return "CREATE TABLE that defines no table (its definition does not parse)";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::size_t SchemaHistory::apply_script(std::string_view script, std::string_view db,
+                                        std::vector<IgnoredStatement>* ignored) {
   std::size_t changed = 0;
   try {
     Lexer lex(script);
@@ -1825,6 +1855,11 @@ std::size_t SchemaHistory::apply_script(std::string_view script, std::string_vie
       if (mode == Mode::collect && apply_tokens(*this, current_db, stmt)) {
         ++generation_;
         ++changed;
+      } else if (mode == Mode::collect && ignored != nullptr && !stmt.empty()) {
+        std::string why = ignored_because(current_db, stmt);
+        if (!why.empty())
+          ignored->push_back(IgnoredStatement{static_cast<std::size_t>(stmt.front().raw.data() - script.data()),
+                                              std::move(why)});
       }
       stmt.clear();
       mode = Mode::start;

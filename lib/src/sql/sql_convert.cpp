@@ -855,6 +855,15 @@ struct SqlRender {
 
 class SqlConverter final : public TransactionFront::Hooks {
  public:
+  // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
+  bool database_matched() const noexcept { return database_matched_; }
+  // -d/--database selects a table of database `db` (every table without -d); notes the match.
+  bool in_database(std::string_view db) {
+    if (opts_.database.empty()) return true;
+    if (db != opts_.database) return false;
+    database_matched_ = true;
+    return true;
+  }
   SqlConverter(const ConvertOptions& opts, const SqlOptions& sql, LineOutput& out, StderrDiagnostics& diag,
                std::FILE* err)
       : opts_(opts), sql_(sql), out_(out), diag_(diag), err_(err), store_(sql.tmpdir, sql.spill_bytes) {
@@ -1607,6 +1616,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (!opts_.database.empty() && rewritten_db(sql_, q.db) != opts_.database && k != StatementKind::xa_finish &&
         k != StatementKind::xa_start)
       return;
+    if (!opts_.database.empty() && rewritten_db(sql_, q.db) == opts_.database) database_matched_ = true;
     std::string db(q.db), table;
     const bool is_ddl = k == StatementKind::ddl;
     if (is_ddl) {
@@ -1676,24 +1686,51 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (in_txn) open_txn(ev);
     s.append(pending);
+    if (q.sql.size() >= kStreamStatementAt) return emit_huge_statement(s, q.sql);
     append_statement(s, q.sql);
     emit(s);
+  }
+
+  // A huge statement (a 1 GiB QUERY): `s`, what goes before it, handed on; then, once everything
+  // before it is written, the statement written straight out a block at a time, never copied
+  // whole. The text is what append_statement gives.
+  static constexpr std::size_t kStreamStatementAt = 1u << 20;
+  void emit_huge_statement(std::string& s, std::string_view sql) {
+    const std::string_view d = statement_delimiter(sql);
+    if (!d.empty()) s.append("DELIMITER ").append(d).append("\n");
+    emit(s);
+    sync();
+    for (std::size_t at = 0; at < sql.size(); at += kOutBlock) put(sql.substr(at, kOutBlock));
+    if (d.empty()) {
+      put(";\n");
+    } else {
+      put(d);
+      put("\nDELIMITER ;\n");
+    }
+    out_.flush();
+  }
+
+  // The delimiter a statement goes between DELIMITER lines with ("" when it holds no ';').
+  static std::string_view statement_delimiter(std::string_view sql) {
+    if (sql.find(';') == std::string_view::npos) return {};
+    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
+    std::string_view d = kDelimiters[0];
+    for (std::string_view c : kDelimiters) {
+      d = c;
+      if (sql.find(c) == std::string_view::npos) break;
+    }
+    return d;
   }
 
   // A logged statement and its terminator. A statement with a ';' of its own (CREATE TRIGGER /
   // PROCEDURE / FUNCTION / EVENT with a BEGIN ... END body) would be cut there by the client:
   // it goes between DELIMITER lines, as mysqlbinlog writes it, with a delimiter it does not hold.
   static void append_statement(std::string& s, std::string_view sql) {
-    if (sql.find(';') == std::string_view::npos) {
+    const std::string_view d = statement_delimiter(sql);
+    if (d.empty()) {
       s.append(sql);
       s.append(";\n");
       return;
-    }
-    static constexpr std::string_view kDelimiters[] = {"/*!*/;", "$$", "//", "@@;;@@"};
-    std::string_view d = kDelimiters[0];
-    for (std::string_view c : kDelimiters) {
-      d = c;
-      if (sql.find(c) == std::string_view::npos) break;
     }
     s.append("DELIMITER ").append(d).append("\n");
     s.append(sql);
@@ -1743,10 +1780,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     if (tm->selected < 0)
-      tm->selected = (opts_.database.empty() || rewritten_db(sql_, tm->db) == opts_.database) &&
-                             opts_.filter.matches(tm->db, tm->table)
-                         ? 1
-                         : 0;
+      tm->selected = in_database(rewritten_db(sql_, tm->db)) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tm->selected == 0) return;
     const std::string table_key = tm->db + '\n' + tm->table;
     if (!tm->has_names()) {
@@ -1935,6 +1969,7 @@ class SqlConverter final : public TransactionFront::Hooks {
 
 
   const ConvertOptions& opts_;
+  bool database_matched_ = false;  // -d met a statement or table of its database
   const SqlOptions& sql_;
   LineOutput& out_;
   StderrDiagnostics& diag_;
@@ -2043,6 +2078,7 @@ int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE
   }
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
+  warn_unmatched_database(opts.database, conv.database_matched(), errf);
   return (rc != 0 || diag.errors() > 0 || conv.extra_errors()) ? 1 : 0;
 }
 

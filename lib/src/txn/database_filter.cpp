@@ -17,7 +17,9 @@ bool DatabaseFilter::keep(const Event& ev) {
       switch (classify_statement(q->sql)) {
         case StatementKind::ddl:
         case StatementKind::other:
-          return q->db == db_;
+          if (q->db != db_) return false;
+          matched_ = true;
+          return true;
         default:
           return true;  // transaction structure
       }
@@ -26,6 +28,7 @@ bool DatabaseFilter::keep(const Event& ev) {
       auto t = decode_table_map(ev.body_reader(), *ev.fde);
       if (!t) return true;
       if (t->db == db_) {
+        matched_ = true;
         std::erase(skipped_tables_, t->table_id);
         return true;
       }

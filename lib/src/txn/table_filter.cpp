@@ -129,4 +129,13 @@ std::size_t warn_unmatched_filter_rules(const TableFilter& filter, std::FILE* er
   return rules.size();
 }
 
+bool warn_unmatched_database(const std::string& db, bool matched, std::FILE* err) {
+  if (db.empty() || matched) return false;
+  std::fprintf(err,
+               "binlogctl: warning: -d/--database '%s' matched nothing: no statement with it as the default "
+               "database and no table of it (the name is compared exactly, case included)\n",
+               db.c_str());
+  return true;
+}
+
 }  // namespace binlogctl

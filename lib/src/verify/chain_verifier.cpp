@@ -259,6 +259,10 @@ struct ChainVerifier::Impl {
   // since has been seen; the first one of each is not checked for continuity.
   bool after_gap = false;
   std::set<std::pair<Uuid, std::string>> seen_since_gap;
+  // After a break in the file sequence (a missing file, files out of order, another sequence) and
+  // until a GTID header of the primary's own gives the new baseline: what the absent files
+  // executed is unknown, so the first GTID of each source is no gap (binlogctl-verify(1), gtid_gap).
+  bool break_pending = false;
   bool after_standalone = false;  // the previous event ended a statement-only transaction
 
   // timestamps
@@ -456,7 +460,8 @@ struct ChainVerifier::Impl {
                                                                   : " (the Previous_gtids of the chain include it)"));
       return;
     }
-    const bool first_after_gap = after_gap && seen_since_gap.emplace(uuid, std::string(tag)).second;
+    const bool first_after_gap =
+        (after_gap || break_pending) && seen_since_gap.emplace(uuid, std::string(tag)).second;
     if (!had_damage && !first_after_gap) {
       const GtidSet::Intervals* iv = sum.gtid_state.find(uuid, tag);
       if (iv != nullptr && !iv->empty() && gno > iv->back().end + 1) {
@@ -665,6 +670,7 @@ struct ChainVerifier::Impl {
       expect_valid = false;
       return;
     }
+    break_pending = false;  // this header is the baseline (its GTIDs are in gtid_state below)
     if (expect_valid && header_check_applies() && !(h.value() == expect)) {
       GtidSet missing = expect;  // executed in the chain, absent from this header
       missing.subtract(h.value());
@@ -696,6 +702,14 @@ struct ChainVerifier::Impl {
       // predecessor, but the state before the chain all the same (the purged domains).
       expect_m_valid = false;
       sum.mariadb_gtid_state.union_with(l.value());
+      // After a break, the primary's state is the baseline of the domains it names.
+      for (const MariaGtid& g : l->entries()) {
+        DomainState& dom = domain_of(g.domain);
+        if (!dom.has_last) {
+          dom.last = g.seq;
+          dom.has_last = true;
+        }
+      }
       return;
     }
     if (expect_m_valid && header_check_applies() && !(l.value() == expect_m)) {
@@ -714,6 +728,7 @@ struct ChainVerifier::Impl {
     }
     expect_m = l.value();
     expect_m_valid = true;
+    break_pending = false;
     sum.mariadb_gtid_state.union_with(l.value());
   }
 
@@ -971,6 +986,14 @@ struct ChainVerifier::Impl {
     if (chain_break) {
       expect_valid = false;
       expect_m_valid = false;
+      if (prev.valid) {
+        // GTID continuity is not judged across the break: the seq_nos the absent or unrelated
+        // files used are unknown. The next header (Gtid_list) is the baseline; without one, the
+        // first GTID of each domain (or uuid) is.
+        for (DomainState& d : domains) d.has_last = false;
+        break_pending = true;
+        seen_since_gap.clear();
+      }
     }
     if (f.missing) {
       ++sum.missing_files;
@@ -1091,8 +1114,8 @@ std::uint64_t ChainVerifier::current_transaction_id() const noexcept {
   return impl_->txn.active ? impl_->txn.id : 0;
 }
 
-void ChainVerifier::name_file(const std::string& log_name, const std::string& path) {
-  impl_->out.name_file(log_name, path);
+void ChainVerifier::name_file(const std::string& log_name, const std::string& path, std::uint64_t base) {
+  impl_->out.name_file(log_name, path, base);
 }
 
 void ChainVerifier::report(const Diagnostic& d) {

@@ -20,9 +20,10 @@ namespace {
 class PrintSink final : public DiagnosticSink {
  public:
   PrintSink(LineOutput& out, OutputFormat f) : out_(out), format_(f) {}
-  void name_file(const std::string& log_name, const std::string& path) override { names_.set(log_name, path); }
+  void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) override { names_.set(log_name, path, base); }
   void report(const Diagnostic& d) override {
     std::string& b = out_.buf();
+    const Diagnostic named = names_.named(d);
     if (format_ == OutputFormat::json) {
       JsonWriter w(b);
       w.begin_object();
@@ -30,11 +31,14 @@ class PrintSink final : public DiagnosticSink {
       w.key("severity").str(severity_name(d.severity));
       w.key("log_name").str(d.log_name);
       w.key("pos").u64(d.pos);
+      if (named.base != 0) {
+        // A later file of concatenated input: where it is in the file as given, as the text says.
+        w.key("file").str(named.path);
+        w.key("offset").u64(named.base + named.pos);
+      }
       w.key("message").str(d.message);
       w.end_object();
     } else {
-      Diagnostic named = d;
-      named.path = names_.name_of(d);
       b.append(format_diagnostic(named));
     }
     out_.end_line();
@@ -71,8 +75,7 @@ class VerifyHooks final : public ChainHooks {
       return;
     }
     // Given on the command line and absent, or unopenable: a usage problem, not a gap in the data.
-    if (e == nullptr) run_.problems.push_back(fmt::format("{}: offset 0: file not found", f.path));
-    else run_.problems.push_back(fmt::format("{}: offset 0: cannot open: {}", f.path, e->code().message()));
+    run_.problems.push_back(unavailable_message(f, e));
     run_.unreadable = true;
     v_.file_unavailable(f);
   }
