@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-SIZE_MB = 64
+SIZE_MB = 32
 
 
 def peak_kb(cmd):
@@ -59,6 +59,10 @@ def main():
         stmt = data[at:end]
         check(len(stmt) > SIZE_MB * 1024 * 1024 - 4096, f"statement of {len(stmt)} bytes")
         limit_kb = int(1.25 * len(stmt) / 1024) + 16 * 1024
+        ldd = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+        sanitized = "libasan" in ldd
+        if sanitized:
+            print("note: an ASan build: the peaks are printed, not checked; the outputs are")
         cases = [("verify", [], 16 * 1024), ("dump", [], limit_kb), ("dump", ["--format", "json"], limit_kb),
                  ("convert", [], limit_kb), ("convert", ["--format", "sql"], limit_kb)]
         for cmd, extra, limit in cases:
@@ -67,6 +71,8 @@ def main():
             check(rc0 == rc1 and large > 0 and small > 0, f"{cmd} {extra}: exit {rc0}/{rc1}: {err[-300:]!r}")
             print(f"{cmd} {' '.join(extra)}: {small} kB on the original, {large} kB with a {len(stmt) >> 20} MiB statement"
                   f" (limit +{limit} kB)")
+            if sanitized:
+                continue  # ASan's shadow memory and quarantine are no measure of the tool's memory
             check(large - small <= limit, f"{cmd} {extra}: peak {large} kB, {large - small} kB above the original's")
 
         # The output holds the statement whole.
