@@ -224,16 +224,16 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
     ++s.c.discarded;
     return AppendStatus::discarded;
   }
-  if (seq != s.expect && markers_) {
-    ++s.c.discarded;
-    mark_broken(now, p, ResetCause::gap);
-    return AppendStatus::gap;
-  }
-  // Without markers: an idle dispatcher (nothing queued, nothing in the sink) handles the event
-  // at once, and sees the gap if it is not the next it must forward; otherwise the event is
-  // queued as it came and the gap is seen when it reaches the head (check_head).
-  if (!markers_ && !s.blocking && s.qhead == s.q.size() && seq != s.forwarded &&
-      seq >= s.forwarded) {
+  if (markers_) {
+    if (seq != s.expect) {
+      ++s.c.discarded;
+      mark_broken(now, p, ResetCause::gap);
+      return AppendStatus::gap;
+    }
+  } else if (!s.blocking && s.qhead == s.q.size() && seq != s.forwarded && seq >= s.forwarded) {
+    // Without markers: an idle dispatcher (nothing queued, nothing in the sink) handles the
+    // event at once, and sees the gap if it is not the next it must forward; otherwise the
+    // event is queued as it came and the gap is seen when it reaches the head (check_head).
     s.expect = seq + 1;
     ++s.c.discarded;
     s.broken_by = ResetCause::gap;

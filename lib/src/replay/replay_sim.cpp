@@ -54,9 +54,12 @@ struct Rng {
 
 // Log-linear histogram of microseconds: exact below 2^sub_bits, then 2^sub_bits buckets per
 // octave (relative error <= 2^-sub_bits).
+// (sub_bits is a template parameter: every latency sample goes through bucket(), whose shifts are
+// then constants.)
+template <unsigned SubBits>
 class Histogram {
  public:
-  explicit Histogram(unsigned sub_bits = 5) : sub_bits_(sub_bits) {}
+  static constexpr unsigned sub_bits_ = SubBits;
   void add(std::uint64_t v) {
     if (counts_.empty()) counts_.assign(bucket(kInf) + 1, 0);
     ++counts_[bucket(v)];
@@ -94,14 +97,14 @@ class Histogram {
     const unsigned shift = msb - sub_bits_;
     return ((std::uint64_t{1} << sub_bits_ | sub) << shift) + ((std::uint64_t{1} << shift) - 1);
   }
-  unsigned sub_bits_;
   std::vector<std::uint32_t> counts_;
   std::uint64_t n_ = 0, max_ = 0;
 };
 
 double ms(std::uint64_t us) noexcept { return static_cast<double>(us) / 1000.0; }
 
-LatencySummary summarize(const Histogram& h) {
+template <unsigned SubBits>
+LatencySummary summarize(const Histogram<SubBits>& h) {
   LatencySummary s;
   s.p50 = static_cast<double>(h.percentile(0.50)) / 1000.0;
   s.p95 = static_cast<double>(h.percentile(0.95)) / 1000.0;
@@ -206,7 +209,7 @@ struct SinkPath {
   std::uint32_t next = 0;
   std::uint32_t acked = 0;  // [0, acked) acknowledged
   std::uint64_t delivered = 0, redelivered = 0, bytes = 0;
-  Histogram latency{3};
+  Histogram<3> latency;
 };
 
 // The simulator's own copy of what the engine holds: an event enters when on_event says it was
@@ -259,7 +262,13 @@ class Simulator {
   // upstream
   enum class Gate : std::uint8_t { ok, path_blocked, area_blocked };
   Gate gate(const UpArea& A, const UpPath& P, std::uint32_t size) const;
-  void send(UpArea& A, std::uint32_t g, std::uint64_t& budget);
+  // doc: before each send, the upstream must not read a path (or an area) that has held at least
+  // its pause threshold for longer than the control link takes with no pause reaching it
+  // (check_policy_rules when anything is above a threshold). upstream_step, the only caller,
+  // makes that check: `above_` cannot change during a step (only the collector moves it), so it
+  // reads it once and tests a register per send. (Inside send() the call made the compiler
+  // reload the area's fields after it on every event.)
+  [[gnu::flatten]] void send(UpArea& A, std::uint32_t g, std::uint64_t& budget);
   void send_handshake(UpArea& A, std::uint32_t p);
   void upstream_step(std::uint32_t a);
   bool lagging_can_progress(const UpArea& A) const;
@@ -308,6 +317,12 @@ class Simulator {
     return seq < list.size() ? list[seq] : kNoEvent;
   }
   void source_break(std::uint32_t a);
+  // identity_of(in_, g).rdp_id without building the identity's strings.
+  std::uint64_t rdp_id_of(std::uint32_t g) const {
+    const auto& txns = in_.areas[in_.path_area[in_.events[g].path]].txns;
+    const std::uint32_t t = in_.events[g].txn;
+    return t < txns.size() ? txns[t].rdp_id : 0;
+  }
   bool done() const noexcept {
     return acked_distinct_ == total_ && inflight_ == 0 && sink_busy_ == 0;
   }
@@ -345,7 +360,7 @@ class Simulator {
   bool stop_ = false;
   bool has_barriers_ = false;
   std::uint64_t hash_ = 0x243f6a8885a308d3ull;
-  Histogram latency_{5};
+  Histogram<5> latency_;
   std::vector<TraceRec> trace_;
   std::size_t trace_pos_ = 0;
   std::vector<Violation> violations_;
@@ -561,27 +576,27 @@ Simulator::Gate Simulator::gate(const UpArea& A, const UpPath& P, std::uint32_t 
 }
 
 void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
+  // The event's fields in locals: the byte store into sent_why_ may alias anything, and would
+  // make the compiler load them again after it.
   const ReplayInputEvent& e = in_.events[g];
-  UpPath& P = upp_[e.path];
-  // doc: the upstream reads a path (or an area) that has held at least its pause threshold for
-  // longer than the control link takes, and no pause reached it (cheap: two compares when
-  // nothing is above a threshold).
-  if (above_ != 0) check_policy_rules();  // (a violation stops the run after this step)
+  const std::uint32_t path = e.path, size = e.size, path_seq = e.path_seq;
+  const bool path_txn_end = (e.flags & kPathTxnEnd) != 0;
+  UpPath& P = upp_[path];
+  const bool in_txn = P.in_txn;
   {
-    const std::uint32_t a = in_.path_area[e.path];
     std::uint8_t why = kSentFree;
     switch (o_.policy) {
       case Policy::doc:
-        if (P.in_txn && (A.paused || P.paused)) {
+        if (in_txn && (A.paused || P.paused)) {
           why = kSentInTxn;
-        } else if (fc_.area_paused(a) || fc_.path_paused(e.path)) {
+        } else if (fc_.area_paused(in_.path_area[path]) || fc_.path_paused(path)) {
           why = kSentBeforeStop;
         }
         break;
       case Policy::ticdc:
-        if (P.in_txn && (A.credit <= 0 || P.credit == 0)) {
+        if (in_txn && (A.credit <= 0 || P.credit == 0)) {
           why = kSentInTxn;
-        } else if (fc_.area_pending(a) + e.size > o_.thresholds.quota) {
+        } else if (fc_.area_pending(in_.path_area[path]) + size > o_.thresholds.quota) {
           why = kSentBeforeStop;  // the credit the upstream holds is stale
         }
         break;
@@ -590,13 +605,13 @@ void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
     }
     sent_why_[g] = why;
   }
-  A.link.push_back(Msg{g, P.epoch, e.path_seq});
+  A.link.push_back(Msg{g, P.epoch, path_seq});
   ++P.cursor;
-  P.in_txn = (e.flags & kPathTxnEnd) == 0;
-  A.outstanding += static_cast<std::int64_t>(e.size);
-  A.credit -= static_cast<std::int64_t>(e.size);
-  A.link_bytes += e.size;
-  budget = budget > e.size ? budget - e.size : 0;
+  P.in_txn = !path_txn_end;
+  A.outstanding += static_cast<std::int64_t>(size);
+  A.credit -= static_cast<std::int64_t>(size);
+  A.link_bytes += size;
+  budget = budget > size ? budget - size : 0;
   last_progress_ = now_;
 }
 
@@ -634,6 +649,7 @@ void Simulator::upstream_step(std::uint32_t a) {
   A.next_step = kInf;
   std::uint64_t budget = scan_step_;
   const std::size_t start = A.link.size();
+  const bool rules_due = above_ != 0;  // doc's rule check before each send (see send())
   if (A.blocked) {
     A.blocked = false;
     A.blocked_us += now_ - A.blocked_since;
@@ -660,6 +676,7 @@ void Simulator::upstream_step(std::uint32_t a) {
           break;
         }
         sent += in_.events[g].size;
+        if (rules_due) check_policy_rules();  // (a violation stops the run after this step)
         send(A, g, budget);
       }
       if (P.cursor >= list.size() || list[P.cursor] >= A.head) {
@@ -681,13 +698,24 @@ void Simulator::upstream_step(std::uint32_t a) {
   //    break found before it is met when the upstream reads it).
   budget = o_.upstream_step_bytes;
   const bool hol = o_.policy == Policy::blocking;
+  // The rare work (a source break to report, doc's rule check before a send) is behind one
+  // compare per event: from `slow` on (the next break's event, or every event when a rule check
+  // is due).
+  std::uint32_t slow = rules_due ? 0 : A.break_at;
   while (!A.blocked && A.head < A.end && avail_[A.head] <= now_ && budget > 0) {
     const std::uint32_t g = A.head;
-    if (g >= A.break_at) {
-      source_break(a);
-      if (stop_) return;
-    }
     const ReplayInputEvent& e = in_.events[g];
+    if (g >= slow) [[unlikely]] {
+      if (g >= A.break_at) {
+        source_break(a);
+        if (stop_) return;
+        if (!rules_due) slow = A.break_at;
+      }
+      // The check before the send below (not lagging, gate open); it changes neither.
+      if (rules_due && !upp_[e.path].lagging && gate(A, upp_[e.path], e.size) == Gate::ok) {
+        check_policy_rules();  // (a violation stops the run after this step)
+      }
+    }
     UpPath& P = upp_[e.path];
     if (P.lagging) {
       ++A.head;
@@ -825,14 +853,15 @@ void Simulator::on_data(std::uint32_t a) {
   const bool inject = o_.drop_rate > 0;
   for (std::uint32_t k = 0; k < count; ++k) {
     const Msg m = A.link[A.link_head++];
-    if ((m.idx & kHandshakeBit) != 0) {
-      const std::uint32_t hp = m.idx & ~kHandshakeBit;
-      if (fc_.on_handshake(now_, hp, m.epoch, m.seq) == AppendStatus::appended) {
-        reset_open_[hp] = 0;
+    if ((m.idx & (kHandshakeBit | kResolvedBit)) != 0) [[unlikely]] {  // one test per event
+      if ((m.idx & kHandshakeBit) != 0) {
+        const std::uint32_t hp = m.idx & ~kHandshakeBit;
+        if (fc_.on_handshake(now_, hp, m.epoch, m.seq) == AppendStatus::appended) {
+          reset_open_[hp] = 0;
+        }
+        continue;
       }
-      continue;
-    }
-    if ((m.idx & kResolvedBit) != 0) {  // a resolved signal: no data
+      // a resolved signal: no data
       fc_.on_resolved(now_, m.idx & ~kResolvedBit, m.epoch, m.seq);
       if (!fc_.actions().empty()) process_actions();
       if (stop_) return;
@@ -869,15 +898,13 @@ void Simulator::on_data(std::uint32_t a) {
           ++above_;
         }
       }
-      if (o_.record_series) {  // the plot's envelope
+      if (o_.record_series) [[unlikely]] {  // the plot's envelope
         imax_[a] = std::max(imax_[a], held);
         path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
-      }
-      if (o_.record_series && held > fc_.hard_limit_bytes() &&
-          held - e.size <= fc_.hard_limit_bytes() && series_.admissions.size() < 100'000) {
-        series_.admissions.push_back(ReplayAdmission{now_, a, held, in_.areas[a].txns.empty()
-                                                                        ? 0
-                                                                        : identity_of(in_, m.idx).rdp_id});
+        if (held > fc_.hard_limit_bytes() && held - e.size <= fc_.hard_limit_bytes() &&
+            series_.admissions.size() < 100'000) {
+          series_.admissions.push_back(ReplayAdmission{now_, a, held, rdp_id_of(m.idx)});
+        }
       }
       const bool new_peak = held > mq_peak_[a];
       if (new_peak) {
