@@ -210,6 +210,17 @@ class EventDecryptor {
 
   bool done() const { return done_; }
   bool failed() const { return failed_; }
+  bool encrypted() const { return encrypted_; }  // past the file's START_ENCRYPTION
+  std::uint64_t offset() const { return off_; }
+  // Goes on at `off`, an event boundary past the file's START_ENCRYPTION (or 0: from the start,
+  // learning the file afresh); the key, algorithm and nonce found so far are kept. A failure
+  // stays: what did not decrypt will not.
+  void seek(std::uint64_t off) {
+    off_ = off;
+    prefetched_ = off;
+    raw_rest_ = false;
+    if (!failed_) done_ = false;
+  }
   std::uint64_t fail_at() const { return fail_at_; }
   const std::string& message() const { return message_; }
   // Ends the output here, as a failed decryption does (an exception on the decrypting thread).
@@ -635,6 +646,104 @@ class DecryptedFile final : public Source, Output {
   std::thread worker_;
 };
 
+// A file read at any event boundary (serve: each replica starts where it asks, and a file that
+// grew is read on from where it stopped): the magic number, the format description and the
+// event after it are read from the start of the file whenever a window reaches back into them;
+// any later window starts where an event does and is decrypted from there, one event at a time,
+// into one buffer of about an event. The inner source's gaps are this one's.
+class DecryptingView final : public Source, Output {
+ public:
+  DecryptingView(std::unique_ptr<Source> in, const KeyRing& keys) : in_(std::move(in)), dec_(*in_, keys, *this) {}
+
+  Bytes window(std::uint64_t off, std::size_t n) override {
+    if (off >= buf_off_ && off - buf_off_ <= valid_ && n <= valid_ - (off - buf_off_))
+      return {buf_.data() + (off - buf_off_), n};
+    fill(off, off + n);
+    if (off < buf_off_ || off - buf_off_ >= buf_.size()) return {};
+    const std::size_t at = static_cast<std::size_t>(off - buf_off_);
+    return {buf_.data() + at, std::min(n, buf_.size() - at)};
+  }
+  void release(std::uint64_t off) override { in_->release(off); }
+  // A gap from the format description's end (serve's start past it) begins after the
+  // START_ENCRYPTION instead: an encrypting primary sends it wherever a dump starts, and its
+  // nonce is needed anyway.
+  std::optional<std::uint64_t> gap_at(std::uint64_t off) override {
+    if (auto to = in_->gap_at(off)) {
+      if (!head_read_) (void)window(0, 4);
+      if (!head_read_ || !head_encrypted_ || off >= head_end_ || *to < head_end_) return to;
+      shifted_to_ = *to;
+      return std::nullopt;
+    }
+    if (off == head_end_ && shifted_to_ > head_end_) return shifted_to_;
+    return std::nullopt;
+  }
+  std::optional<std::uint64_t> size() const override { return in_->size(); }
+  std::uint64_t raw_position() const override { return in_->raw_position(); }
+  std::uint64_t raw_size() const override { return in_->raw_size(); }
+
+ private:
+  static constexpr std::size_t kKeep = 4 << 20;  // a buffer grown past this for one event is given back after it
+
+  std::uint8_t* reserve(std::size_t k) override {
+    const std::size_t at = buf_.size();
+    buf_.resize(at + k);
+    return buf_.data() + at;
+  }
+  void unreserve(std::size_t k) override { buf_.resize(buf_.size() - k); }
+  bool full() const override { return true; }
+
+  void fill(std::uint64_t from, std::uint64_t need) {
+    if (buf_.capacity() > kKeep && need - from < kKeep) std::vector<std::uint8_t>().swap(buf_);
+    buf_.clear();
+    last_ = 0;
+    if (!head_read_ || from < head_end_) {
+      // The magic number, the format description and the event after it (START_ENCRYPTION in
+      // an encrypted file), from the start of the file: what any later window starts after.
+      buf_off_ = 0;
+      dec_.seek(0);
+      int steps = 0;
+      for (; steps < 3 && !dec_.done(); ++steps) step();
+      if (steps == 3 && !dec_.done()) {
+        head_read_ = true;
+        head_end_ = dec_.offset();
+        head_encrypted_ = dec_.encrypted();
+      }
+      if (head_read_ && from >= head_end_) {
+        buf_.clear();
+        last_ = 0;
+      }
+    }
+    if (head_read_ && from >= head_end_) {
+      buf_off_ = from;
+      dec_.seek(from);
+    }
+    while (buf_off_ + buf_.size() < need && !dec_.done()) step();
+    // What the input's end cut short (a torn or growing tail) is handed out now, not kept.
+    valid_ = dec_.done() ? last_ : buf_.size();
+    if (dec_.failed() && read_error_.code == Errc::ok) {
+      message_ = dec_.message();
+      read_error_ = DecodeError{Errc::decrypt_failed, dec_.fail_at(), message_.c_str()};
+    } else if (in_->read_error().code != Errc::ok && read_error_.code == Errc::ok) {
+      read_error_ = in_->read_error();
+    }
+  }
+  void step() {
+    last_ = buf_.size();
+    dec_.step();
+  }
+
+  std::unique_ptr<Source> in_;
+  EventDecryptor dec_;
+  std::vector<std::uint8_t> buf_;
+  std::uint64_t buf_off_ = 0;
+  std::size_t valid_ = 0;  // buf_'s bytes that a later window may be handed
+  std::size_t last_ = 0;   // buf_'s size before the last step
+  bool head_read_ = false, head_encrypted_ = false;
+  std::uint64_t head_end_ = 0;
+  std::uint64_t shifted_to_ = 0;  // where a gap that gap_at() moved past START_ENCRYPTION ends
+  std::string message_;
+};
+
 // The file needs the decrypting stream: a stream (a later file of a concatenation may be
 // encrypted), or START_ENCRYPTION right after the format description without the ignorable flag.
 bool needs_decryption(Source& s) {
@@ -651,17 +760,7 @@ class DecryptingInputs final : public InputSet {
   DecryptingInputs(InputSet& inner, const KeyRing& keys) : inner_(inner), keys_(keys) {}
   const InputList& list() const override { return inner_.list(); }
   std::uint64_t total_size() const override { return inner_.total_size(); }
-  std::unique_ptr<Source> open(const InputFile& f) override {
-    std::unique_ptr<Source> s = inner_.open(f);
-    if (!needs_decryption(*s)) return s;
-    if (const auto size = s->size(); size && *size > 0) {
-      std::size_t len = 0;
-      if (std::uint8_t* map = DecryptedFile::reserve_space(*size, len))
-        return std::make_unique<DecryptedFile>(std::move(s), keys_, *size, map, len);
-    }
-    const std::uint64_t raw = s->raw_size();  // no address space for it (or a stream): decrypted as it is read
-    return stream_source(std::make_unique<DecryptingStream>(std::move(s), keys_), raw);
-  }
+  std::unique_ptr<Source> open(const InputFile& f) override { return decrypting_source(inner_.open(f), keys_); }
 
  private:
   InputSet& inner_;
@@ -669,6 +768,21 @@ class DecryptingInputs final : public InputSet {
 };
 
 }  // namespace
+
+std::unique_ptr<Source> decrypting_source(std::unique_ptr<Source> s, const KeyRing& keys) {
+  if (!needs_decryption(*s)) return s;
+  if (const auto size = s->size(); size && *size > 0) {
+    std::size_t len = 0;
+    if (std::uint8_t* map = DecryptedFile::reserve_space(*size, len))
+      return std::make_unique<DecryptedFile>(std::move(s), keys, *size, map, len);
+  }
+  const std::uint64_t raw = s->raw_size();  // no address space for it (or a stream): decrypted as it is read
+  return stream_source(std::make_unique<DecryptingStream>(std::move(s), keys), raw);
+}
+
+std::unique_ptr<Source> decrypting_view(std::unique_ptr<Source> s, const KeyRing& keys) {
+  return std::make_unique<DecryptingView>(std::move(s), keys);
+}
 
 std::unique_ptr<InputSet> decrypting_inputs(InputSet& inner, const KeyRing& keys) {
   return std::make_unique<DecryptingInputs>(inner, keys);

@@ -388,13 +388,7 @@ Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first)
   }
   compressed_ = is_compressed_path(path_);
   try {
-    if (compressed_) {
-      src_ = open_source(path_);
-    } else {
-      auto p = std::make_unique<PreadSource>(path_);
-      pread_ = p.get();
-      src_ = std::move(p);
-    }
+    src_ = open_archive_file(path_, arch_.keys(), &pread_);
   } catch (const std::system_error& ex) {
     fail(fmt::format("{}: cannot open: {}", path_, ex.code().message()));
     return Open::failed;
@@ -880,8 +874,11 @@ CursorStep Cursor::next() {
           return error_step();
         }
         read_end_ = ev.pos + ev.header.event_size;
-        if (ev.pos < emit_from_) continue;
-        if (!emitted_start_) {
+        // An encrypting MariaDB primary sends the START_ENCRYPTION after the format description
+        // (flagged ignorable: the events are decrypted) wherever the dump starts in the file.
+        const bool start_encryption = ev.type() == EventType::mariadb_start_encryption && ev.pos == fde_end_;
+        if (ev.pos < emit_from_ && !start_encryption) continue;
+        if (!emitted_start_ && !start_encryption) {
           emitted_start_ = true;
           if (ev.pos != start_) {
             fail(fmt::format("Slave requested incorrect position in master binlog. Requested position {} in file '{}', "
@@ -917,6 +914,13 @@ CursorStep Cursor::next() {
           end_after_queue_ = true;
         }
         if (ev.header.timestamp != 0) last_time_ = ev.header.timestamp;
+        if (send && start_encryption && !emitted_start_) {
+          // Before a start further in: log_pos 0, as the FDE's (the position is not the replica's).
+          out_.assign(ev.raw.begin(), ev.raw.end());
+          put32(out_.data() + 13, 0);
+          if (ev.has_checksum) put32(out_.data() + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
+          return event_step(Bytes(out_.data(), out_.size()));
+        }
         if (send) {
           pos_ = read_end_;
           if (!list.empty()) {
