@@ -210,7 +210,6 @@ class EventDecryptor {
 
   bool done() const { return done_; }
   bool failed() const { return failed_; }
-  bool encrypted() const { return encrypted_; }  // past the file's START_ENCRYPTION
   std::uint64_t offset() const { return off_; }
   // Goes on at `off`, an event boundary past the file's START_ENCRYPTION (or 0: from the start,
   // learning the file afresh); the key, algorithm and nonce found so far are kept. A failure
@@ -664,19 +663,7 @@ class DecryptingView final : public Source, Output {
     return {buf_.data() + at, std::min(n, buf_.size() - at)};
   }
   void release(std::uint64_t off) override { in_->release(off); }
-  // A gap from the format description's end (serve's start past it) begins after the
-  // START_ENCRYPTION instead: an encrypting primary sends it wherever a dump starts, and its
-  // nonce is needed anyway.
-  std::optional<std::uint64_t> gap_at(std::uint64_t off) override {
-    if (auto to = in_->gap_at(off)) {
-      if (!head_read_) (void)window(0, 4);
-      if (!head_read_ || !head_encrypted_ || off >= head_end_ || *to < head_end_) return to;
-      shifted_to_ = *to;
-      return std::nullopt;
-    }
-    if (off == head_end_ && shifted_to_ > head_end_) return shifted_to_;
-    return std::nullopt;
-  }
+  std::optional<std::uint64_t> gap_at(std::uint64_t off) override { return in_->gap_at(off); }
   std::optional<std::uint64_t> size() const override { return in_->size(); }
   std::uint64_t raw_position() const override { return in_->raw_position(); }
   std::uint64_t raw_size() const override { return in_->raw_size(); }
@@ -706,7 +693,6 @@ class DecryptingView final : public Source, Output {
       if (steps == 3 && !dec_.done()) {
         head_read_ = true;
         head_end_ = dec_.offset();
-        head_encrypted_ = dec_.encrypted();
       }
       if (head_read_ && from >= head_end_) {
         buf_.clear();
@@ -738,9 +724,8 @@ class DecryptingView final : public Source, Output {
   std::uint64_t buf_off_ = 0;
   std::size_t valid_ = 0;  // buf_'s bytes that a later window may be handed
   std::size_t last_ = 0;   // buf_'s size before the last step
-  bool head_read_ = false, head_encrypted_ = false;
+  bool head_read_ = false;
   std::uint64_t head_end_ = 0;
-  std::uint64_t shifted_to_ = 0;  // where a gap that gap_at() moved past START_ENCRYPTION ends
   std::string message_;
 };
 

@@ -469,7 +469,14 @@ bool Cursor::validate_start(std::string& error) {
     error = bad;
     return false;
   }
-  pread_->set_gap(fde_end_, start_);
+  // An encrypting primary sends the START_ENCRYPTION after the FDE wherever the dump starts (the
+  // events decrypted, the event flagged ignorable): the gap begins after it.
+  std::uint64_t gap_from = fde_end_;
+  if (Bytes h = src_->window(fde_end_, kCommonHeaderLen);
+      h.size() == kCommonHeaderLen && h[4] == static_cast<std::uint8_t>(EventType::mariadb_start_encryption) &&
+      fde_end_ + load_le32(h.data() + 9) <= start_)
+    gap_from = fde_end_ + load_le32(h.data() + 9);
+  pread_->set_gap(gap_from, start_);
   read_end_ = start_;
   true_gap_pending_ = true;
   return true;
