@@ -30,6 +30,7 @@ struct ServeArgs {
   double status_interval = 0, connect_timeout = 10, write_timeout = 60;
   std::string status_file;
   unsigned max_connections = 64;
+  KeyArgs keys;
 };
 
 #ifdef BINLOGCTL_HAVE_SERVE
@@ -48,6 +49,7 @@ int run(ServeArgs& a) {
 #else
   ServeOptions o;
   o.inputs = a.inputs;
+  o.keys = a.keys.load();
   o.bind = a.bind;
   if (a.port_option->count() > 0 || a.bind_option->count() > 0 || a.socket.empty()) o.port = a.port;
   if (a.port < 0 || a.port > 65535) throw CLI::ValidationError("--port", "must be 0 (any free port) to 65535");
@@ -154,6 +156,7 @@ void setup_serve(CLI::App& app, int& exit_code) {
   sub->add_option("--status-file", a->status_file,
                   "Keep the replicas' status in this JSON file (rewritten every --status-interval, else every second)")
       ->group(repl);
+  add_key_options(*sub, a->keys);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

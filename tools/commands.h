@@ -190,6 +190,9 @@ struct KeyArgs {
   // here); nullptr (read `inputs` as they are) without key files. Throws CLI::ValidationError for
   // a key file that cannot be used.
   InputSet* wrap(const std::vector<std::string>& inputs, InputSet* remote);
+  // The keys alone (serve opens its files itself): nullptr without key files. Throws
+  // CLI::ValidationError as wrap() does.
+  const KeyRing* load();
 
  private:
   std::unique_ptr<KeyRing> ring_;

@@ -564,6 +564,22 @@ void add_key_options(CLI::App& sub, KeyArgs& k) {
       ->group(group);
 }
 
+const KeyRing* KeyArgs::load() {
+  if (key_files.empty()) {
+    if (!file_key.empty()) throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
+    return nullptr;
+  }
+  if (!ring_) {
+    ring_ = std::make_unique<KeyRing>();
+    try {
+      for (const std::string& f : key_files) ring_->load(f, file_key);
+    } catch (const KeyFileError& e) {
+      throw CLI::ValidationError("--key-file", e.what());
+    }
+  }
+  return ring_.get();
+}
+
 InputSet* KeyArgs::wrap(const std::vector<std::string>& inputs, InputSet* remote) {
   if (key_files.empty()) {
     if (!file_key.empty()) throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
@@ -571,12 +587,7 @@ InputSet* KeyArgs::wrap(const std::vector<std::string>& inputs, InputSet* remote
   }
   if (remote != nullptr)
     throw CLI::ValidationError("--key-file", "with -R the server sends the events decrypted: no key file is needed");
-  ring_ = std::make_unique<KeyRing>();
-  try {
-    for (const std::string& f : key_files) ring_->load(f, file_key);
-  } catch (const KeyFileError& e) {
-    throw CLI::ValidationError("--key-file", e.what());
-  }
+  load();
   files_ = path_inputs(inputs);
   decrypting_ = decrypting_inputs(*files_, *ring_);
   return decrypting_.get();

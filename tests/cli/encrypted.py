@@ -32,9 +32,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import mdb
 
@@ -90,6 +92,104 @@ def workload(server, phase, n):
     server.sql("".join(stmts))
 
 
+def big_workload(server):
+    """One file of about 20 MiB, alone (the workload ended with FLUSH BINARY LOGS): a row event of 9 MiB,
+    larger than what the decrypting input runs ahead of its reader, and a transaction of 120 rows
+    of 100 kB (an event each), so that the decrypted memory is recycled many times over. Returns
+    its name."""
+    name = server.binlogs()[-1]
+    server.sql("CREATE TABLE shop.big (id INT PRIMARY KEY, b LONGBLOB);"
+               "INSERT INTO shop.big VALUES (0, REPEAT('y', 9437184));"
+               "INSERT INTO shop.big SELECT seq, REPEAT(CHAR(65 + seq % 26), 100000) FROM shop.seq_1_to_120;"
+               "FLUSH BINARY LOGS;")
+    return name
+
+
+# What is compared on the large file: little output per byte of input (its blobs in hex would be
+# megabytes of output).
+BIG_VIEWS = [("dump", ["dump"]), ("verify", ["verify"]), ("stats", ["stats", "--format", "json"])]
+
+
+def raw_from_middle(sock, user, password, name, outdir):
+    """mariadb-binlog -R --raw from the middle of `name` (the 20th event's position, asked of the
+    server with binlogctl dump -R): (position, the bytes it stored)."""
+    auth = ["--user", user] + (["--password=" + password] if password else [])
+    rc, out, err = run(["dump", "--format", "json", "-R", "--socket", sock] + auth + [name])
+    check(rc == 0, f"dump -R of {name} for a start position: exit {rc}: {err[-300:]}")
+    events = [json.loads(l) for l in out.split(b"\n") if l]
+    pos = events[min(20, len(events) - 1)]["pos"] if events else 4
+    os.makedirs(outdir, exist_ok=True)
+    r = subprocess.run([mdb.find("mariadb-binlog"), "--no-defaults", "-R", "--raw", "--socket", sock, "--user", user]
+                       + (["--password=" + password] if password else []) +
+                       ["--start-position=%d" % pos, "--result-file=" + outdir + "/", name],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(r.returncode == 0, f"mariadb-binlog -R --raw --start-position={pos} {name}: exit {r.returncode}: {r.stderr[-300:]!r}")
+    path = os.path.join(outdir, name)
+    return pos, open(path, "rb").read() if os.path.exists(path) else b""
+
+
+class Served:
+    """binlogctl serve on a unix socket (the files in `cwd`), stopped by its pid."""
+
+    def __init__(self, args, cwd, tmp, tag):
+        self.sock = os.path.join(tmp, f"s{tag}.sock")
+        self.errlog = os.path.join(tmp, f"serve-{tag}.err")
+        self.proc = subprocess.Popen([BIN, "serve", "--socket", self.sock, "--user", "repl", "--password=pw"] + args,
+                                     cwd=cwd, stdout=subprocess.DEVNULL, stderr=open(self.errlog, "wb"))
+        deadline = time.time() + 30
+        while time.time() < deadline and b"listening on" not in open(self.errlog, "rb").read():
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        check(self.proc.poll() is None and os.path.exists(self.sock), f"serve {tag} did not start: {self.stderr()[-500:]}")
+
+    def stderr(self):
+        return open(self.errlog, "rb").read().decode(errors="replace")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def serve(data, files, remote, big, keyopts, key_a, tmp, mid):
+    """binlogctl serve --key-file on the encrypted files: what readers of the replication protocol
+    get equals what the encrypting server sent (dump -R, byte for byte with --hexdump; a start
+    in the middle of a file read by mariadb-binlog -R --raw); with a wrong key, an error that
+    names the file and the offset."""
+    s = Served(keyopts + files, data, tmp, "keys")
+    auth = ["--socket", s.sock, "--user", "repl", "--password=pw"]
+    try:
+        for name in sorted(remote):
+            for view, sub in (BIG_VIEWS[:2] if name == big else VIEWS[:2]):
+                rc, out, err = run(sub + ["-R"] + auth + [name])
+                check(rc == 0 and out == remote[name][view][1],
+                      f"serve --key-file, {view} -R {name}: exit {rc}, {len(out)} bytes against the server's "
+                      f"{len(remote[name][view][1])}: {err[-300:]}")
+        pos, want = mid
+        got = raw_from_middle(s.sock, "repl", "pw", files[0], os.path.join(tmp, "mid-serve"))
+        check(got[0] == pos and got[1] == want and len(want) > 4,
+              f"serve --key-file, mariadb-binlog -R --raw --start-position={pos} {files[0]}: {len(got[1])} bytes, "
+              f"the server sent {len(want)}")
+    finally:
+        s.stop()
+    check("stored" not in s.stderr() and "error" not in s.stderr(), f"serve --key-file said: {s.stderr()[-500:]}")
+    # A key that does not decrypt the file: the replica gets an error naming the file and offset.
+    wrong = os.path.join(tmp, "wrong-serve.txt")
+    open(wrong, "w").write("1;00112233445566778899aabbccddeeff\n")
+    s = Served(["--key-file", wrong, files[0]], data, tmp, "wrong")
+    try:
+        rc, out, err = run(["dump", "-R", "--socket", s.sock, "--user", "repl", "--password=pw", files[0]])
+        check(rc != 0 and re.search(r"%s.*offset \d+" % re.escape(files[0]), err) and "key id 1" in err,
+              f"serve with a wrong key: exit {rc}: {err[-500:]!r}")
+    finally:
+        s.stop()
+
+
 def main():
     mdb.require_or_skip()
     plugin_dir = "/usr/lib/mysql/plugin"
@@ -132,15 +232,19 @@ def main():
             srv.start(*args)
             try:
                 workload(srv, phase, 60)
+                if phase == "C":
+                    big = big_workload(srv)
                 names = srv.binlogs()
                 # The files this phase wrote and closed (the first one the restart opened; the one
                 # still open is closed by the shutdown, and read offline only).
                 mine = [n for n in names[:-1] if n not in listed]
                 listed |= set(names)
                 phase_files[phase] = [n for n in names if n not in sum(phase_files.values(), [])]
+                if phase == "A":
+                    mid = raw_from_middle(srv.sock, "root", "", mine[0], os.path.join(tmp, "mid-server"))
                 for name in mine:
                     remote[name] = {}
-                    for view, sub in VIEWS:
+                    for view, sub in (BIG_VIEWS if phase == "C" and name == big else VIEWS):
                         rc, out, err = run(sub + ["-R", "--socket", srv.sock, "--user", "root", name])
                         check(rc == 0, f"{view} -R {name}: exit {rc}: {err[-500:]}")
                         remote[name][view] = (rc, out)
@@ -159,14 +263,14 @@ def main():
         print("files:", phase_files)
         keyopts = ["--key-file", key_a, "--key-file", key_b, "--key-file-key", "FILE:" + secret]
         for name in sorted(remote):
-            for view, sub in VIEWS:
+            for view, sub in (BIG_VIEWS if name == big else VIEWS):
                 rc, out, err = run(sub + keyopts + [name], cwd=data)
                 check(rc == 0, f"{view} --key-file {name}: exit {rc}: {err[-500:]}")
                 want = normalized(view, remote[name][view][1])
                 out = normalized(view, out)
                 check(out == want, f"{view} {name}: --key-file output differs from -R ({len(out)} vs {len(want)} bytes)")
         rc, out, err = run(["verify"] + keyopts + files, cwd=data)
-        check(rc == 0 and b": error:" not in out and b": warning:" not in out and b"summary: 9 files" in out, f"verify of the chain with the keys: exit {rc}: {out[-800:]!r} {err[-300:]}")
+        check(rc == 0 and b": error:" not in out and b": warning:" not in out and b"summary: 10 files" in out, f"verify of the chain with the keys: exit {rc}: {out[-800:]!r} {err[-300:]}")
         # The secret given inline works as FILE: does.
         rc, out, _ = run(["verify", "--key-file", key_b, "--key-file-key", "s3cret phrase", files[-1]], cwd=data)
         check(rc == 0, f"verify with --key-file-key SECRET: exit {rc}")
@@ -178,6 +282,11 @@ def main():
             path = os.path.join(backup, name)
             rc, out, err = run(["verify", path])
             check(rc == 0, f"verify of the fetched {name}: exit {rc}: {out[-500:]!r}")
+            if name == big:  # its events, not its megabytes of rows
+                rc1, a, _ = run(["dump", path])
+                rc2, b, _ = run(["dump"] + keyopts + [name], cwd=data)
+                check(rc1 == 0 and rc2 == 0 and a == b, f"fetched {name}: its events differ from the decrypted file's")
+                continue
             r = subprocess.run([mdb.find("mariadb-binlog"), "--no-defaults", "-vv", path], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
             check(r.returncode == 0 and b"Start_encryption" in r.stdout and re.search(rb"### (INSERT INTO|DELETE FROM) `shop`", r.stdout),
@@ -186,6 +295,7 @@ def main():
             rc2, b, _ = run(["dump", "--format", "json", "--hexdump"] + keyopts + [name], cwd=data)
             check(rc1 == 0 and rc2 == 0 and a == b, f"fetched {name}: its bytes differ from the decrypted file's")
 
+        serve(data, files, remote, big, keyopts, key_a, tmp, mid)
         errors(data, files, len(phase_files["A"]), key_a, key_b, secret, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -52,8 +52,13 @@ class BinlogArchive {
   virtual ArchiveState state() const = 0;
 };
 
-// The archive of the command line's inputs.
-std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inputs);
+class KeyRing;
+
+// The archive of the command line's inputs; with `keys` (which must outlive it), MariaDB's
+// encrypted binlogs are served decrypted, as a primary that encrypts its binlogs sends them: the
+// same positions, START_ENCRYPTION flagged ignorable when a dump starts at the top of a file
+// (read, not sent, when it starts further in).
+std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inputs, const KeyRing* keys = nullptr);
 
 // What a replica asked for, from its COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID and the user
 // variables it set before it.

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <binlogctl/inputs.h>
+#include <binlogctl/source.h>
 
 #include <cstdint>
 #include <memory>
@@ -90,5 +91,18 @@ std::string decrypt_key_file(const std::string& data, const std::string& secret,
 // Errc::decrypt_failed whose message names the offset, the key id and the key files: the event
 // stream reports it as the check decryption_failed. `inner` and `keys` must outlive the set.
 std::unique_ptr<InputSet> decrypting_inputs(InputSet& inner, const KeyRing& keys);
+
+// One opened file as decrypting_inputs() reads it (returned as it is when it needs no decrypting).
+// A mapped file is decrypted ahead on a thread of its own, a stream as it is read.
+std::unique_ptr<Source> decrypting_source(std::unique_ptr<Source> in, const KeyRing& keys);
+
+// One file read at any event boundary, for serve (each replica starts where it asks; a file that
+// grew is read again from where its stream stopped): every window must start where an event
+// does, or inside the file's magic number, format description and the event after it, which are
+// read from the start of the file whenever a window reaches back into them. Each event is
+// decrypted when a window reaches it, into one buffer of about an event (memory flat). A file in
+// the clear is handed out as it is. `in`'s gaps (Source::gap_at) are the view's. A decryption
+// failure is a read error of code Errc::decrypt_failed, as in decrypting_inputs().
+std::unique_ptr<Source> decrypting_view(std::unique_ptr<Source> in, const KeyRing& keys);
 
 }  // namespace binlogctl

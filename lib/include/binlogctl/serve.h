@@ -21,6 +21,8 @@
 
 namespace binlogctl {
 
+class KeyRing;
+
 // ---------------------------------------------------------------------------------------------
 // Users
 // ---------------------------------------------------------------------------------------------
@@ -58,6 +60,7 @@ struct ServeSettings {
 
 struct ServeOptions {
   std::vector<std::string> inputs;  // DIR|INDEX|FILE...
+  const KeyRing* keys = nullptr;     // encrypted binlogs served decrypted (open_archive)
   std::string bind = "127.0.0.1";
   std::optional<int> port;          // default 3307 unless only --socket is given; 0 = any free
   std::string socket_path;

@@ -3,6 +3,7 @@
 // server id, GTID state, sizes) and scanned again only when it changed.
 #include "archive_internal.h"
 
+#include <binlogctl/crypto.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
@@ -212,7 +213,7 @@ std::int64_t mtime_ns(const struct stat& st) {
 
 // Scans `path` (or goes on from `prev`, the scan of the same file when it was shorter).
 std::shared_ptr<FileScan> scan_file(const std::string& path, const struct stat& st,
-                                    const std::shared_ptr<const FileScan>& prev) {
+                                    const std::shared_ptr<const FileScan>& prev, const KeyRing* keys) {
   auto s = std::make_shared<FileScan>();
   const bool compressed = is_compressed_path(path);
   std::uint64_t resume_at = 0;
@@ -232,13 +233,9 @@ std::shared_ptr<FileScan> scan_file(const std::string& path, const struct stat& 
 
   std::unique_ptr<Source> src;
   try {
-    if (compressed) {
-      src = open_source(path);
-    } else {
-      auto p = std::make_unique<PreadSource>(path);
-      if (resume_at > 0) p->set_gap(s->fde_end, resume_at);
-      src = std::move(p);
-    }
+    PreadSource* p = nullptr;
+    src = open_archive_file(path, keys, &p);
+    if (p != nullptr && resume_at > 0) p->set_gap(s->fde_end, resume_at);
   } catch (const std::system_error& e) {
     s->readable = false;
     s->problem = e.code().message();
@@ -274,6 +271,17 @@ std::shared_ptr<FileScan> scan_file(const std::string& path, const struct stat& 
 }  // namespace
 
 bool is_compressed_path(const std::string& path) { return ends_with(path, ".gz") || ends_with(path, ".zst"); }
+
+std::unique_ptr<Source> open_archive_file(const std::string& path, const KeyRing* keys, PreadSource** pread) {
+  if (is_compressed_path(path)) {
+    std::unique_ptr<Source> s = open_source(path);
+    return keys != nullptr ? decrypting_source(std::move(s), *keys) : std::move(s);
+  }
+  auto p = std::make_unique<PreadSource>(path);
+  if (pread != nullptr) *pread = p.get();
+  if (keys == nullptr) return p;
+  return decrypting_view(std::move(p), *keys);
+}
 
 // ---- PreadSource -------------------------------------------------------------------------------
 
@@ -325,7 +333,8 @@ Bytes PreadSource::window(std::uint64_t off, std::size_t n) {
 
 // ---- Archive -----------------------------------------------------------------------------------
 
-Archive::Archive(std::vector<std::string> inputs) : inputs_(std::move(inputs)), snap_(std::make_shared<Snapshot>()) {}
+Archive::Archive(std::vector<std::string> inputs, const KeyRing* keys)
+    : inputs_(std::move(inputs)), keys_(keys), snap_(std::make_shared<Snapshot>()) {}
 
 std::shared_ptr<const Snapshot> Archive::snapshot() const {
   std::lock_guard<std::mutex> g(snap_mu_);
@@ -401,7 +410,7 @@ bool Archive::refresh(std::string& error) {
           same->path = f.path;
           e.scan = std::move(same);
         } else {
-          e.scan = scan_file(f.path, st, prev);
+          e.scan = scan_file(f.path, st, prev, keys_);
         }
       } else {
         e.input.missing = true;
@@ -502,9 +511,7 @@ bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint6
   for (const MariaGtid& g : e->scan->gtid_list) update(g);
   bool valid = pos == 4;
   try {
-    std::unique_ptr<Source> src;
-    if (serve::is_compressed_path(e->input.path)) src = open_source(e->input.path);
-    else src = std::make_unique<serve::PreadSource>(e->input.path);
+    std::unique_ptr<Source> src = serve::open_archive_file(e->input.path, a->keys());
     struct Null final : DiagnosticSink {
       void report(const Diagnostic&) override {}
     } sink;
@@ -539,8 +546,8 @@ bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint6
   return true;
 }
 
-std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inputs) {
-  return std::make_unique<serve::Archive>(inputs);
+std::unique_ptr<BinlogArchive> open_archive(const std::vector<std::string>& inputs, const KeyRing* keys) {
+  return std::make_unique<serve::Archive>(inputs, keys);
 }
 
 }  // namespace binlogctl

@@ -58,6 +58,11 @@ class PreadSource final : public Source {
 
 bool is_compressed_path(const std::string& path);
 
+// Opens a file of the archive: a plain file read with pread() (*pread set to it), a compressed
+// one streamed; with `keys`, an encrypted file decrypted (crypto.h: a view read at any event
+// boundary for a plain file, a decrypting stream for a compressed one). Throws std::system_error.
+std::unique_ptr<Source> open_archive_file(const std::string& path, const KeyRing* keys, PreadSource** pread = nullptr);
+
 // What one scan of a file found (the archive keeps one per file, redone when the file's size or
 // mtime changes; a grown plain file is scanned on from where the last scan stopped).
 struct FileScan {
@@ -117,13 +122,15 @@ struct Snapshot {
 
 class Archive final : public BinlogArchive {
  public:
-  explicit Archive(std::vector<std::string> inputs);
+  Archive(std::vector<std::string> inputs, const KeyRing* keys);
+  const KeyRing* keys() const { return keys_; }
   bool refresh(std::string& error) override;
   ArchiveState state() const override;
   std::shared_ptr<const Snapshot> snapshot() const;
 
  private:
   std::vector<std::string> inputs_;
+  const KeyRing* keys_;
   std::mutex refresh_mu_;  // one refresh at a time
   mutable std::mutex snap_mu_;
   std::shared_ptr<const Snapshot> snap_;

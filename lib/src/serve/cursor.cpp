@@ -492,13 +492,7 @@ Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first)
   }
   compressed_ = is_compressed_path(path_);
   try {
-    if (compressed_) {
-      src_ = open_source(path_);
-    } else {
-      auto p = std::make_unique<PreadSource>(path_);
-      pread_ = p.get();
-      src_ = std::move(p);
-    }
+    src_ = open_archive_file(path_, arch_.keys(), &pread_);
   } catch (const std::system_error& ex) {
     fail(fmt::format("{}: cannot open: {}", path_, ex.code().message()));
     return Open::failed;
@@ -579,7 +573,14 @@ bool Cursor::validate_start(std::string& error) {
     error = bad;
     return false;
   }
-  pread_->set_gap(fde_end_, start_);
+  // An encrypting primary sends the START_ENCRYPTION after the FDE wherever the dump starts (the
+  // events decrypted, the event flagged ignorable): the gap begins after it.
+  std::uint64_t gap_from = fde_end_;
+  if (Bytes h = src_->window(fde_end_, kCommonHeaderLen);
+      h.size() == kCommonHeaderLen && h[4] == static_cast<std::uint8_t>(EventType::mariadb_start_encryption) &&
+      fde_end_ + load_le32(h.data() + 9) <= start_)
+    gap_from = fde_end_ + load_le32(h.data() + 9);
+  pread_->set_gap(gap_from, start_);
   read_end_ = start_;
   true_gap_pending_ = true;
   return true;
@@ -1016,8 +1017,11 @@ CursorStep Cursor::next() {
           return error_step();
         }
         read_end_ = ev.pos + ev.header.event_size;
-        if (ev.pos < emit_from_) continue;
-        if (!emitted_start_) {
+        // An encrypting MariaDB primary sends the START_ENCRYPTION after the format description
+        // (flagged ignorable: the events are decrypted) wherever the dump starts in the file.
+        const bool start_encryption = ev.type() == EventType::mariadb_start_encryption && ev.pos == fde_end_;
+        if (ev.pos < emit_from_ && !start_encryption) continue;
+        if (!emitted_start_ && !start_encryption) {
           emitted_start_ = true;
           if (ev.pos != start_) {
             fail(fmt::format("Slave requested incorrect position in master binlog. Requested position {} in file '{}', "
@@ -1065,6 +1069,13 @@ CursorStep Cursor::next() {
           end_after_queue_ = true;
         }
         if (ev.header.timestamp != 0) last_time_ = ev.header.timestamp;
+        if (send && start_encryption && !emitted_start_) {
+          // Before a start further in: log_pos 0, as the FDE's (the position is not the replica's).
+          out_.assign(ev.raw.begin(), ev.raw.end());
+          put32(out_.data() + 13, 0);
+          if (ev.has_checksum) put32(out_.data() + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
+          return event_step(Bytes(out_.data(), out_.size()));
+        }
         if (send) {
           pos_ = read_end_;
           if (!list.empty()) {

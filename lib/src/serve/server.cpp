@@ -383,7 +383,7 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
     fmt::print(err, "binlogctl serve: eventfd: {}\n", std::strerror(errno));
     return 2;
   }
-  std::unique_ptr<BinlogArchive> archive = open_archive(o.inputs);
+  std::unique_ptr<BinlogArchive> archive = open_archive(o.inputs, o.keys);
   std::string error;
   if (!archive || !archive->refresh(error)) {
     fmt::print(err, "binlogctl serve: {}\n", error.empty() ? "cannot open the binlogs" : error);
