@@ -35,6 +35,14 @@ struct ReplicationClient::Impl {
   GtidSet mysql_exclude;
   std::uint64_t received = 0;
   std::string dumping;  // the file the dump was asked for
+  const std::string* at_file = nullptr;  // where the reader is (track())
+  const std::uint64_t* at_pos = nullptr;
+
+  // The file being read and the offset of its next event; before the first, what was asked.
+  std::string where() const {
+    if (at_file != nullptr && at_pos != nullptr && !at_file->empty()) return fmt::format("{} at {}", *at_file, *at_pos);
+    return dumping;
+  }
 
   ~Impl() {
     if (m != nullptr) mysql_close(m);
@@ -144,6 +152,11 @@ void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop) {
 const std::string& ReplicationClient::label() const noexcept { return impl_->label; }
 bool ReplicationClient::is_mariadb() const noexcept { return impl_->mariadb; }
 bool ReplicationClient::checksums() const noexcept { return impl_->crc; }
+void ReplicationClient::track(const std::string* file, const std::uint64_t* pos) noexcept {
+  impl_->at_file = file;
+  impl_->at_pos = pos;
+}
+
 std::uint64_t ReplicationClient::bytes_received() const noexcept { return impl_->received; }
 int ReplicationClient::socket_fd() const noexcept { return static_cast<int>(mysql_get_socket(impl_->m)); }
 
@@ -207,9 +220,10 @@ std::optional<Bytes> ReplicationClient::next_packet() {
   if (len == static_cast<unsigned long>(-1) || len == 0xffffffffu || len == 0) {  // packet_error is (unsigned int)-1
     const unsigned e = mysql_errno(s.m);
     if (e == ER_MASTER_FATAL_ERROR_READING_BINLOG)  // 1236: purged, missing, or unreadable binlog
-      throw RemoteError(fmt::format("server {}: cannot read {}: {} (error {})", s.label, s.dumping, mysql_error(s.m), e), e);
-    if (e == 0) throw RemoteError(fmt::format("server {}: the connection was lost", s.label), CR_SERVER_LOST);
-    s.fail("reading " + s.dumping);
+      throw RemoteError(fmt::format("server {}: cannot read {}: {} (error {})", s.label, s.where(), mysql_error(s.m), e), e);
+    if (e == 0)
+      throw RemoteError(fmt::format("server {}: reading {}: the connection was lost", s.label, s.where()), CR_SERVER_LOST);
+    s.fail("reading " + s.where());
   }
   const std::uint8_t* p = s.m->net.read_pos;
   s.received += len;
