@@ -77,9 +77,16 @@ class RemoteError : public std::runtime_error {
 inline constexpr unsigned kErrReadingBinlog = 1236;
 
 // The wait between reconnects under --stop-never (fetch and the -R readers): `backoff` seconds
-// in 100 ms steps, cut short when *stop becomes true (stop may be null), then `backoff` doubles,
+// in 100 ms steps, cut short when *stop becomes true (stop may be null) or request_remote_stop()
+// is called, then `backoff` doubles,
 // up to 30 s.
 void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop);
+
+// Ends the -R reads of this process (remote_inputs) cleanly: each stops after the last complete
+// event it handed out, as at the end of its input (the connection being read is shut down to
+// wake the read). Async-signal-safe: for the SIGINT/SIGTERM handlers of --stop-never reads.
+void request_remote_stop() noexcept;
+bool remote_stop_requested() noexcept;
 
 // How messages name the server: "host:port" or the socket path.
 inline std::string server_label(const RemoteOptions& o) {

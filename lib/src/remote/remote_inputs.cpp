@@ -90,7 +90,8 @@ class RemoteFileStream final : public ByteStream {
     unsigned backoff = 1;
     note(fmt::format("binlogctl: {}; reconnecting in {} s", lost.what(), backoff));
     for (;;) {
-      reconnect_wait(backoff, nullptr);
+      reconnect_wait(backoff, nullptr);  // cut short by request_remote_stop()
+      if (remote_stop_requested()) return false;
       try {
         feed_.reset();
         client_.reset();
@@ -123,6 +124,10 @@ class RemoteFileStream final : public ByteStream {
  private:
   // The next bytes to hand out; false at the end of the file (or of the followed chain).
   bool refill() {
+    if (remote_stop_requested() && files_ > 0) {
+      done_ = true;
+      return false;
+    }
     if (!client_) client_ = std::make_unique<ReplicationClient>(opts_);
     if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never, client_->gtid_dump());
     if (!held_.empty()) {
@@ -136,7 +141,15 @@ class RemoteFileStream final : public ByteStream {
       try {
         next = &feed_->next();
       } catch (const RemoteError& e) {
-        if (!reconnect(e)) throw;
+        if (remote_stop_requested()) {  // SIGINT/SIGTERM: the end of the input, after the last whole event
+          done_ = true;
+          return false;
+        }
+        if (!reconnect(e)) {
+          if (!remote_stop_requested()) throw;
+          done_ = true;
+          return false;
+        }
         continue;
       }
       BinlogFeed::Item& it = *next;

@@ -8,9 +8,11 @@
 #include <mysqld_error.h>
 #include <errmsg.h>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -22,6 +24,8 @@ namespace binlogctl {
 namespace {
 
 std::once_flag library_once;
+std::atomic<bool> g_remote_stop{false};
+std::atomic<int> g_dump_socket{-1};  // the connection whose dump is being read (request_remote_stop)
 
 }  // namespace
 
@@ -141,10 +145,21 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
   if (!s.mariadb) s.mysql_exclude = o.mysql_exclude;
 }
 
-ReplicationClient::~ReplicationClient() = default;
+ReplicationClient::~ReplicationClient() {
+  int fd = socket_fd();
+  g_dump_socket.compare_exchange_strong(fd, -1);
+}
+
+void request_remote_stop() noexcept {
+  g_remote_stop = true;
+  const int fd = g_dump_socket.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
+bool remote_stop_requested() noexcept { return g_remote_stop.load(); }
 
 void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop) {
-  for (unsigned i = 0; i < backoff * 10 && (stop == nullptr || !*stop); ++i)
+  for (unsigned i = 0; i < backoff * 10 && (stop == nullptr || !*stop) && !g_remote_stop; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   backoff = std::min(backoff * 2, 30u);
 }
@@ -205,6 +220,8 @@ void ReplicationClient::start_dump(const std::string& file, std::uint64_t pos, b
   } catch (const std::invalid_argument& e) {
     throw RemoteError(fmt::format("server {}: {}: {}", s.label, file, e.what()), 0, true);
   }
+  g_dump_socket = static_cast<int>(mysql_get_socket(s.m));
+  if (g_remote_stop) ::shutdown(g_dump_socket.load(), SHUT_RDWR);
   const std::uint8_t command = req.command;
   const std::vector<std::uint8_t>& b = req.body;
   // The handle's own command call (as mariadb-binlog does): skip_check = 1, the answer is the
