@@ -17,10 +17,12 @@ rotated. Then each follower gets SIGTERM. Checked:
   b. dump -R: every event under its server file's real name (no "NAME#2"), the same events at the
      same positions as dump of the server's files.
   c. the lost-connection messages name the file being read when the server died and an offset in it.
-  d. SIGTERM under --stop-never: dump, verify and fetch stop after the last complete event and
-     exit 0, their output complete (dump's last line whole JSON, verify's summary printed).
+  d. SIGTERM under --stop-never: dump, verify, stats and fetch stop after the last complete event
+     and exit 0, their output complete (dump's last line whole JSON, verify's summary and stats'
+     tables printed).
   e. verify -R across the crash reports server_crash (from the server going on past the file's
-     end), not rotate_mismatch.
+     end), not rotate_mismatch: followed (--stop-never), and with the crashed file and the next
+     one named.
 
 Exits 77 (skip) when mariadbd is not installed or binlogctl was built without libmariadb.
 """
@@ -82,6 +84,7 @@ def main():
         fetch = follow(["fetch", "--stop-never", "--fsync-interval", "0", "--result-dir", bk, *remote[1:]], "fetch")
         dump = follow(["dump", "--format", "json", *remote, "--stop-never", first], "dump")
         verify = follow(["verify", "--format", "json", *remote, "--stop-never", first], "verify")
+        stats = follow(["stats", "--format", "json", *remote, "--stop-never", first], "stats")
 
         # A bounded load, killed in its middle: the server dies while it writes a binlog.
         load_sql = "".join(f"INSERT INTO shop.t (v) VALUES (REPEAT('load {i} ', 20));\n" for i in range(4000))
@@ -136,18 +139,18 @@ def main():
         check(dump_reached(), "dump -R --stop-never did not reach the server's end")
         check(fetch_reached(), f"fetch --stop-never did not reach the server's end: {sorted(os.listdir(bk))}")
         time.sleep(0.5)  # verify has read as far (it reads as fast as dump)
-        for p in (fetch, dump, verify):
+        for p in (fetch, dump, verify, stats):
             p.send_signal(signal.SIGTERM)
         rcs = {}
-        for p, name in ((fetch, "fetch"), (dump, "dump"), (verify, "verify")):
+        for p, name in ((fetch, "fetch"), (dump, "dump"), (verify, "verify"), (stats, "stats")):
             try:
                 rcs[name] = p.wait(30)
             except subprocess.TimeoutExpired:
                 p.kill()
                 rcs[name] = "hung"
-        out = {n: open(os.path.join(tmp, n + ".out"), "rb").read() for n in ("fetch", "dump", "verify")}
+        out = {n: open(os.path.join(tmp, n + ".out"), "rb").read() for n in ("fetch", "dump", "verify", "stats")}
         err = {n: open(os.path.join(tmp, n + ".err"), "rb").read().decode("utf-8", "replace")
-               for n in ("fetch", "dump", "verify")}
+               for n in ("fetch", "dump", "verify", "stats")}
 
         # d. SIGTERM under --stop-never: a clean stop, exit 0, output complete.
         check(rcs["fetch"] == 0, f"fetch after SIGTERM: exit {rcs['fetch']}: {err['fetch'][-600:]}")
@@ -155,6 +158,10 @@ def main():
         check(out["dump"].endswith(b"}\n"), f"dump -R --stop-never after SIGTERM: the output ends {out['dump'][-80:]!r}")
         check(rcs["verify"] == 0 and b'"summary"' in out["verify"].split(b"\n")[-2:][0],
               f"verify -R --stop-never after SIGTERM: exit {rcs['verify']}, ends {out['verify'][-200:]!r}")
+        # stats writes its tables at the end of the input: a signal must leave them written.
+        kinds = {json.loads(x).get("kind") for x in out["stats"].split(b"\n") if x}
+        check(rcs["stats"] == 0 and "table" in kinds, f"stats -R --stop-never after SIGTERM: exit {rcs['stats']}, "
+              f"kinds {sorted(k for k in kinds if k)}: {err['stats'][-300:]}")
 
         # b. dump -R: real file names, the same events as dump of the server's own files.
         seen = []
@@ -188,6 +195,15 @@ def main():
         found = [json.loads(x) for x in out["verify"].split(b"\n") if x and b'"check"' in x]
         check([(f["check"], f["log_name"]) for f in found] == [("server_crash", crashed[0] if crashed else "")],
               f"verify -R --stop-never across the crash found {[(f['check'], f['log_name'], f['pos']) for f in found]}")
+
+        # e. Without --stop-never: the crashed file and the next one named.
+        if crashed:
+            nxt = files[files.index(crashed[0]) + 1]
+            p = subprocess.run([binary, "verify", "--format", "json", *remote, crashed[0], nxt], capture_output=True,
+                               env=env, timeout=60)
+            found = [json.loads(x) for x in p.stdout.split(b"\n") if x and b'"check"' in x]
+            check(p.returncode == 0 and [(f["check"], f["log_name"]) for f in found] == [("server_crash", crashed[0])],
+                  f"verify -R {crashed[0]} {nxt}: exit {p.returncode}, {found}")
 
         # a. fetch: the backup is the server's files, the crashed one complete; verify finds the crash.
         got = sorted(os.listdir(bk))

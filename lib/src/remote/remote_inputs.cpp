@@ -103,6 +103,7 @@ class RemoteFileStream final : public ByteStream {
         note(fmt::format("binlogctl: server {}: reconnected, going on from {} at {}", client_->label(), cur_file_, next_pos_));
         return true;
       } catch (const RemoteError& e) {
+        if (remote_stop_requested()) return false;  // a connect cut short by the signal
         if (e.permanent() || e.server_errno() == 0 || e.server_errno() == kErrReadingBinlog) throw;
         note(fmt::format("binlogctl: {}; reconnecting in {} s", e.what(), backoff));
       }
