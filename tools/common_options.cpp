@@ -1,3 +1,4 @@
+#include <csignal>
 #include <binlogctl/datetime.h>
 #include <binlogctl/dump.h>
 
@@ -492,6 +493,12 @@ void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
       r.server_options.push_back(sub.get_option(name));
 }
 
+#ifdef BINLOGCTL_HAVE_REMOTE
+namespace {
+extern "C" void on_remote_stop_signal(int) { request_remote_stop(); }
+}  // namespace
+#endif
+
 std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names,
                                            const std::optional<GtidSelection>& exclude) {
   if (!enabled) {
@@ -530,7 +537,17 @@ std::unique_ptr<InputSet> RemoteArgs::open(const std::vector<std::string>& names
     throw CLI::ValidationError("--start-gtid", "the server picks the first file from the GTID position: name no binlog");
   if (exclude && exclude->is_mysql()) opts.mysql_exclude = exclude->mysql_set();
   opts.notices = stderr;  // reconnects under --stop-never
-  if (opts.stop_never) LineOutput::set_line_buffered_always(true);  // each record as it comes
+  if (opts.stop_never) {
+    LineOutput::set_line_buffered_always(true);  // each record as it comes
+    // SIGINT/SIGTERM, the way a --stop-never read ends: the read stops after the last complete
+    // event, the output is finished (summaries too) and the exit status is that of what was read,
+    // as fetch does. No SA_RESTART: the read waiting for the server must return.
+    struct sigaction sa {};
+    sa.sa_handler = on_remote_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+  }
   return remote_inputs(opts, names);
 #endif
 }

@@ -33,6 +33,7 @@ enum class Check : std::uint8_t {
   transaction_structure,
   unknown_event_type,
   timestamp_regression,
+  server_crash,       // a file its server never closed (crash), followed by the file it began on restart
   undecodable_event,  // a body decoder failed (dump/convert); not a verify-table code
   read_error,         // I/O or archive error
   decryption_failed,  // an encrypted binlog that the keys given do not decrypt (crypto.h)

@@ -20,6 +20,11 @@ struct InputFile {
   std::string log_name;  // the file's name as the server knows it (basename, .gz/.zst removed)
   bool missing = false;  // absent (ENOENT/ENOTDIR); not when it cannot be looked at (EACCES: open says why)
   std::string origin;    // the index file or directory it came from, "" if given directly
+  // Read from a live server (-R, fetch), which went on to this file from the one before it
+  // although that one ended without ROTATE or STOP: the server had no more of it, so its server
+  // never closed it (a crash). The server clears the in-use flag of a file when it sends it; this
+  // says what the flag would have said.
+  bool after_unclosed = false;
 };
 
 struct InputList {

@@ -77,9 +77,16 @@ class RemoteError : public std::runtime_error {
 inline constexpr unsigned kErrReadingBinlog = 1236;
 
 // The wait between reconnects under --stop-never (fetch and the -R readers): `backoff` seconds
-// in 100 ms steps, cut short when *stop becomes true (stop may be null), then `backoff` doubles,
+// in 100 ms steps, cut short when *stop becomes true (stop may be null) or request_remote_stop()
+// is called, then `backoff` doubles,
 // up to 30 s.
 void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop);
+
+// Ends the -R reads of this process (remote_inputs) cleanly: each stops after the last complete
+// event it handed out, as at the end of its input (the connection being read is shut down to
+// wake the read). Async-signal-safe: for the SIGINT/SIGTERM handlers of --stop-never reads.
+void request_remote_stop() noexcept;
+bool remote_stop_requested() noexcept;
 
 // How messages name the server: "host:port" or the socket path.
 inline std::string server_label(const RemoteOptions& o) {
@@ -146,6 +153,12 @@ class PacketSource {
   // The next event packet (the OK byte removed), valid until the next call; nullopt at the end
   // of a non-blocking dump. Throws RemoteError.
   virtual std::optional<Bytes> next_packet() = 0;
+  // Where the reader of the dump is (the file being read and the offset of its next event), for
+  // the messages of a failure: BinlogFeed points here at its own position while it lives.
+  virtual void track(const std::string* file, const std::uint64_t* pos) noexcept {
+    (void)file;
+    (void)pos;
+  }
 };
 
 // One connection that lists the binary logs and streams them (COM_BINLOG_DUMP). Every failure
@@ -175,6 +188,7 @@ class ReplicationClient final : public PacketSource {
   // The next event packet of the dump (its bytes, the OK byte removed); nullopt at the end of a
   // non-blocking dump. The bytes stay valid until the next call.
   std::optional<Bytes> next_packet() override;
+  void track(const std::string* file, const std::uint64_t* pos) noexcept override;
   std::uint64_t bytes_received() const noexcept;
   // The connection's socket (to shut it down from a signal handler); -1 when there is none.
   int socket_fd() const noexcept;
@@ -210,6 +224,9 @@ class BinlogFeed {
   // damage, as it is in a position dump, which never has gaps.
   BinlogFeed(PacketSource& client, const std::string& file, std::uint64_t pos, bool non_blocking,
              bool gtid_dump = false);
+  ~BinlogFeed();
+  BinlogFeed(const BinlogFeed&) = delete;
+  BinlogFeed& operator=(const BinlogFeed&) = delete;
   // The next item; throws RemoteError when the connection fails or the server reports an error.
   Item& next();
 

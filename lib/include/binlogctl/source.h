@@ -17,6 +17,15 @@
 
 namespace binlogctl {
 
+// A file that begins inside a stream of several (a live server's stream followed through its
+// rotations), as the stream's producer knows it: the server's name for it, and whether the server
+// went on to it from the end of the file before it although that one has no ROTATE or STOP
+// (InputFile::after_unclosed).
+struct FileBegin {
+  std::string name;
+  bool after_unclosed = false;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -54,6 +63,13 @@ class Source {
     (void)off;
     return std::nullopt;
   }
+  // The file that begins at `off` when the producer knows it (a server's stream names each
+  // file it goes on to); nullopt otherwise (files, archives, concatenated copies). Asked once
+  // per file, in order: what is before `off` is forgotten.
+  virtual std::optional<FileBegin> file_begin_at(std::uint64_t off) {
+    (void)off;
+    return std::nullopt;
+  }
 
  protected:
   DecodeError read_error_{};
@@ -71,6 +87,11 @@ class ByteStream {
   // with gaps stops each read() at one, and a read() that returns 0 with a gap pending is not
   // the end of the input.
   virtual std::uint64_t take_gap() { return 0; }
+  // Source::file_begin_at, at the input's offsets (the bytes read() returned plus the gaps).
+  virtual std::optional<FileBegin> file_begin_at(std::uint64_t off) {
+    (void)off;
+    return std::nullopt;
+  }
 };
 
 enum class Compression { none, gzip, zstd };

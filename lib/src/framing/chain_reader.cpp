@@ -341,9 +341,15 @@ struct ChainReader::Impl {
     seg_base += at;
     const InputFile& outer = inputs->list().files[cur_file];
     std::string name = rotate_name;
+    bool after_unclosed = false;
+    if (auto begun = src->file_begin_at(seg_base)) {  // a server's stream names the file itself
+      name = std::move(begun->name);
+      after_unclosed = begun->after_unclosed;
+    }
     if (name.empty() || name == cur_input->log_name)
       name = fmt::format("{}#{}", outer.log_name, segments.size() + 2);
     segments.push_back(InputFile{outer.path, std::move(name), false, outer.path});
+    segments.back().after_unclosed = after_unclosed;
     cur_input = &segments.back();
     first = last = false;
     rotate_name.clear();

@@ -40,7 +40,10 @@ BinlogFeed::BinlogFeed(PacketSource& client, const std::string& file, std::uint6
     : c_(client), gtid_dump_(gtid_dump) {
   c_.start_dump(file, pos, non_blocking);
   item_.file = file;
+  c_.track(&cur_file_, &next_pos_);  // failures name the file being read, not the one asked for
 }
+
+BinlogFeed::~BinlogFeed() { c_.track(nullptr, nullptr); }
 
 BinlogFeed::Item& BinlogFeed::next() {
   for (;;) {

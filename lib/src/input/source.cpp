@@ -310,6 +310,7 @@ class StreamSource final : public Source {
   std::optional<std::uint64_t> size() const override { return std::nullopt; }
   std::uint64_t raw_position() const override { return in_->raw_position(); }
   std::uint64_t raw_size() const override { return raw_size_; }
+  std::optional<FileBegin> file_begin_at(std::uint64_t off) override { return in_->file_begin_at(off); }
 
  private:
   struct Gap {

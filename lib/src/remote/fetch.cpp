@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 namespace binlogctl {
 
@@ -31,6 +32,7 @@ std::atomic<int> g_socket{-1};
 constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
 constexpr std::size_t kWriteBlock = 1 << 20;
 constexpr char kPartial[] = ".partial";
+constexpr int kResumeAgain = -1;  // stream(): start again from what the directory holds
 
 // Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
 // releases is dropped (memory: about one event).
@@ -99,8 +101,12 @@ bool chain_before(const std::string& a, const std::string& b) {
 struct LocalScan {
   std::uint64_t keep = 0;
   bool complete = false;
+  bool in_use = false;  // its format description is flagged in use (a file its server never closed)
   std::string next;
 };
+
+constexpr std::uint64_t kFdeFlagsOffset = 4 + 17;  // the first event's header flags
+constexpr std::uint8_t kFlagInUse = 0x01;          // LOG_EVENT_BINLOG_IN_USE_F
 
 LocalScan scan_local(const std::string& path, const std::string& name) {
   LocalScan r;
@@ -115,6 +121,7 @@ LocalScan scan_local(const std::string& path, const std::string& name) {
   while (s.next(ev)) {
     if (ev.damage || s.aborted()) break;
     v.event(ev);
+    if (ev.pos == 4 && ev.type() == EventType::format_description) r.in_use = (ev.header.flags & kFlagInUse) != 0;
     const std::uint64_t end = ev.pos + ev.raw.size();
     if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
       r.keep = end;
@@ -151,10 +158,19 @@ class Fetcher {
     int rc = 0;
     try {
       connect();
-      std::string file;
-      std::uint64_t pos = 4;
-      if (!resume_point(file, pos)) return 2;
-      rc = stream(file, pos);
+      for (;;) {
+        std::string file;
+        std::uint64_t pos = 4;
+        if (!resume_point(file, pos)) return 2;
+        rc = stream(file, pos);
+        if (rc != kResumeAgain) break;
+        replay_after_ = last_closed_;
+        // The stream reached a file the directory already holds (after completing an earlier
+        // file a crash had left open): go on from what the directory holds, on a new dump.
+        g_socket = -1;
+        client_.reset();
+        connect();
+      }
       if (cur_.fd >= 0) {  // the server's file goes on: it stays NAME.partial
         sync_now();
         v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
@@ -203,8 +219,11 @@ class Fetcher {
     if (g_stop) request_fetch_stop();
   }
 
-  // Where to start: after what the directory holds, else the given or first listed file.
+  // Where to start: after what the directory holds, else the given or first listed file. The
+  // first NAME.partial of the chain comes first: one left in the middle (a server crash, before
+  // fetch knew to complete such files) is completed from the server before the later ones.
   bool resume_point(std::string& file, std::uint64_t& pos) {
+   for (;;) {
     std::vector<std::string> partials, finals;
     for (const auto& e : std::filesystem::directory_iterator(dir_)) {
       if (!e.is_regular_file()) continue;
@@ -216,12 +235,14 @@ class Fetcher {
     std::sort(partials.begin(), partials.end(), chain_before);
     std::sort(finals.begin(), finals.end(), chain_before);
     if (!partials.empty()) {
-      const std::string name = partials.back();
+      const std::string name = partials.front();
       const LocalScan r = scan_local(path(name, true), name);
       if (r.complete) {  // killed between writing the ROTATE and the rename
         finalize_file(name);
+        if (partials.size() > 1 || (!finals.empty() && chain_before(name, finals.back()))) continue;
         return next_after(name, r.next, file, pos);
       }
+      replay_finals_before(name);
       if (r.keep <= 4) {
         file = name;
         pos = 4;
@@ -235,6 +256,8 @@ class Fetcher {
     if (!finals.empty()) {
       const std::string name = finals.back();
       const LocalScan r = scan_local(path(name, false), name);
+      replay_finals_before(std::string());
+      if (!r.complete && r.in_use) return next_after(name, std::string(), file, pos);  // completed after a crash
       if (!r.complete) {
         fmt::print(err_, "binlogctl: {}: offset {}: the last complete file of the result directory does not end with "
                          "ROTATE or STOP (not written by fetch?): move it away or rename it to {}{} to resume it\n",
@@ -256,6 +279,36 @@ class Fetcher {
     }
     file = logs->front().name;
     return true;
+   }
+  }
+
+  // After a stream that stopped at a file the directory holds (kResumeAgain): the complete
+  // files from there up to `before` ("": all of them) go through the chain checks, read from
+  // the directory, so that the checks see the chain unbroken up to where the new dump starts.
+  void replay_finals_before(const std::string& before) {
+    if (replay_after_.empty()) return;
+    std::vector<std::string> finals;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      const std::string n = e.path().filename().string();
+      if (!e.is_regular_file() || n.empty() || n[0] == '.' || ends_with(n, kPartial) || !numeric_suffix(n)) continue;
+      if (chain_before(replay_after_, n) && (before.empty() || chain_before(n, before))) finals.push_back(n);
+    }
+    replay_after_.clear();
+    std::sort(finals.begin(), finals.end(), chain_before);
+    for (const std::string& name : finals) {
+      const std::string p = path(name, false);
+      auto src = open_source(p);
+      StreamOptions so;
+      so.resync = false;
+      EventStream s(*src, name, v_, so);
+      InputFile f{p, name, false, ""};
+      f.after_unclosed = std::exchange(after_unclosed_, false);
+      if (!v_.begin_file(f)) continue;
+      Event ev;
+      while (s.next(ev)) v_.event(ev);
+      v_.end_file(s.offset(), s.skipped_bytes(), s.aborted());
+      last_closed_ = name;
+    }
   }
 
   // The file after `name`: the one its ROTATE names, else (after a STOP) the next one listed.
@@ -280,7 +333,7 @@ class Fetcher {
   // stream and the chain checks go on from where the file stands.
   void open_partial(const std::string& name, std::uint64_t keep) {
     const std::string p = path(name, true);
-    const int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
+    const int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) throw_errno(p);
     if (::ftruncate(fd, static_cast<off_t>(keep)) != 0 || ::fdatasync(fd) != 0) {
       const int e = errno;
@@ -312,12 +365,14 @@ class Fetcher {
     StreamOptions so;
     so.resync = false;
     cur_.stream = std::make_unique<EventStream>(*cur_.src, name, v_, so);
-    (void)v_.begin_file(InputFile{name, name, false, client_->label()});
+    InputFile f{name, name, false, client_->label()};
+    f.after_unclosed = std::exchange(after_unclosed_, false);
+    (void)v_.begin_file(f);
   }
 
   void new_file(const std::string& name) {
     const std::string p = path(name, true);
-    const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw_errno(p);
     start_file(name, fd);
     fsync_dir(dir_);
@@ -368,6 +423,28 @@ class Fetcher {
     last_closed_ = cur_.name;
   }
 
+  // The current file, which its server never closed (see stream()), is complete: its format
+  // description gets back the in-use flag that the server's file has and the server cleared in
+  // what it sent (the FDE's CRC32 is computed with the flag cleared, so it still holds), so that
+  // the copy is the server's file byte for byte and verify sees what it sees on the server.
+  void close_unclosed(const std::string& next) {
+    fmt::print(err_, "binlogctl: server {}: {} ends at {} without ROTATE or STOP, and the server went on with {}: "
+                     "the server never closed it (it crashed or was killed); kept as the server has it\n",
+               client_->label(), cur_.name, cur_.size, next);
+    std::fflush(err_);
+    write_out();
+    std::uint8_t b[5] = {};
+    if (::pread(cur_.fd, b, sizeof b, static_cast<off_t>(kFdeFlagsOffset - 17)) == static_cast<ssize_t>(sizeof b) &&
+        b[4] == static_cast<std::uint8_t>(EventType::format_description) && cur_.size > kFdeFlagsOffset) {
+      std::uint8_t flags = 0;
+      if (::pread(cur_.fd, &flags, 1, static_cast<off_t>(kFdeFlagsOffset)) != 1) throw_errno(path(cur_.name, true));
+      flags |= kFlagInUse;
+      if (::pwrite(cur_.fd, &flags, 1, static_cast<off_t>(kFdeFlagsOffset)) != 1) throw_errno(path(cur_.name, true));
+    }
+    close_complete();
+    after_unclosed_ = true;
+  }
+
   int stream(std::string file, std::uint64_t pos) {
     unsigned backoff = 1;
     std::string rotate_next;
@@ -382,14 +459,14 @@ class Fetcher {
           if (it.kind == BinlogFeed::Kind::file) {
             if (cur_.fd >= 0 && it.file == cur_.name && it.pos == cur_.size) continue;  // resumed where we are
             if (cur_.fd >= 0) {
-              // The server went on to another file without ending this one (it was purged or
-              // the server lost it): what we have stays NAME.partial.
-              fmt::print(err_, "binlogctl: server {}: {} ends at {} without ROTATE; the server went on with {}\n",
-                         client_->label(), cur_.name, cur_.size, it.file);
-              sync_now();
-              v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
-              ::close(cur_.fd);
-              cur_.fd = -1;
+              // The server went on to another file from the end of this one, which has no
+              // ROTATE or STOP: the server has no more of it, because it never closed it (it
+              // crashed, and began the next file when it started again). The copy holds all of
+              // the server's file: it is complete, as the server has it.
+              close_unclosed(it.file);
+              rotate_next.clear();
+              if (std::filesystem::exists(path(it.file, false)) || std::filesystem::exists(path(it.file, true)))
+                return kResumeAgain;
             }
             if (it.pos != 4) {
               fmt::print(err_, "binlogctl: server {}: the stream starts {} at {}, where nothing of it is on disk\n",
@@ -481,6 +558,8 @@ class Fetcher {
   std::unique_ptr<ReplicationClient> client_;
   OutFile cur_;
   std::string last_closed_;
+  std::string replay_after_;  // see replay_finals_before
+  bool after_unclosed_ = false;  // the file closed last was left open by its server (close_unclosed)
   bool damaged_ = false;
   bool warned_encrypted_ = false;  // the warning that the backup of an encrypted log is in the clear, once
   std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();

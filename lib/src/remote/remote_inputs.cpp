@@ -1,12 +1,14 @@
 // The input seam over a live server (remote.h: remote_inputs): each server binlog is one input
 // file whose bytes are what the file holds, streamed by a BinlogFeed.
 #include <binlogctl/remote.h>
+#include <binlogctl/event_type.h>
 #include <binlogctl/source.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <optional>
 
 namespace binlogctl {
@@ -57,7 +59,21 @@ class RemoteFileStream final : public ByteStream {
   std::uint64_t take_gap() override {
     const std::uint64_t g = gap_ready_;
     gap_ready_ = 0;
+    gaps_ += g;
     return g;
+  }
+  std::optional<FileBegin> file_begin_at(std::uint64_t off) override {
+    while (!begun_.empty() && begun_.front().first < off) begun_.pop_front();
+    if (begun_.empty() || begun_.front().first != off) return std::nullopt;
+    FileBegin b = std::move(begun_.front().second);
+    begun_.pop_front();
+    return b;
+  }
+  // `flag` is set when the server goes on from this file to `next` without a closing event in
+  // it (the next input of the list: InputFile::after_unclosed).
+  void on_unclosed(std::string next, bool* flag) {
+    unclosed_next_ = std::move(next);
+    unclosed_flag_ = flag;
   }
   // The file the stream begins with (known once primed): the one the server chose for a GTID
   // start.
@@ -74,7 +90,8 @@ class RemoteFileStream final : public ByteStream {
     unsigned backoff = 1;
     note(fmt::format("binlogctl: {}; reconnecting in {} s", lost.what(), backoff));
     for (;;) {
-      reconnect_wait(backoff, nullptr);
+      reconnect_wait(backoff, nullptr);  // cut short by request_remote_stop()
+      if (remote_stop_requested()) return false;
       try {
         feed_.reset();
         client_.reset();
@@ -86,6 +103,7 @@ class RemoteFileStream final : public ByteStream {
         note(fmt::format("binlogctl: server {}: reconnected, going on from {} at {}", client_->label(), cur_file_, next_pos_));
         return true;
       } catch (const RemoteError& e) {
+        if (remote_stop_requested()) return false;  // a connect cut short by the signal
         if (e.permanent() || e.server_errno() == 0 || e.server_errno() == kErrReadingBinlog) throw;
         note(fmt::format("binlogctl: {}; reconnecting in {} s", e.what(), backoff));
       }
@@ -107,6 +125,10 @@ class RemoteFileStream final : public ByteStream {
  private:
   // The next bytes to hand out; false at the end of the file (or of the followed chain).
   bool refill() {
+    if (remote_stop_requested() && files_ > 0) {
+      done_ = true;
+      return false;
+    }
     if (!client_) client_ = std::make_unique<ReplicationClient>(opts_);
     if (!feed_) feed_ = std::make_unique<BinlogFeed>(*client_, file_, 4, !opts_.stop_never, client_->gtid_dump());
     if (!held_.empty()) {
@@ -120,7 +142,15 @@ class RemoteFileStream final : public ByteStream {
       try {
         next = &feed_->next();
       } catch (const RemoteError& e) {
-        if (!reconnect(e)) throw;
+        if (remote_stop_requested()) {  // SIGINT/SIGTERM: the end of the input, after the last whole event
+          done_ = true;
+          return false;
+        }
+        if (!reconnect(e)) {
+          if (!remote_stop_requested()) throw;
+          done_ = true;
+          return false;
+        }
         continue;
       }
       BinlogFeed::Item& it = *next;
@@ -128,20 +158,33 @@ class RemoteFileStream final : public ByteStream {
         case BinlogFeed::Kind::end:
           done_ = true;
           return false;
-        case BinlogFeed::Kind::file:
+        case BinlogFeed::Kind::file: {
           if (files_ > 0 && it.file == cur_file_ && it.pos == next_pos_) continue;  // reconnected where it was
+          // The server goes on from the end of a file that has no ROTATE or STOP: it never
+          // closed it (a crash).
+          const bool unclosed = files_ > 0 && !closed_;
           cur_file_ = it.file;
           next_pos_ = it.pos;
+          closed_ = false;
           if (files_ > 0 && !follow_) {  // the server moved on to the next file: this one is complete
+            if (unclosed && unclosed_flag_ != nullptr && it.file == unclosed_next_) *unclosed_flag_ = true;
             done_ = true;
             return false;
           }
-          if (files_++ == 0) first_file_ = it.file;
+          if (files_++ > 0) {
+            if (begun_.size() >= kMaxBegun) begun_.pop_front();
+            begun_.emplace_back(pos_ + gaps_, FileBegin{it.file, unclosed});
+          } else {
+            first_file_ = it.file;
+          }
           pending_ = Bytes(kMagic, 4);
           return true;
+        }
         case BinlogFeed::Kind::event:
           cur_file_ = it.file;
           next_pos_ = it.pos + it.raw.size();
+          closed_ = it.raw.size() > 4 && (it.raw[4] == static_cast<std::uint8_t>(EventType::rotate) ||
+                                          it.raw[4] == static_cast<std::uint8_t>(EventType::stop));
           if (files_ == 0) {  // an event before any file was announced: the server skipped the ROTATE
             ++files_;
             first_file_ = it.file;
@@ -174,6 +217,14 @@ class RemoteFileStream final : public ByteStream {
   std::string cur_file_;        // the file of the last item read, and the position after it
   std::uint64_t next_pos_ = 0;
   std::uint64_t pos_ = 0;
+  std::uint64_t gaps_ = 0;  // gap bytes reported so far: pos_ + gaps_ is the input offset
+  bool closed_ = false;     // the last event read is a ROTATE or STOP
+  // The files begun in the stream after the first, at their input offsets (the reader asks for
+  // each as it reaches it; a few at most are waiting).
+  static constexpr std::size_t kMaxBegun = 64;
+  std::deque<std::pair<std::uint64_t, FileBegin>> begun_;
+  std::string unclosed_next_;
+  bool* unclosed_flag_ = nullptr;
 };
 
 class RemoteInputs final : public InputSet {
@@ -227,6 +278,10 @@ class RemoteInputs final : public InputSet {
     if (gtid_stream_) return stream_source(std::move(gtid_stream_), 0);
     const bool last = !list_.files.empty() && &f == &list_.files.back();
     auto s = std::make_unique<RemoteFileStream>(opts_, std::move(spare_), f.path, opts_.stop_never && last);
+    if (!last && &f >= list_.files.data() && &f < list_.files.data() + list_.files.size()) {
+      InputFile& next = list_.files[static_cast<std::size_t>(&f - list_.files.data()) + 1];
+      s->on_unclosed(next.log_name, &next.after_unclosed);
+    }
     s->prime();
     return stream_source(std::move(s), 0);
   }

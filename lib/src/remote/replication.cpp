@@ -8,9 +8,11 @@
 #include <mysqld_error.h>
 #include <errmsg.h>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -22,6 +24,8 @@ namespace binlogctl {
 namespace {
 
 std::once_flag library_once;
+std::atomic<bool> g_remote_stop{false};
+std::atomic<int> g_dump_socket{-1};  // the connection whose dump is being read (request_remote_stop)
 
 }  // namespace
 
@@ -35,6 +39,14 @@ struct ReplicationClient::Impl {
   GtidSet mysql_exclude;
   std::uint64_t received = 0;
   std::string dumping;  // the file the dump was asked for
+  const std::string* at_file = nullptr;  // where the reader is (track())
+  const std::uint64_t* at_pos = nullptr;
+
+  // The file being read and the offset of its next event; before the first, what was asked.
+  std::string where() const {
+    if (at_file != nullptr && at_pos != nullptr && !at_file->empty()) return fmt::format("{} at {}", *at_file, *at_pos);
+    return dumping;
+  }
 
   ~Impl() {
     if (m != nullptr) mysql_close(m);
@@ -133,10 +145,21 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
   if (!s.mariadb) s.mysql_exclude = o.mysql_exclude;
 }
 
-ReplicationClient::~ReplicationClient() = default;
+ReplicationClient::~ReplicationClient() {
+  int fd = socket_fd();
+  g_dump_socket.compare_exchange_strong(fd, -1);
+}
+
+void request_remote_stop() noexcept {
+  g_remote_stop = true;
+  const int fd = g_dump_socket.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
+bool remote_stop_requested() noexcept { return g_remote_stop.load(); }
 
 void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop) {
-  for (unsigned i = 0; i < backoff * 10 && (stop == nullptr || !*stop); ++i)
+  for (unsigned i = 0; i < backoff * 10 && (stop == nullptr || !*stop) && !g_remote_stop; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   backoff = std::min(backoff * 2, 30u);
 }
@@ -144,6 +167,11 @@ void reconnect_wait(unsigned& backoff, const std::atomic<bool>* stop) {
 const std::string& ReplicationClient::label() const noexcept { return impl_->label; }
 bool ReplicationClient::is_mariadb() const noexcept { return impl_->mariadb; }
 bool ReplicationClient::checksums() const noexcept { return impl_->crc; }
+void ReplicationClient::track(const std::string* file, const std::uint64_t* pos) noexcept {
+  impl_->at_file = file;
+  impl_->at_pos = pos;
+}
+
 std::uint64_t ReplicationClient::bytes_received() const noexcept { return impl_->received; }
 int ReplicationClient::socket_fd() const noexcept { return static_cast<int>(mysql_get_socket(impl_->m)); }
 
@@ -192,6 +220,8 @@ void ReplicationClient::start_dump(const std::string& file, std::uint64_t pos, b
   } catch (const std::invalid_argument& e) {
     throw RemoteError(fmt::format("server {}: {}: {}", s.label, file, e.what()), 0, true);
   }
+  g_dump_socket = static_cast<int>(mysql_get_socket(s.m));
+  if (g_remote_stop) ::shutdown(g_dump_socket.load(), SHUT_RDWR);
   const std::uint8_t command = req.command;
   const std::vector<std::uint8_t>& b = req.body;
   // The handle's own command call (as mariadb-binlog does): skip_check = 1, the answer is the
@@ -207,9 +237,10 @@ std::optional<Bytes> ReplicationClient::next_packet() {
   if (len == static_cast<unsigned long>(-1) || len == 0xffffffffu || len == 0) {  // packet_error is (unsigned int)-1
     const unsigned e = mysql_errno(s.m);
     if (e == ER_MASTER_FATAL_ERROR_READING_BINLOG)  // 1236: purged, missing, or unreadable binlog
-      throw RemoteError(fmt::format("server {}: cannot read {}: {} (error {})", s.label, s.dumping, mysql_error(s.m), e), e);
-    if (e == 0) throw RemoteError(fmt::format("server {}: the connection was lost", s.label), CR_SERVER_LOST);
-    s.fail("reading " + s.dumping);
+      throw RemoteError(fmt::format("server {}: cannot read {}: {} (error {})", s.label, s.where(), mysql_error(s.m), e), e);
+    if (e == 0)
+      throw RemoteError(fmt::format("server {}: reading {}: the connection was lost", s.label, s.where()), CR_SERVER_LOST);
+    s.fail("reading " + s.where());
   }
   const std::uint8_t* p = s.m->net.read_pos;
   s.received += len;

@@ -23,6 +23,7 @@ std::string_view check_name(Check c) noexcept {
     case Check::transaction_structure: return "transaction_structure";
     case Check::unknown_event_type: return "unknown_event_type";
     case Check::timestamp_regression: return "timestamp_regression";
+    case Check::server_crash: return "server_crash";
     case Check::undecodable_event: return "undecodable_event";
     case Check::read_error: return "read_error";
     case Check::decryption_failed: return "decryption_failed";

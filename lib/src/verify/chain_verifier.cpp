@@ -939,7 +939,7 @@ struct ChainVerifier::Impl {
   }
 
   // The previous file's closing event against this file.
-  void check_rotate(const std::string& name, bool seq_problem) {
+  void check_rotate(const std::string& name, bool seq_problem, bool after_unclosed) {
     if (!prev.valid || prev.missing || prev.aborted) return;
     if (prev.end == FileEnd::rotate) {
       const std::string_view target = prev.rotate_name;
@@ -952,6 +952,19 @@ struct ChainVerifier::Impl {
                            fmt::format("the closing ROTATE points to position {} of {}, expected 4", prev.rotate_pos,
                                        target)});
       }
+    } else if (prev.end == FileEnd::none && !prev.damaged && !prev.relay && !seq_problem &&
+               (prev.in_use || after_unclosed)) {
+      // The server never closed the file (its FDE still flagged in use, or a live server went on
+      // past its end without a closing event) and the next file follows: a server writes a new
+      // file without closing the old one only when it starts again after a crash. The chain is
+      // whole as the server has it; the crash itself is worth knowing.
+      deliver(Diagnostic{
+          Check::server_crash, Severity::warning, prev.log_name, prev.end_offset,
+          fmt::format("the server never closed this file ({}) and began {} after it: it crashed or was killed "
+                      "while writing it, and the file ends at {} with the last event it wrote",
+                      prev.in_use ? "its format description is still flagged in use and it ends without ROTATE or STOP"
+                                  : "the server went on to the next file from its end, with no ROTATE or STOP there",
+                      name, prev.end_offset)});
     } else if (prev.end == FileEnd::none && !prev.damaged && !prev.relay) {
       deliver(Diagnostic{
           Check::rotate_mismatch, Severity::error, prev.log_name, prev.end_offset,
@@ -980,7 +993,7 @@ struct ChainVerifier::Impl {
     const bool seq_problem = check_sequence(name);
     // Files of another sequence (or without one), or not in order: clocks are not comparable.
     if (unrelated || seq_problem) has_commit_clock = false;
-    check_rotate(name, seq_problem);
+    check_rotate(name, seq_problem, f.after_unclosed);
     chain_break = !prev.valid || seq_problem || prev.missing || prev.aborted;
     prev_damaged_for_header = prev.valid && prev.damaged;
     if (chain_break) {
