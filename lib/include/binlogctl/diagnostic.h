@@ -37,7 +37,9 @@ enum class Check : std::uint8_t {
   undecodable_event,  // a body decoder failed (dump/convert); not a verify-table code
   read_error,         // I/O or archive error
   decryption_failed,  // an encrypted binlog that the keys given do not decrypt (crypto.h)
+  // a new check goes above this line: kLastCheck names the last one
 };
+constexpr Check kLastCheck = Check::decryption_failed;
 
 enum class Severity : std::uint8_t { warning, error };
 

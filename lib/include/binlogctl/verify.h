@@ -40,7 +40,9 @@ struct VerifyConfig {
   bool closed = false;
 };
 
-constexpr std::size_t kCheckCount = static_cast<std::size_t>(Check::read_error) + 1;
+// One count per check, the last included (it was sized up to read_error, and decryption_failed,
+// added after it, was counted one slot past the array, into the summary's GTID set).
+constexpr std::size_t kCheckCount = static_cast<std::size_t>(kLastCheck) + 1;
 
 struct VerifySummary {
   std::uint64_t files = 0;          // files read (missing and skipped ones excluded)
