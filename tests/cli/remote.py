@@ -506,10 +506,22 @@ def main():
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(0.5)
         srv.rows("INSERT INTO shop.items (name) VALUES ('before term')")
-        time.sleep(0.5)
+
+        def caught_up():
+            names = srv.binlogs()
+            have = set(os.listdir(bk2)) if os.path.isdir(bk2) else set()
+            last = os.path.join(bk2, names[-1] + ".partial")
+            return all(n in have for n in names[:-1]) and os.path.exists(last) and \
+                os.path.getsize(last) >= os.path.getsize(os.path.join(srv.data, names[-1]))
+        # the SIGTERM is for a fetch that follows the live end: wait (bounded) until it is there,
+        # however loaded the machine (a fixed 0.5 s left it mid-catch-up on a busy machine)
+        deadline = time.time() + 60
+        while time.time() < deadline and f.poll() is None and not caught_up():
+            time.sleep(0.1)
+        time.sleep(0.2)
         f.send_signal(signal.SIGTERM)
         out, err = f.communicate(timeout=20)
-        check(f.returncode == 0, f"fetch --stop-never after SIGTERM: exit {f.returncode} {err[:300]!r}")
+        check(f.returncode == 0, f"fetch --stop-never after SIGTERM: exit {f.returncode} {err[:300]!r} {out[-300:]!r}")
         same_as_server(bk2, f"after {kills} kills and a SIGTERM", partial_too=True)
         srv.rows("FLUSH BINARY LOGS")
         p = run(["fetch", "--result-dir", bk2, *tcp[1:]])
