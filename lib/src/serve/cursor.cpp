@@ -494,8 +494,26 @@ Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first)
   try {
     src_ = open_archive_file(path_, arch_.keys(), &pread_);
   } catch (const std::system_error& ex) {
-    fail(fmt::format("{}: cannot open: {}", path_, ex.code().message()));
-    return Open::failed;
+    // fetch --stop-never renames NAME.partial to NAME once the file is complete: it may have done
+    // so between the directory's snapshot and this open (the same file, under its final name)
+    static constexpr char kPartialSuffix[] = ".partial";
+    constexpr std::size_t n = sizeof kPartialSuffix - 1;
+    bool reopened = false;
+    if (ex.code() == std::errc::no_such_file_or_directory && path_.size() > n &&
+        path_.compare(path_.size() - n, n, kPartialSuffix) == 0) {
+      const std::string done = path_.substr(0, path_.size() - n);
+      try {
+        src_ = open_archive_file(done, arch_.keys(), &pread_);
+        path_ = done;
+        paths_.back().second = done;
+        reopened = true;
+      } catch (const std::system_error&) {
+      }
+    }
+    if (!reopened) {
+      fail(fmt::format("{}: cannot open: {}", path_, ex.code().message()));
+      return Open::failed;
+    }
   }
   StreamOptions so;
   so.resync = false;
