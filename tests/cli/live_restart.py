@@ -23,6 +23,10 @@ rotated. Then each follower gets SIGTERM. Checked:
   e. verify -R across the crash reports server_crash (from the server going on past the file's
      end), not rotate_mismatch: followed (--stop-never), and with the crashed file and the next
      one named.
+  f. a crash inside a transaction (the file's tail cut inside it while the server is down, as a
+     crash during its write leaves it): the server rolls it back and reuses its GTID; verify
+     (local and -R) reports one server_crash warning naming it, no error; mariadb-binlog -R --raw
+     gets the same bytes from serve as from the server.
   When the kill lands between a file's closing ROTATE and its close (the in-use flag still set on
   the server, cleared in what the server sends), the chain is whole: nobody reports a crash, and
   the backup is the server's file with the flag cleared.
@@ -273,6 +277,76 @@ def main():
         again = subprocess.run([binary, "verify", "--format", "json", old], capture_output=True)
         check(again.returncode == 0 and again.stdout == local.stdout,
               f"verify of the repaired backup: exit {again.returncode} {again.stdout[-300:]!r}")
+
+        # f. A crash inside a transaction: the server had written part of it when it died (a kill
+        # during the write of a large transaction, or a power loss with sync_binlog=0 losing the
+        # file's tail: here the tail is cut at an event boundary inside the last transaction
+        # while the server is down). On restart it rolls the transaction back and gives its GTID
+        # to the next one. That is the server's rule, not damage: verify, local and -R, reports
+        # one server_crash warning naming the rolled-back transaction, and serve hands replicas
+        # the file as the server does.
+        srv.rows("CREATE TABLE shop.m (id INT PRIMARY KEY, v INT); INSERT INTO shop.m VALUES (1, 1), (2, 2);"
+                 "BEGIN; INSERT INTO shop.m VALUES (3, 3); UPDATE shop.m SET v = v + 10 WHERE id = 1;"
+                 "DELETE FROM shop.m WHERE id = 2; COMMIT;")
+        cut_file = srv.binlogs()[-1]
+        srv.proc.kill()
+        srv.proc.wait()
+        srv.proc = None
+        cut_path = os.path.join(srv.data, cut_file)
+        evs = [json.loads(x) for x in subprocess.run([binary, "dump", "--format", "json", cut_path],
+                                                    capture_output=True).stdout.split(b"\n") if x]
+        g = max(i for i, e in enumerate(evs) if e["event_type"] == "Gtid")
+        w = next(i for i in range(g, len(evs)) if evs[i]["event_type"].startswith("Write_rows"))
+        cut_at, open_gtid = evs[w + 1]["pos"], evs[g]["info"].split()[-1]
+        with open(cut_path, "r+b") as fh:
+            fh.truncate(cut_at)
+        srv.start()
+        srv.rows("INSERT INTO shop.m VALUES (4, 4);")
+        chain = srv.binlogs()
+        after = chain[chain.index(cut_file) + 1:]
+        # The engine may have committed the transaction before the kill (its binlog tail is what
+        # was lost then); either way the server's binlog state leaves it out and reuses its GTID.
+        left = srv.rows("SELECT id, v FROM shop.m ORDER BY id")
+        reused = subprocess.run([binary, "dump", "--format", "json", os.path.join(srv.data, after[0])],
+                                capture_output=True).stdout
+        check(f"BEGIN GTID {open_gtid}".encode() in reused, f"f: the server should have reused {open_gtid}")
+        print(f"note: after the crash inside {open_gtid}, the server's table holds {left}")
+        span = [cut_file] + after[:1]
+        want = [("server_crash", "warning", cut_file)]
+        for how, args in (("local", [os.path.join(srv.data, n) for n in span]), ("-R", [*remote, *span])):
+            p = subprocess.run([binary, "verify", "--format", "json", *args], capture_output=True, env=env, timeout=60)
+            found = [json.loads(x) for x in p.stdout.split(b"\n") if x and b'"check"' in x]
+            check(p.returncode == 0 and [(f["check"], f["severity"], f["log_name"]) for f in found] == want and
+                  f"{open_gtid}) begun at {evs[g]['pos']} has no COMMIT" in found[0]["message"],
+                  f"f: verify {how} of {span} across a crash inside {open_gtid}: exit {p.returncode}, {found}")
+        # serve: a copy of the server's files, read with mariadb-binlog -R --raw from both servers.
+        served = os.path.join(tmp, "served")
+        os.mkdir(served)
+        for n in chain:
+            shutil.copyfile(os.path.join(srv.data, n), os.path.join(served, n))
+        ssock = os.path.join(tmp, "serve.sock")
+        serr = open(os.path.join(tmp, "serve.err"), "wb")
+        sv = subprocess.Popen([binary, "serve", "--socket", ssock, "--user", "repl", "--password=secret",
+                               "--server-id", "1", served], stderr=serr)
+        procs.append(sv)
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(ssock):
+            time.sleep(0.05)
+        raws = {}
+        for who, sock in (("server", srv.sock), ("serve", ssock)):
+            d = os.path.join(tmp, "raw-" + who)
+            os.mkdir(d)
+            r = subprocess.run([mdb.find("mariadb-binlog"), "--no-defaults", "-R", "--raw", "--socket=" + sock,
+                                "-u", "repl", "-psecret", "--to-last-log", "--result-file=" + d + "/", cut_file],
+                               capture_output=True, timeout=60)
+            check(r.returncode == 0, f"f: mariadb-binlog -R --raw from {who}: exit {r.returncode} {r.stderr[-300:]!r}")
+            raws[who] = {n: open(os.path.join(d, n), "rb").read() for n in sorted(os.listdir(d))}
+        check(raws["server"] and raws["server"] == raws["serve"],
+              f"f: mariadb-binlog -R --raw across the crash: the server sent "
+              f"{ {n: len(b) for n, b in raws['server'].items()} }, serve "
+              f"{ {n: len(b) for n, b in raws['serve'].items()} }: {open(os.path.join(tmp, 'serve.err'), 'rb').read()[-300:]!r}")
+        sv.send_signal(signal.SIGTERM)
+        sv.wait(30)
     finally:
         for p in procs:
             if p.poll() is None:

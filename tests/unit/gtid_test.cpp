@@ -877,6 +877,12 @@ TEST_SUITE("gtid") {
     d.subtract(*MariaGtidList::parse("0-1-9,0-2-7,2-9-5"));
     CHECK(d == *MariaGtidList::parse("0-2-8,1-1-3"));
 
+    MariaGtidList e = u;  // erase: one (domain, server_id) entry, the others kept
+    e.erase(0, 2);
+    CHECK(e == *MariaGtidList::parse("0-1-9,1-1-3,2-9-1"));
+    e.erase(7, 7);
+    CHECK(e.size() == 3);
+
     CHECK(*MariaGtidList::parse("1-1-1,2-2-2") == *MariaGtidList::parse("2-2-2,1-1-1"));
     CHECK_FALSE(*MariaGtidList::parse("1-1-1") == *MariaGtidList::parse("1-1-2"));
     CHECK_FALSE(*MariaGtidList::parse("1-1-1") == *MariaGtidList::parse("1-1-1,2-2-2"));

@@ -261,6 +261,8 @@ class MariaGtidList {
 
   // Records g as the last GTID of its (domain, server_id), like rpl_binlog_state::update.
   void update(const MariaGtid& g);
+  // Drops the entry of (domain, server_id), if any.
+  void erase(std::uint32_t domain, std::uint32_t server_id);
   // True when the entry for (g.domain, g.server_id) has seq >= g.seq.
   bool contains(const MariaGtid& g) const;
   // Per (domain, server_id), the higher seq of both lists.

@@ -233,6 +233,10 @@ void MariaGtidList::update(const MariaGtid& g) {
   entries_.push_back(g);
 }
 
+void MariaGtidList::erase(std::uint32_t domain, std::uint32_t server_id) {
+  std::erase_if(entries_, [&](const MariaGtid& e) { return e.domain == domain && e.server_id == server_id; });
+}
+
 bool MariaGtidList::contains(const MariaGtid& g) const {
   const MariaGtid* e = find(g.domain, g.server_id);
   return e != nullptr && e->seq >= g.seq;

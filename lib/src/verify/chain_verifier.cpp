@@ -72,6 +72,25 @@ class SeqSet {
     iv_.insert(it, Interval{x, x});
   }
 
+  // Takes x out of the set (a transaction a crash rolled back: its GTID was never executed).
+  void remove(std::uint64_t x) {
+    auto it = upper_bound_first(x);
+    if (it == iv_.begin()) return;
+    --it;
+    if (x > it->second) return;
+    if (it->first == it->second) {
+      iv_.erase(it);
+    } else if (x == it->first) {
+      ++it->first;
+    } else if (x == it->second) {
+      --it->second;
+    } else {
+      const Interval right{x + 1, it->second};
+      it->second = x - 1;
+      iv_.insert(std::next(it), right);
+    }
+  }
+
   // The numbers of [a, b] that are not in the set, as intervals.
   std::vector<Interval> missing(std::uint64_t a, std::uint64_t b) const {
     std::vector<Interval> out;
@@ -211,6 +230,17 @@ struct Txn {
   std::string tag;
   std::uint64_t gno = 0;
   MariaGtid maria{};
+  // What the transaction's GTID changed in the chain's GTID bookkeeping, to undo it when a crash
+  // rolled the transaction back (its server never committed it and reuses the GTID).
+  bool undo_maria = false;
+  bool undo_dom_has_last = false;
+  std::uint64_t undo_dom_last = 0;
+  bool undo_expect_m = false;      // expect_m was updated: its entry before
+  bool undo_expect_m_had = false;
+  std::uint64_t undo_expect_m_seq = 0;
+  bool undo_maria_gap = false;     // a pending gap was recorded for it
+  bool undo_mysql_expect = false;  // the GTID was added to `expect` (it was not there)
+  bool undo_mysql_gap = false;
 };
 
 }  // namespace
@@ -252,6 +282,8 @@ struct ChainVerifier::Impl {
 
   // transactions
   Txn txn;
+  Txn open_tail;  // a transaction open where the previous file ends without ROTATE or STOP (end_file)
+  bool open_tail_valid = false;
   std::uint64_t next_txn_id = 1;
   std::vector<std::uint64_t> table_ids;
   bool damage_since_gtid = false;
@@ -482,6 +514,8 @@ struct ChainVerifier::Impl {
     txn.uuid = uuid;
     txn.tag.assign(tag);
     txn.gno = gno;
+    txn.undo_mysql_gap = !mysql_gaps.empty() && mysql_gaps.back().txn_id == txn.id;
+    txn.undo_mysql_expect = expect_valid && !expect.contains(uuid, tag, gno);
     if (expect_valid) (void)expect.add(uuid, tag, gno);
   }
 
@@ -509,8 +543,19 @@ struct ChainVerifier::Impl {
       return;
     }
     DomainState& dom = domain_of(g.domain);
+    txn.undo_maria = true;
+    txn.undo_dom_has_last = dom.has_last;
+    txn.undo_dom_last = dom.last;
+    txn.undo_maria_gap = false;
+    txn.undo_expect_m = expect_m_valid;
+    if (expect_m_valid) {
+      const MariaGtid* e = expect_m.find(g.domain, g.server_id);
+      txn.undo_expect_m_had = e != nullptr;
+      txn.undo_expect_m_seq = e != nullptr ? e->seq : 0;
+    }
     if (dom.has_last) {
       if (g.seq > dom.last + 1 && !had_damage) {
+        txn.undo_maria_gap = true;
         maria_gaps.push_back(PendingMariaGap{g, dom.last + 1, g.seq - 1, cur.log_name, where(ev), txn.id});
       } else if (g.seq <= dom.last && !out_of_order) {
         emit(Check::gtid_gap, Severity::warning, where(ev),
@@ -964,7 +1009,7 @@ struct ChainVerifier::Impl {
                       "while writing it, and the file ends at {} with the last event it wrote",
                       prev.in_use ? "its format description is still flagged in use and it ends without ROTATE or STOP"
                                   : "the server went on to the next file from its end, with no ROTATE or STOP there",
-                      name, prev.end_offset)});
+                      name, prev.end_offset) + roll_back_open_tail()});
     } else if (prev.end == FileEnd::none && !prev.damaged && !prev.relay) {
       deliver(Diagnostic{
           Check::rotate_mismatch, Severity::error, prev.log_name, prev.end_offset,
@@ -978,7 +1023,13 @@ struct ChainVerifier::Impl {
   bool begin_file(const InputFile& f) {
     const std::string& name = f.log_name;
     ++input_index;
+    // A transaction open at the end of the previous file waits for check_rotate only when a crash
+    // may explain it; otherwise it is reported now, before this file's findings.
+    if (!(prev.valid && !prev.missing && !prev.aborted && prev.end == FileEnd::none && !prev.damaged &&
+          !prev.relay && (prev.in_use || f.after_unclosed)))
+      flush_open_tail();
     if (name != "-" && std::find(seen_names.begin(), seen_names.end(), name) != seen_names.end()) {
+      flush_open_tail();
       deliver(Diagnostic{Check::file_sequence_gap, Severity::error, name, 0,
                          fmt::format("{} is given twice (input #{}): the second copy is not verified", name,
                                      input_index)});
@@ -994,6 +1045,7 @@ struct ChainVerifier::Impl {
     // Files of another sequence (or without one), or not in order: clocks are not comparable.
     if (unrelated || seq_problem) has_commit_clock = false;
     check_rotate(name, seq_problem, f.after_unclosed);
+    flush_open_tail();
     chain_break = !prev.valid || seq_problem || prev.missing || prev.aborted;
     prev_damaged_for_header = prev.valid && prev.damaged;
     if (chain_break) {
@@ -1030,6 +1082,7 @@ struct ChainVerifier::Impl {
   }
 
   void file_unavailable(const InputFile& f) {
+    flush_open_tail();
     ++input_index;
     ++sum.missing_files;
     FileInfo info;
@@ -1041,6 +1094,65 @@ struct ChainVerifier::Impl {
     expect_m_valid = false;
   }
 
+  void report_open_txn(const Txn& t, const std::string& log_name, std::string_view what) {
+    if (t.only_gtid) {
+      deliver(Diagnostic{Check::transaction_structure, Severity::error, log_name, t.start_pos,
+                         fmt::format("the GTID of transaction #{} is not followed by its transaction: the file ends ({})",
+                                     t.id, what)});
+    } else {
+      deliver(Diagnostic{Check::transaction_structure, Severity::error, log_name, t.start_pos,
+                         fmt::format("transaction #{} begun here is still open at the file boundary (no COMMIT/XID "
+                                     "before {})",
+                                     t.id, what)});
+    }
+  }
+
+  // The transaction held at the end of the previous file is reported as cut off (no crash
+  // explains it).
+  void flush_open_tail() {
+    if (!open_tail_valid) return;
+    open_tail_valid = false;
+    report_open_txn(open_tail, prev.log_name, "the end");
+  }
+
+  // The server crashed inside the transaction held at the end of the previous file. Its recovery
+  // counts only transactions whole in the binlog: this one's GTID goes to the next transaction
+  // (MariaDB's binlog state; MySQL's Previous_gtids alike), and its engines roll it back (they
+  // commit only after the binlog write, unless sync_binlog=0 lost the binlog's tail). Its GTID
+  // leaves the chain's bookkeeping. Returns what the server_crash finding says of it.
+  std::string roll_back_open_tail() {
+    if (!open_tail_valid) return std::string();
+    open_tail_valid = false;
+    const Txn& t = open_tail;
+    std::string gtid;
+    if (t.has_maria_gtid && t.undo_maria) {
+      const MariaGtid& g = t.maria;
+      gtid = fmt::format(" (GTID {})", g.to_string());
+      ds_of(g.domain, g.server_id).seen.remove(g.seq);
+      DomainState& dom = domain_of(g.domain);
+      dom.seen.remove(g.seq);
+      dom.has_last = t.undo_dom_has_last;
+      dom.last = t.undo_dom_last;
+      if (t.undo_maria_gap && !maria_gaps.empty() && maria_gaps.back().txn_id == t.id) maria_gaps.pop_back();
+      if (t.undo_expect_m && expect_m_valid) {
+        if (t.undo_expect_m_had) expect_m.update(MariaGtid{g.domain, g.server_id, t.undo_expect_m_seq});
+        else expect_m.erase(g.domain, g.server_id);
+      }
+    } else if (t.has_mysql_gtid) {
+      gtid = fmt::format(" (GTID {}{}{}:{})", t.uuid.to_string(), t.tag.empty() ? "" : ":", t.tag, t.gno);
+      if (t.undo_mysql_gap && !mysql_gaps.empty() && mysql_gaps.back().txn_id == t.id) mysql_gaps.pop_back();
+      if (t.undo_mysql_expect && expect_valid) {
+        GtidSet one;
+        if (one.add(t.uuid, t.tag, t.gno)) expect.subtract(one);
+      }
+    }
+    return fmt::format("; transaction #{}{} begun at {} has no COMMIT: cut off by the crash, it does not count as "
+                       "executed (the server gives its GTID to the next transaction) and was rolled back on restart, "
+                       "unless the engine had committed it already (possible only when sync_binlog=0 lost the file's "
+                       "tail: the server then holds changes that its binlog and its replicas lack)",
+                       t.id, gtid, t.start_pos);
+  }
+
   void end_file(std::uint64_t end_offset, std::uint64_t skipped, bool aborted) {
     if (!in_file) return;
     in_file = false;
@@ -1049,15 +1161,13 @@ struct ChainVerifier::Impl {
     sum.skipped_bytes += skipped;
     if (txn.active && !cur.relay) {
       if (!txn.damaged && !cur.damaged && !txn.reported) {
-        const std::string what = cur.end == FileEnd::rotate ? "ROTATE" : cur.end == FileEnd::stop ? "STOP" : "the end";
-        if (txn.only_gtid) {
-          emit(Check::transaction_structure, Severity::error, txn.start_pos,
-               fmt::format("the GTID of transaction #{} is not followed by its transaction: the file ends ({})",
-                           txn.id, what));
+        if (cur.end == FileEnd::none) {
+          // Held until the next file shows whether its server crashed here (check_rotate): a
+          // transaction a crash cut off was never committed; the server rolled it back.
+          open_tail = txn;
+          open_tail_valid = true;
         } else {
-          emit(Check::transaction_structure, Severity::error, txn.start_pos,
-               fmt::format("transaction #{} begun here is still open at the file boundary (no COMMIT/XID before {})",
-                           txn.id, what));
+          report_open_txn(txn, cur.log_name, cur.end == FileEnd::rotate ? "ROTATE" : "STOP");
         }
       }
       txn.active = false;
@@ -1070,6 +1180,7 @@ struct ChainVerifier::Impl {
   }
 
   void finish() {
+    flush_open_tail();
     // --closed: the chain is complete, so its last file must have been closed by its server.
     if (cfg.closed && prev.valid && !prev.missing && !prev.aborted && prev.end == FileEnd::none) {
       deliver(Diagnostic{Check::rotate_mismatch, Severity::error, prev.log_name, prev.end_offset,
