@@ -25,8 +25,9 @@ rotated. Then each follower gets SIGTERM. Checked:
      one named.
   f. a crash inside a transaction (the file's tail cut inside it while the server is down, as a
      crash during its write leaves it): the server rolls it back and reuses its GTID; verify
-     (local and -R) reports one server_crash warning naming it, no error; mariadb-binlog -R --raw
-     gets the same bytes from serve as from the server.
+     (local and -R) reports one server_crash warning naming it, no error; convert ends it
+     (ROLLBACK / CUT_OFF) with a warning, exit 0; mariadb-binlog -R --raw gets the same bytes from
+     serve as from the server.
   When the kill lands between a file's closing ROTATE and its close (the in-use flag still set on
   the server, cleared in what the server sends), the chain is whole: nobody reports a crash, and
   the backup is the server's file with the flag cleared.
@@ -319,6 +320,17 @@ def main():
             check(p.returncode == 0 and [(f["check"], f["severity"], f["log_name"]) for f in found] == want and
                   f"{open_gtid}) begun at {evs[g]['pos']} has no COMMIT" in found[0]["message"],
                   f"f: verify {how} of {span} across a crash inside {open_gtid}: exit {p.returncode}, {found}")
+        # convert (and stats) end the cut-off transaction (ROLLBACK, a CUT_OFF record) with a warning
+        # that names the crash: exit 0, not the error of a file that lost its tail. (The whole chain:
+        # its DDL gives the SQL its column names.)
+        upto = chain[:chain.index(after[0]) + 1]
+        for how, args in (("local", [os.path.join(srv.data, n) for n in upto]), ("-R", [*remote, *upto])):
+            for fmt_, mark in (("sql", b"ROLLBACK; # cut off: "), ("json", b'"type":"CUT_OFF"')):
+                p = subprocess.run([binary, "convert", "--format", fmt_, *args], capture_output=True, env=env, timeout=60)
+                check(p.returncode == 0 and p.stdout.count(mark) == 1 and b"warning: transaction_structure" in p.stderr
+                      and b"cut off by a crash of its server" in p.stderr,
+                      f"f: convert --format {fmt_} {how} across a crash inside {open_gtid}: exit {p.returncode}, "
+                      f"{p.stderr[-300:]!r}")
         # serve: a copy of the server's files, read with mariadb-binlog -R --raw from both servers.
         served = os.path.join(tmp, "served")
         os.mkdir(served)

@@ -140,7 +140,7 @@ class Converter final : public TransactionFront::Hooks {
   void sync() { pool_.sync(); }
 
   void begin_file(const InputFile& f) {
-    if (log_name_ != nullptr) cut_off(true);
+    if (log_name_ != nullptr) cut_off(true, f.after_unclosed);
     file_ = f;
     log_name_ = &file_.log_name;
     warned_types_.clear();
@@ -293,8 +293,8 @@ class Converter final : public TransactionFront::Hooks {
   // The end of a file left a transaction without its COMMIT: say so on stderr and, in order, in
   // the stream: {"type":"CUT_OFF","log_name","pos","txn_id","gtid","message"} (binlogctl(1),
   // CUT-OFF TRANSACTIONS; mysqlbinlog ends such output with a ROLLBACK).
-  void cut_off(bool more_files) {
-    auto c = front_.cut_off(more_files, stop_given);
+  void cut_off(bool more_files, bool next_after_unclosed = false) {
+    auto c = front_.cut_off(more_files, stop_given, next_after_unclosed);
     if (!c) return;
     const std::string message = c->message();
     Batch& batch = pool_.current();

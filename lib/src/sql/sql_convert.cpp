@@ -885,7 +885,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   bool mid_stream = false;
 
   void begin_file(const InputFile& f) {
-    if (log_name_ != nullptr) cut_off(true);
+    if (log_name_ != nullptr) cut_off(true, f.after_unclosed);
     file_ = f;
     log_name_ = &file_.log_name;
     front_.reset();
@@ -895,8 +895,8 @@ class SqlConverter final : public TransactionFront::Hooks {
   // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF
   // TRANSACTIONS): the finding on stderr, as every row consumer reports it; the output rolls it
   // back (flashback: it is not undone).
-  void cut_off(bool more_files) {
-    auto c = front_.cut_off(more_files, stop_given);
+  void cut_off(bool more_files, bool next_after_unclosed = false) {
+    auto c = front_.cut_off(more_files, stop_given, next_after_unclosed);
     if (c) report(c->diagnostic(file_));
     if (!open_) return;
     open_ = false;

@@ -98,14 +98,14 @@ class StatsCollector final : public TransactionFront::Hooks {
 
   // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF TRANSACTIONS):
   // counted as incomplete, and said on stderr.
-  void cut_off(bool more_files) {
+  void cut_off(bool more_files, bool next_after_unclosed = false) {
     if (summary_.files == 0) return;
-    if (auto c = front_.cut_off(more_files, stop_given)) diag_.report(c->diagnostic(file_));
+    if (auto c = front_.cut_off(more_files, stop_given, next_after_unclosed)) diag_.report(c->diagnostic(file_));
   }
   bool stop_given = false;
 
   void begin_file(const InputFile& f) {
-    cut_off(true);
+    cut_off(true, f.after_unclosed);
     close_txn(false);  // a transaction cannot go on in the next file
     log_name_ = f.log_name;
     file_ = f;

@@ -49,19 +49,28 @@ const TransactionFront::Step& TransactionFront::begin(const Event& ev, Hooks& ho
 std::string TransactionFront::CutOff::message() const {
   std::string m = "transaction " + std::to_string(txn_id);
   if (!gtid.empty()) m += " (GTID " + gtid + ")";
+  if (crash) {
+    m += " is cut off by a crash of its server: the file ends inside it without ROTATE or STOP and its server began "
+         "the next file when it started again; it was never committed from the binlog, and the server's recovery "
+         "rolled it back (unless sync_binlog=0 lost the file's tail after the engine had committed it: "
+         "binlogctl-verify(1), server_crash)";
+    return m;
+  }
   m += " is cut off by the end of the file: no COMMIT or XID follows its events, so its changes were never committed";
   if (!error) m += " (the file is still open on its server, or the stop position or time fell inside it)";
   return m;
 }
 
-std::optional<TransactionFront::CutOff> TransactionFront::cut_off(bool more_files, bool stopped) const {
+std::optional<TransactionFront::CutOff> TransactionFront::cut_off(bool more_files, bool stopped,
+                                                                  bool next_after_unclosed) const {
   const TransactionState& ts = tracker_.state();
   if (!ts.open || ts.txn_id == 0 || !selected_) return std::nullopt;
   CutOff c;
   c.txn_id = ts.txn_id;
   c.gtid = ts.gtid_text;
   c.end_pos = end_pos_;
-  c.error = more_files || (!stopped && fde_seen_ && !file_in_use_);
+  c.crash = more_files && fde_seen_ && (file_in_use_ || next_after_unclosed);
+  c.error = !c.crash && (more_files || (!stopped && fde_seen_ && !file_in_use_));
   return c;
 }
 

@@ -74,6 +74,10 @@ class TransactionFront {
     // it). Else (the live end of an open binlog, or a stop position/time inside the
     // transaction) a warning.
     bool error = false;
+    // Its server crashed inside it: the file is still flagged in use (or, read from a live
+    // server, the server went on from its end) and the next file follows. A warning: the
+    // server's recovery rolled the transaction back (binlogctl-verify(1), server_crash).
+    bool crash = false;
     // The one wording of the finding, for stderr and the records that carry it.
     std::string message() const;
     // The finding for stderr (check transaction_structure, at end_pos).
@@ -83,8 +87,10 @@ class TransactionFront {
     }
   };
   // Call at the end of each file, before reset(). `more_files`: another file of the chain
-  // follows; `stopped`: the selection's stop position or time ended the reading.
-  std::optional<CutOff> cut_off(bool more_files, bool stopped) const;
+  // follows; `stopped`: the selection's stop position or time ended the reading;
+  // `next_after_unclosed`: the next file's InputFile::after_unclosed (a live server went on from
+  // this file's end, which has no ROTATE or STOP).
+  std::optional<CutOff> cut_off(bool more_files, bool stopped, bool next_after_unclosed = false) const;
 
   // A new file: no transaction goes on across files.
   void reset() {
