@@ -6,9 +6,10 @@ usage: cut_off.py BINLOGCTL FIXTURE_DIR
 On copies of a real fixture cut at an event boundary inside a transaction:
   * convert --format json ends the transaction with a CUT_OFF record, in order, and says so on
     stderr (transaction_structure); canal-json and stats say so on stderr too;
-  * a closed file (format description without the in-use flag) or a file followed by another in
-    the chain: an error, exit 1; the same bytes with the in-use flag set (a live binlog), or a
-    --stop-position inside the transaction: a warning, exit 0;
+  * a closed file (format description without the in-use flag), alone or followed by the next
+    file: an error, exit 1; the same bytes with the in-use flag set (a live binlog), or a
+    --stop-position inside the transaction: a warning, exit 0; flagged in use and followed by the
+    next file: a crash, a warning (verify finds that the next file's Gtid_list does not fit one);
   * an intact file: no CUT_OFF record, nothing on stderr.
 """
 import json
@@ -92,10 +93,20 @@ def main():
                 check(q.returncode == want_rc and b"cut off" in q.stderr,
                       f"{cmd} {name}: exit {q.returncode}, stderr {q.stderr[-200:]!r}")
 
-        # A file followed by another in the chain: the server had moved on, an error even when
-        # the format description still says in use.
+        # A file still flagged in use followed by another in the chain: its server crashed inside
+        # the transaction (it never closed the file, and began the next one on restart), a warning
+        # that says so (cli.live_restart proves it on a real crash). verify, which also reads the
+        # next file's Gtid_list, sees that this next file counts the cut-off transaction, which a
+        # crashed server's recovery does not: the copy was cut, not crashed.
         p = run(binary, "convert", live, nxt)
-        check(p.returncode == 1 and b"error: transaction_structure" in p.stderr, f"convert live+next: exit {p.returncode}")
+        check(p.returncode == 0 and b"warning: transaction_structure" in p.stderr and b"cut off by a crash" in p.stderr,
+              f"convert live+next: exit {p.returncode} {p.stderr[-300:]!r}")
+        p = run(binary, "convert", closed, nxt)
+        check(p.returncode == 1 and b"error: transaction_structure" in p.stderr, f"convert closed+next: exit {p.returncode}")
+        v = run(binary, "verify", "--format", "json", live, nxt)
+        found = [(x["check"], x["severity"]) for x in records(v.stdout) if "check" in x]
+        check(v.returncode == 1 and ("server_crash", "warning") in found and ("gtid_list_mismatch", "error") in found,
+              f"verify live+next: exit {v.returncode}, {found}")
         recs = records(p.stdout)
         at = [i for i, x in enumerate(recs) if x.get("type") == "CUT_OFF"]
         check(len(at) == 1 and recs[at[0] + 1]["log_name"] == "mariadb-bin.000003",
