@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Apply time of binlogctl's SQL against mariadb-binlog's, into the same fresh server (issue #35).
 
-Usage: bench/apply_bench.py BINLOGCTL BINLOG_FILE... [--runs N]
+Usage: bench/apply_bench.py BINLOGCTL BINLOG_FILE... [--runs N] [--baseline OTHER_BINLOGCTL]
 
 Starts a private mariadbd (tests/cli/mdb.py: own datadir, unix socket) with production durability
 (log-bin, sync_binlog=1, innodb_flush_log_at_trx_commit=1, binlog_format=ROW), then per run and
@@ -10,7 +10,8 @@ per tool: drops the databases the files create, resets the binlog, and times
     mariadb-binlog FILES | mariadb                       (the reference)
     binlogctl convert --format sql FILES | mariadb       (defaults: GTIDs kept, multi-row INSERTs)
 
-both writing the target's binlog as a restore would. The two ways alternate, ABBA (the first of a
+(and, with --baseline, the same with another binlogctl binary, e.g. an older commit's), all
+writing the target's binlog as a restore would. The ways alternate, ABBA (the first of a
 run is the second of the next), so that a loaded machine's drift weighs on both alike. Prints per
 run the wall time, the server's CPU time (utime + stime of mariadbd from /proc) and the load
 average, then the median and minimum of each and the ratio, and checks that both left the same
@@ -35,6 +36,11 @@ def main():
         i = args.index("--runs")
         runs = int(args[i + 1])
         del args[i:i + 2]
+    baseline = None
+    if "--baseline" in args:
+        i = args.index("--baseline")
+        baseline = args[i + 1]
+        del args[i:i + 2]
     binlogctl, files = args[0], args[1:]
     mdb.require_or_skip()
     root = tempfile.mkdtemp(prefix="binlogctl-apply-bench-")
@@ -52,6 +58,8 @@ def main():
         "mariadb-binlog | mariadb": [mdb.find("mariadb-binlog"), "--no-defaults", *files],
         "binlogctl convert --format sql | mariadb": [binlogctl, "convert", "--format", "sql", *files],
     }
+    if baseline:
+        tools["baseline binlogctl convert --format sql | mariadb"] = [baseline, "convert", "--format", "sql", *files]
     times = {k: [] for k in tools}
     cpus = {k: [] for k in tools}
     sums = {}
@@ -86,14 +94,20 @@ def main():
             same = same and len(set(repr(v) for v in sums.values())) == 1
     finally:
         server.stop()
-    (rn, ref), (on, ours) = ((k, times[k]) for k in tools)
+    (rn, ref), (on, ours) = ((k, times[k]) for k in list(tools)[:2])
     for k in tools:
         print("%-42s wall median %.2f min %.2f s; server CPU median %.2f min %.2f s" %
               (k, statistics.median(times[k]), min(times[k]), statistics.median(cpus[k]), min(cpus[k])))
     print("of %d runs: binlogctl %.2fx as fast by the medians, %.2fx by the minima (server CPU: %.2fx, %.2fx)" %
           (runs, statistics.median(ref) / statistics.median(ours), min(ref) / min(ours),
            statistics.median(cpus[rn]) / statistics.median(cpus[on]), min(cpus[rn]) / min(cpus[on])))
-    print("same tables (CHECKSUM TABLE) after both, every run: %s" % ("yes" if same else "NO"))
+    if baseline:
+        bn = list(tools)[2]
+        print("baseline: %.2fx the pipe by the medians, %.2fx by the minima; binlogctl %.2fx as fast as the baseline "
+              "by the medians (server CPU %.2fx)" %
+              (statistics.median(ref) / statistics.median(times[bn]), min(ref) / min(times[bn]),
+               statistics.median(times[bn]) / statistics.median(ours), statistics.median(cpus[bn]) / statistics.median(cpus[on])))
+    print("same tables (CHECKSUM TABLE) after every way, every run: %s" % ("yes" if same else "NO"))
     return 0 if same else 1
 
 
