@@ -20,8 +20,10 @@ Usage: sql_output.py BINLOGCTL FIXTURES_DIR [SHARED_DIR]
 The checks above run with --sql-batch-bytes 0 --sql-comments row (one statement per row, each under
 its position comment); those of issue #35 run the defaults:
 - multi-row INSERTs hold the same rows in the same order as one INSERT per row, by default and with
-  a small --sql-batch-bytes (no multi-row statement over it); one comment per transaction, none per
-  row statement; --sql-comments none writes no comment line;
+  a small --sql-batch-bytes (no multi-row statement over it); so do bulk UPDATEs and DELETEs by
+  key (each expanded into the statements of one row it stands for, its ORDER BY following its
+  keys; some by a composite key); one comment per transaction, none per row statement;
+  --sql-comments none writes no comment line;
 - MariaDB GTIDs: SET gtid_domain_id/server_id/gtid_seq_no for every transaction, in the order and
   with the values of convert --format json's gtid, before its BEGIN; the session's own server_id
   and domain saved once and set back last; --skip-gtids and --flashback write none;
