@@ -144,8 +144,8 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"none", "transaction", "row"}))
       ->default_val("transaction");
   sub->add_option("--sql-batch-bytes", a->sql.batch_bytes,
-                  "sql: the rows of one rows event in multi-row INSERTs of at most BYTES (default 1048576, below "
-                  "max_allowed_packet; 0 = one statement per row)")
+                  "sql: the rows of one rows event in multi-row INSERTs, and UPDATEs and DELETEs by an integer "
+                  "primary key, of at most BYTES (default 1048576, below max_allowed_packet; 0 = one statement per row)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
       ->default_val(std::size_t{1024} * 1024);
   sub->add_flag("--flashback-skip-unsafe", a->sql.skip_unsafe,

@@ -20,8 +20,10 @@ Usage: sql_output.py BINLOGCTL FIXTURES_DIR [SHARED_DIR]
 The checks above run with --sql-batch-bytes 0 --sql-comments row (one statement per row, each under
 its position comment); those of issue #35 run the defaults:
 - multi-row INSERTs hold the same rows in the same order as one INSERT per row, by default and with
-  a small --sql-batch-bytes (no multi-row statement over it); one comment per transaction, none per
-  row statement; --sql-comments none writes no comment line;
+  a small --sql-batch-bytes (no multi-row statement over it); so do bulk UPDATEs and DELETEs by
+  key (each expanded into the statements of one row it stands for, its ORDER BY following its
+  keys; some by a composite key); one comment per transaction, none per row statement;
+  --sql-comments none writes no comment line;
 - MariaDB GTIDs: SET gtid_domain_id/server_id/gtid_seq_no for every transaction, in the order and
   with the values of convert --format json's gtid, before its BEGIN; the session's own server_id
   and domain saved once and set back last; --skip-gtids and --flashback write none;
@@ -466,9 +468,68 @@ def values_end(s, start):
         i += 1
 
 
+IDENT = r"`(?:[^`]|``)*`"
+KEYED_TAIL = re.compile(r" WHERE (%s|\((?:%s)(?:,%s)+\)) IN \(([-0-9,()]+)\) ORDER BY ([^;]+);$" % (IDENT, IDENT, IDENT))
+KEYED_STATS = {"statements": 0, "rows": 0, "desc": 0, "composite": 0, "bad": []}
+
+
+def expand_keyed(line):
+    """A bulk UPDATE or DELETE by an integer key (sql_convert.cpp, keyed_statement) as the
+    statements of one row each that it stands for, in its order, as --sql-batch-bytes 0 writes
+    them; None for any other line. Checks that its ORDER BY follows its keys (strictly, one way)
+    and that every CASE names the IN list's keys in the same order."""
+    m = KEYED_TAIL.search(line)
+    if not m or not (line.startswith("UPDATE `") or line.startswith("DELETE FROM `")):
+        return None
+    names = re.findall(IDENT, m.group(1))
+    tuples = [[int(x) for x in t.split(",")] for t in re.findall(r"\(([-0-9,]+)\)", m.group(2))] \
+        if len(names) > 1 else [[int(x)] for x in m.group(2).split(",")]
+    order = [o.strip() for o in m.group(3).split(",")]
+    desc = all(o.endswith(" DESC") for o in order)
+    ok = [o[:-5] if desc else o for o in order] == names and len(tuples) > 1
+    ok = ok and all((a > b) if desc else (a < b) for a, b in zip(tuples, tuples[1:]))
+    where = [" AND ".join("%s=%d" % (n, v) for n, v in zip(names, t)) for t in tuples]
+    head = line[:m.start()]
+    KEYED_STATS["statements"] += 1
+    KEYED_STATS["rows"] += len(tuples)
+    KEYED_STATS["desc"] += desc
+    KEYED_STATS["composite"] += len(names) > 1
+    if head.startswith("DELETE FROM "):
+        if not ok:
+            KEYED_STATS["bad"].append(line[:300])
+        return ["%s WHERE %s;" % (head, w) for w in where]
+    t = re.match(r"UPDATE %s\.%s SET " % (IDENT, IDENT), head)
+    i, sets = t.end(), []
+    while i < len(head):
+        c = re.match(IDENT + "=CASE", head[i:])
+        i += c.end()
+        col, vals = c.group(0)[:-5], []
+        if len(names) == 1:
+            assert head.startswith(" " + names[0], i)
+            i += 1 + len(names[0])
+        for w in where:
+            cond = " WHEN %s THEN " % (w.split("=", 1)[1] if len(names) == 1 else w)
+            ok = ok and head.startswith(cond, i)
+            i += len(cond)
+            _, e = value_at(head, i)
+            vals.append(head[i:e])
+            i = e
+        ok = ok and head.startswith(" END", i)
+        i += 4
+        sets.append((col, vals))
+        if i < len(head):
+            ok = ok and head[i] == ","
+            i += 1
+    if not ok:
+        KEYED_STATS["bad"].append(line[:300])
+    return ["%s SET %s WHERE %s;" % (head[:t.end() - 5], ",".join("%s=%s" % (c, v[r]) for c, v in sets), w)
+            for r, w in enumerate(where)]
+
+
 def row_tuples(sql, statements=()):
     """Every row of every INSERT as (head, values text), and the other row statements' lines, in
-    order: the same list for one INSERT per row and for multi-row INSERTs."""
+    order: the same list for one INSERT per row and for multi-row INSERTs (and bulk UPDATEs and
+    DELETEs by key: expand_keyed)."""
     passed = {l for q in statements for l in q.splitlines()}
     out = []
     for m in re.finditer(r"^(INSERT INTO `|UPDATE `|DELETE FROM `)", sql, re.M):
@@ -476,7 +537,8 @@ def row_tuples(sql, statements=()):
         if line in passed or line.rstrip(";") in passed:
             continue
         if m.group(1) != "INSERT INTO `":
-            out.append(line)
+            rows = expand_keyed(line)
+            out.extend(rows if rows is not None else [line])
             continue
         v = sql.index(") VALUES (", m.start()) + 9
         head = sql[m.start():v]
@@ -510,6 +572,8 @@ for name in ("basic", "metadata", "compressed"):
     long_multi = [s for s in re.findall(r"^INSERT INTO `.*?\);$", small, re.M | re.S)
                   if "),(" in s and len(s.encode()) > 300]
     check(not long_multi, "%s: --sql-batch-bytes 300: no multi-row INSERT over 300 bytes %s" % (name, long_multi[:1]))
+    long_keyed = [l for l in small.split("\n") if KEYED_TAIL.search(l) and len(l.encode()) > 300]
+    check(not long_keyed, "%s: --sql-batch-bytes 300: no bulk UPDATE or DELETE over 300 bytes %s" % (name, long_keyed[:1]))
     # comments: one per transaction by default, none with --sql-comments none
     per_txn = len(re.findall(r"^# transaction \d+", multi, re.M))
     begins = len(re.findall(r"^(BEGIN|XA START .*);$", multi, re.M))
@@ -518,6 +582,13 @@ for name in ("basic", "metadata", "compressed"):
     rc, none, _ = raw("--format", "sql", "--sql-comments", "none", logs)
     check(rc == 0 and not re.search(r"^# (transaction|\S+:\d+ )", none, re.M) and row_tuples(none, queries) == t2,
           "%s: --sql-comments none: no comment lines, the same statements" % name)
+
+# Bulk UPDATEs and DELETEs by key (compared row by row with --sql-batch-bytes 0 above): some, one
+# way or the other, a composite key among them, each ORDER BY following its keys
+check(KEYED_STATS["statements"] > 0 and KEYED_STATS["composite"] > 0 and not KEYED_STATS["bad"],
+      "bulk UPDATE/DELETE by key: %d statements for %d rows (%d by a composite key, %d descending), the keys of "
+      "each in its ORDER BY's order %s" % (KEYED_STATS["statements"], KEYED_STATS["rows"], KEYED_STATS["composite"],
+                                           KEYED_STATS["desc"], KEYED_STATS["bad"][:2]))
 
 # MariaDB GTIDs: before each transaction's BEGIN (or its one statement), the session set back at the end
 logs = os.path.join(FIX, "basic", "binlogs")

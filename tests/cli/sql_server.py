@@ -37,6 +37,13 @@ binlog_row_metadata=FULL, and on it:
    passed through as MySQL logged them (its DDL, e.g. generated columns with ->>) may use
    MySQL-only syntax: their 1064s are listed, not counted.
 
+   Phase 1 also changes many rows per rows event in tables keyed by integers (bulk UPDATE and
+   DELETE statements: composite keys near 2^64, a unique key shifted from the top and a
+   self-referencing foreign key deleted from its leaves, which only the source's row order
+   allows; MINIMAL and NOBLOB images; values that must go a row at a time) and by text, bytes
+   or a nullable unique key (a row at a time); after step 2, the forms of those statements are
+   checked (bulk_forms).
+
 7. point-in-time recovery: a workload in database pitr over two GTID domains and three files (DDL, a
    table without primary key, a multi-row insert, updates, deletes), a logical dump taken in its
    middle (mariadb-dump --master-data=2 --gtid), the tables' CHECKSUM TABLE and the GTID position
@@ -111,6 +118,13 @@ CREATE TABLE t_types (
 CREATE TABLE t_nopk (a INT, b VARCHAR(10), c DOUBLE, d DATETIME(3));
 CREATE TABLE `we``ird tä` (`c``1` INT PRIMARY KEY, `ü` VARCHAR(10));
 CREATE TABLE t_cpk (a INT NOT NULL, b VARCHAR(20) NOT NULL, v INT, PRIMARY KEY (b, a));
+CREATE TABLE t_bulk (a INT NOT NULL, b BIGINT UNSIGNED NOT NULL, u INT, d DECIMAL(12,3), s VARCHAR(20),
+  ls VARCHAR(20) CHARACTER SET latin1, bn VARBINARY(8), f DOUBLE, dt DATETIME(3), bl BLOB,
+  PRIMARY KEY (a, b), UNIQUE KEY (u));
+CREATE TABLE t_tree (id INT NOT NULL PRIMARY KEY, parent INT NULL, v INT, FOREIGN KEY (parent) REFERENCES t_tree (id));
+CREATE TABLE t_ci (k VARCHAR(10) COLLATE utf8mb4_general_ci NOT NULL PRIMARY KEY, v INT);
+CREATE TABLE t_vbk (k VARBINARY(8) NOT NULL PRIMARY KEY, v INT);
+CREATE TABLE t_unull (a INT NULL, v INT, UNIQUE KEY (a));
 USE sqltest2;
 CREATE TABLE l1 (id INT PRIMARY KEY, name VARCHAR(40), note TEXT, c CHAR(3)) DEFAULT CHARSET=latin1;
 """
@@ -179,6 +193,39 @@ UPDATE t_types SET utf = 'updated 😀', j = JSON_SET(j, '$.b', 5), tm = '-01:02
 UPDATE t_types SET f = 0.30000001192092896, d = 0.30000000000000004 WHERE id = 2;
 DELETE FROM t_types WHERE id = 3;
 COMMIT;
+-- rows events that update and delete many rows (bulk statements by an integer key, or a row at
+-- a time): a composite key near 2^64, runs that must keep their order (a unique key shifted from
+-- the top, a self-referencing foreign key deleted from the leaves), values CASE keeps exactly or
+-- that go a row at a time (DOUBLE, latin1 text with a backslash), rows setting different columns,
+-- MINIMAL and NOBLOB images (before the flashback's range: it needs FULL images), keys that are text, bytes, or a nullable unique key without primary key
+INSERT INTO t_bulk SELECT seq DIV 10, 18446744073709551605 + seq MOD 10, seq, seq * 1.5, CONCAT('s', seq),
+  'plain', UNHEX(HEX(seq)), seq / 7, '2024-01-01 00:00:00.5', REPEAT('b', seq) FROM seq_0_to_79;
+UPDATE t_bulk SET u = u + 1 ORDER BY u DESC;
+UPDATE t_bulk SET d = -d / 4, s = CONCAT(s, ' ü''q'), bn = X'00FF' WHERE a < 3;
+UPDATE t_bulk SET f = f / 3 WHERE a = 3;
+UPDATE t_bulk SET ls = IF(b % 3 = 0, 'x\\y', 'Ünï') WHERE a = 4;
+UPDATE t_bulk SET dt = IF(b % 2 = 0, dt, '1999-12-31 23:59:59.999'), s = 'same' WHERE a = 5;
+UPDATE t_bulk SET b = b - 20 WHERE a = 6;
+SET SESSION binlog_row_image = 'MINIMAL';
+UPDATE t_bulk SET d = d + 1, bl = NULL WHERE a = 1;
+DELETE FROM t_bulk WHERE a = 2;
+SET SESSION binlog_row_image = 'NOBLOB';
+UPDATE t_bulk SET d = d + 1, u = u + 1000 WHERE a = 0;
+SET SESSION binlog_row_image = 'FULL';
+DELETE FROM t_bulk WHERE a >= 6 ORDER BY a DESC, b DESC;
+INSERT INTO t_tree VALUES (1, NULL, 0);
+INSERT INTO t_tree SELECT seq, seq - 1, seq FROM seq_2_to_30;
+UPDATE t_tree SET v = v * 2 WHERE id > 10;
+DELETE FROM t_tree WHERE id > 5 ORDER BY id DESC;
+INSERT INTO t_ci VALUES ('a', 1), ('B', 2), ('c ', 3), ('É', 4);
+UPDATE t_ci SET v = v + 10;
+DELETE FROM t_ci WHERE v < 13;
+INSERT INTO t_vbk VALUES (X'00', 1), (X'0000', 2), (X'FF', 3);
+UPDATE t_vbk SET v = v + 10;
+DELETE FROM t_vbk WHERE v < 13;
+INSERT INTO t_unull VALUES (NULL, 1), (NULL, 1), (1, 2), (2, 3);
+UPDATE t_unull SET v = v + 10;
+DELETE FROM t_unull WHERE v < 13;
 """
 
 PHASE2 = r"""
@@ -541,6 +588,40 @@ def pitr(server, root):
             check(after != before, "without -D the target binlogs it (%s vs %s)" % (before, after))
 
 
+def bulk_forms(sql):
+    """The forward SQL's statements for the bulk tables of PHASE2 (applied above: the tables equal
+    the source's): bulk by key where the key is integers, a row at a time elsewhere."""
+    lines = sql.split("\n")
+
+    def of(table, prefix):
+        return [ln for ln in lines if ln.startswith(prefix + " `sqltest`.`%s`" % table)]
+    bulk = [ln for ln in of("t_bulk", "UPDATE") + of("t_bulk", "DELETE FROM") if " IN ((" in ln]
+    shift = [ln for ln in bulk if ln.startswith("UPDATE `sqltest`.`t_bulk` SET `u`=CASE WHEN `a`=7 AND `b`=18446744073709551614 THEN 80 ")]
+    check(len(shift) == 1 and shift[0].endswith(" ORDER BY `a` DESC,`b` DESC;"),
+          "bulk: the unique key shifted from the top as one UPDATE in descending key order (%s)" % [x[:200] for x in shift])
+    doubles = [ln for ln in of("t_bulk", "UPDATE") if ln.startswith("UPDATE `sqltest`.`t_bulk` SET `f`=")]
+    check(len(doubles) == 10 and " IN " not in "".join(doubles), "bulk: DOUBLE values a row at a time (%d)" % len(doubles))
+    latin = [ln for ln in of("t_bulk", "UPDATE") if ln.startswith("UPDATE `sqltest`.`t_bulk` SET `ls`=")]
+    check(len(latin) > 4 and any("CASE" in ln for ln in latin) and any("_latin1 X'" in ln and "CASE" not in ln
+                                                                        for ln in latin),
+          "bulk: latin1 text with a backslash alone, the others in CASE (%d statements)" % len(latin))
+    renames = [ln for ln in of("t_bulk", "UPDATE") if ln.startswith("UPDATE `sqltest`.`t_bulk` SET `b`=")]
+    check(len(renames) == 10, "bulk: an UPDATE of the key a row at a time (%d)" % len(renames))
+    minimal = [ln for ln in of("t_bulk", "DELETE FROM") if " IN ((2," in ln]
+    noblob = [ln for ln in bulk if ln.startswith("UPDATE `sqltest`.`t_bulk` SET `d`=CASE WHEN `a`=0 AND ")]
+    check(len(minimal) == 1 and len(noblob) == 1, "bulk: MINIMAL and NOBLOB images by key too (%d, %d)" %
+          (len(minimal), len(noblob)))
+    desc = [ln for ln in of("t_bulk", "DELETE FROM") if " IN ((" in ln and ln.endswith(" ORDER BY `a` DESC,`b` DESC;")]
+    tree = [ln for ln in of("t_tree", "DELETE FROM") if ln.endswith(" IN (30,29,28,27,26,25,24,23,22,21,20,19,18,17,16,"
+                                                                    "15,14,13,12,11,10,9,8,7,6) ORDER BY `id` DESC;")]
+    check(len(desc) == 1 and len(tree) == 1, "bulk: DELETEs in descending key order, the foreign key's leaves first "
+          "(%d, %d)" % (len(desc), len(tree)))
+    alone = {t: len(of(t, "UPDATE") + of(t, "DELETE FROM")) for t in ("t_ci", "t_vbk", "t_unull")}
+    check(alone == {"t_ci": 6, "t_vbk": 5, "t_unull": 7} and not any(" IN (" in ln for t in alone for ln in
+                                                                     of(t, "UPDATE") + of(t, "DELETE FROM")),
+          "bulk: text, byte and nullable unique keys a row at a time (%s)" % alone)
+
+
 def main():
     root = tempfile.mkdtemp(prefix="binlogctl-sql-")
     server = Server(root)
@@ -569,6 +650,7 @@ def main():
         check(r.returncode == 0, "the client accepts the forward SQL (%s)" % r.stderr.decode(errors="replace")[:500])
         got = snapshot(server)
         check(got == final, "forward: every table equals the original final state\n" + diff(final, got))
+        bulk_forms(forward.decode("utf-8", "replace"))
 
         # 2. flashback of the range after the mid point (no DDL in it); spills forced
         spill = os.path.join(root, "spill")

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -426,6 +427,21 @@ class SqlRowRenderer {
     // Forward INSERTs: the rows of the event as multi-row statements, each closed before it
     // would pass batch_bytes_ (a row larger than that is a statement of its own).
     const bool multi = batch_bytes_ > 0 && v.kind == RowsKind::insert;
+    // Forward UPDATEs (of changed columns) and DELETEs: runs of rows by an integer primary key
+    // as one statement each (keyed_add).
+    const bool keyed = batch_bytes_ > 0 && !flashback_ &&
+                       (v.kind == RowsKind::delete_ || (update && set_ == SqlSet::changed));
+    kb_rows_ = 0;
+    auto flush_keyed = [&] {
+      if (kb_rows_ == 0) return;
+      JsonBuf& dst = sink.buf();
+      dst.append(v.head);
+      dst.append(session);
+      session = {};
+      keyed_statement(dst, tm, update);
+      kb_rows_ = 0;
+      sink.row_done();
+    };
     std::size_t stmt_len = 0;
     bool stmt_open = false;
     auto close_stmt = [&] {
@@ -443,8 +459,24 @@ class SqlRowRenderer {
       if (st.ok() && r.position() == before_pos) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
       if (!st.ok()) {
         close_stmt();
+        flush_keyed();
         o.error = st.error();
         return o;
+      }
+      if (keyed) {
+        Keyed k = keyed_add(tm, update, st);
+        if (k == Keyed::full) {
+          flush_keyed();
+          k = keyed_add(tm, update, st);
+        }
+        if (!st.ok()) {
+          flush_keyed();
+          o.error = st.error();
+          o.render_error = true;
+          return o;
+        }
+        if (k == Keyed::taken) continue;
+        flush_keyed();  // a row of its own, after the rows before it
       }
       row_.clear();
       st = multi ? insert_values(row_, tm, cells_a_) : render_row(row_, tm, v.kind);
@@ -488,6 +520,7 @@ class SqlRowRenderer {
       sink.row_done();
     }
     close_stmt();
+    flush_keyed();
     return o;
   }
 
@@ -767,6 +800,243 @@ class SqlRowRenderer {
     }
     return {};
   }
+
+  // Forward UPDATE and DELETE rows in bulk. A run of rows of one rows event becomes one statement
+  // when every row is found by its primary key and the key's columns are all integers (no
+  // collation, padding or rounding: `k IN (...)` finds exactly the rows `k=...` finds), the keys
+  // run strictly one way (ORDER BY the key, ASC or DESC, then changes the rows in the order the
+  // source did, so unique and foreign key checks and triggers see the same sequence), and, for an
+  // UPDATE, no key column changes and every row sets the same columns, each to a literal whose
+  // type CASE cannot change (integers, DECIMAL of the column's scale, dates and times as text,
+  // X'..' bytes, _utf8mb4 text, NULL; not FLOAT/DOUBLE, BIT, ENUM/SET, JSON, ...):
+  //   DELETE FROM t WHERE `id` IN (1,2,3) ORDER BY `id`;
+  //   DELETE FROM t WHERE (`a`,`b`) IN ((1,1),(1,2)) ORDER BY `a`,`b`;
+  //   UPDATE t SET `c`=CASE `id` WHEN 1 THEN 5 WHEN 2 THEN 6 END WHERE `id` IN (1,2) ORDER BY `id`;
+  //   UPDATE t SET `c`=CASE WHEN `a`=1 AND `b`=1 THEN 5 ... END WHERE (`a`,`b`) IN (...) ...;
+  // A statement stays within batch_bytes_ and kMaxKeyedRows rows; a run of one row is written as
+  // the row's own statement. Any other row ends the run and is written as before.
+  static constexpr std::size_t kMaxKeyedRows = 1000;
+  enum class Keyed { taken, full, alone };
+
+  static bool integer_kind(const ImageCell& c) {
+    return c.present && !c.is_null &&
+           (c.value.kind == ValueKind::signed_int || c.value.kind == ValueKind::unsigned_int);
+  }
+  // A SET value CASE gives to the column as the row's own statement would.
+  static bool case_safe(const ImageCell& c, std::string_view lit) {
+    if (c.is_null) return true;
+    if (c.partial_json) return false;
+    switch (c.value.kind) {
+      case ValueKind::signed_int:
+      case ValueKind::unsigned_int:
+      case ValueKind::year:
+      case ValueKind::decimal:
+      case ValueKind::date:
+      case ValueKind::time:
+      case ValueKind::datetime:
+      case ValueKind::timestamp:
+      case ValueKind::binary:
+        return true;
+      case ValueKind::text:  // _utf8mb4'..' in every row (not _charset X'..' beside it)
+        return lit.size() >= 9 && lit.substr(0, 9) == "_utf8mb4'";
+      default:
+        return false;
+    }
+  }
+  static int compare_key(const ImageCell& a, const ImageCell& b) {
+    if (a.value.kind == ValueKind::signed_int) return a.value.i < b.value.i ? -1 : a.value.i > b.value.i ? 1 : 0;
+    return a.value.u < b.value.u ? -1 : a.value.u > b.value.u ? 1 : 0;
+  }
+  std::size_t keyed_cond_len(std::size_t row) const {  // WHEN's condition
+    const std::size_t nk = kb_key_.size();
+    if (nk == 1) return kb_key_spans_[row].len;
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < nk; ++j) n += (j ? 5 : 0) + names_q_[kb_key_[j]].size() + 1 + kb_key_spans_[row * nk + j].len;
+    return n;
+  }
+
+  // Takes the decoded row into the run when it can go there (taken), says when the run must be
+  // written first (full), or that the row is written alone.
+  Keyed keyed_add(const TableMap& tm, bool update, Status& st) {
+    const std::vector<std::uint32_t>& pk = tm.primary_key;
+    if (pk.empty()) return Keyed::alone;
+    for (std::uint32_t k : pk) {
+      if (k >= cells_a_.size() || !integer_kind(cells_a_[k])) return Keyed::alone;
+      if (update && k < cells_b_.size() && cells_b_[k].present && !same(k)) return Keyed::alone;
+    }
+    // The columns this row sets (update_stmt's choice).
+    cols_.clear();
+    if (update) {
+      for (std::size_t i = 0; i < cells_b_.size(); ++i) {
+        if (!cells_b_[i].present || generated_[i]) continue;
+        if (i < cells_a_.size() && cells_a_[i].present && same(i)) continue;
+        cols_.push_back(static_cast<std::uint32_t>(i));
+      }
+      if (cols_.empty()) return Keyed::alone;
+    }
+    if (kb_rows_ > 0) {
+      if (kb_rows_ >= kMaxKeyedRows || (update && cols_ != kb_cols_)) return Keyed::full;
+      int c = 0;
+      for (std::size_t j = 0; j < pk.size() && c == 0; ++j) c = compare_key(kb_last_[j], cells_a_[pk[j]]);
+      if (c == 0 || (kb_dir_ != 0 && c != kb_dir_)) return Keyed::full;
+    }
+    // The literals, and what they add to the statement.
+    reset_literals(cells_a_.size() > cells_b_.size() ? cells_a_.size() : cells_b_.size());
+    const std::size_t key_at = kb_key_lits_.size(), key_spans = kb_key_spans_.size();
+    const std::size_t val_at = kb_val_lits_.size(), val_spans = kb_val_spans_.size();
+    auto undo = [&] {
+      kb_key_lits_.resize(key_at);
+      kb_key_spans_.resize(key_spans);
+      kb_val_lits_.resize(val_at);
+      kb_val_spans_.resize(val_spans);
+    };
+    if (kb_rows_ == 0) {
+      kb_key_lits_.clear();
+      kb_key_spans_.clear();
+      kb_val_lits_.clear();
+      kb_val_spans_.clear();
+    }
+    std::size_t keys_len = 0;
+    for (std::uint32_t k : pk) {
+      std::string_view l;
+      st = literal(tm, image_a(), k, l);
+      if (!st.ok()) return Keyed::alone;
+      kb_key_spans_.push_back(LitSpan{kb_key_lits_.size(), l.size()});
+      kb_key_lits_.append(l);
+      keys_len += l.size();
+    }
+    std::size_t vals_len = 0;
+    for (std::uint32_t i : cols_) {
+      std::string_view l;
+      st = literal(tm, image_b(), i, l);
+      if (!st.ok() || !case_safe(cells_b_[i], l)) {
+        undo();
+        return Keyed::alone;
+      }
+      kb_val_spans_.push_back(LitSpan{kb_val_lits_.size(), l.size()});
+      kb_val_lits_.append(l);
+      vals_len += l.size();
+    }
+    if (kb_rows_ == 0) {
+      kb_key_.assign(pk.begin(), pk.end());
+      kb_cols_ = cols_;
+      kb_dir_ = 0;
+      // The fixed part: DELETE FROM t WHERE (k) IN () ORDER BY k DESC; / UPDATE t SET c=CASE .. END, ...
+      std::size_t keys_names = 0;
+      for (std::uint32_t k : pk) keys_names += names_q_[k].size() + 1;
+      // ("UPDATE " + " SET " or "DELETE FROM ") t " WHERE " (k,..) " IN (" ") ORDER BY " k DESC,.. ";"
+      kb_len_ = 12 + table_q_.size() + 7 + keys_names + (pk.size() > 1 ? 2 : 0) + 5 + 11 + keys_names +
+                pk.size() * 5 + 1;
+      for (std::uint32_t i : cols_)  // ,c=CASE[ k] ... END
+        kb_len_ += 1 + names_q_[i].size() + 1 + 4 + (pk.size() == 1 ? 1 + names_q_[pk[0]].size() : 0) + 4;
+    }
+    // This row: its key in the IN list, and a WHEN per column.
+    const std::size_t row = kb_rows_;
+    std::size_t add = keys_len + (pk.size() - 1) + (pk.size() > 1 ? 2 : 0) + 1;
+    if (update) add += cols_.size() * (6 + keyed_cond_len(row) + 6) + vals_len;
+    if (kb_rows_ > 0 && kb_len_ + add > batch_bytes_) {
+      undo();
+      return Keyed::full;
+    }
+    if (kb_rows_ == 1) {
+      int c = 0;
+      for (std::size_t j = 0; j < pk.size() && c == 0; ++j) c = compare_key(kb_last_[j], cells_a_[pk[j]]);
+      kb_dir_ = c;
+    }
+    kb_len_ += add;
+    kb_last_.resize(pk.size());
+    for (std::size_t j = 0; j < pk.size(); ++j) kb_last_[j] = cells_a_[pk[j]];
+    ++kb_rows_;
+    return Keyed::taken;
+  }
+
+  // The run as one statement (a run of one row: the row's own statement).
+  void keyed_statement(JsonBuf& s, const TableMap& tm, bool update) {
+    const std::size_t nk = kb_key_.size(), nc = kb_cols_.size();
+    auto key = [&](std::size_t row, std::size_t j) {
+      const LitSpan& sp = kb_key_spans_[row * nk + j];
+      return std::string_view(kb_key_lits_.data() + sp.at, sp.len);
+    };
+    auto val = [&](std::size_t row, std::size_t c) {
+      const LitSpan& sp = kb_val_spans_[row * nc + c];
+      return std::string_view(kb_val_lits_.data() + sp.at, sp.len);
+    };
+    auto cond = [&](std::size_t row) {  // `a`=1 AND `b`=2
+      for (std::size_t j = 0; j < nk; ++j) {
+        if (j) s.append(" AND ", 5);
+        s.append(names_q_[kb_key_[j]]);
+        s.push_back('=');
+        s.append(key(row, j));
+      }
+    };
+    [[maybe_unused]] const std::size_t start = s.size();
+    s.append(update ? "UPDATE " : "DELETE FROM ");
+    table_name(s, tm);
+    if (update) {
+      s.append(" SET ", 5);
+      for (std::size_t c = 0; c < nc; ++c) {
+        if (c) s.push_back(',');
+        s.append(names_q_[kb_cols_[c]]);
+        s.push_back('=');
+        if (kb_rows_ == 1) {
+          s.append(val(0, c));
+          continue;
+        }
+        s.append("CASE", 4);
+        if (nk == 1) {
+          s.push_back(' ');
+          s.append(names_q_[kb_key_[0]]);
+        }
+        for (std::size_t r = 0; r < kb_rows_; ++r) {
+          s.append(" WHEN ", 6);
+          if (nk == 1) s.append(key(r, 0));
+          else cond(r);
+          s.append(" THEN ", 6);
+          s.append(val(r, c));
+        }
+        s.append(" END", 4);
+      }
+    }
+    s.append(" WHERE ", 7);
+    if (kb_rows_ == 1) {
+      cond(0);
+      s.append(";\n", 2);
+      return;
+    }
+    if (nk > 1) s.push_back('(');
+    for (std::size_t j = 0; j < nk; ++j) {
+      if (j) s.push_back(',');
+      s.append(names_q_[kb_key_[j]]);
+    }
+    if (nk > 1) s.push_back(')');
+    s.append(" IN (", 5);
+    for (std::size_t r = 0; r < kb_rows_; ++r) {
+      if (r) s.push_back(',');
+      if (nk > 1) s.push_back('(');
+      for (std::size_t j = 0; j < nk; ++j) {
+        if (j) s.push_back(',');
+        s.append(key(r, j));
+      }
+      if (nk > 1) s.push_back(')');
+    }
+    s.append(") ORDER BY ", 11);
+    for (std::size_t j = 0; j < nk; ++j) {
+      if (j) s.push_back(',');
+      s.append(names_q_[kb_key_[j]]);
+      if (kb_dir_ > 0) s.append(" DESC", 5);
+    }
+    s.push_back(';');
+    assert(s.size() - start <= kb_len_);
+    s.push_back('\n');
+  }
+
+  std::size_t kb_rows_ = 0;  // rows in the run
+  int kb_dir_ = 0;           // the keys' order: -1 ascending, 1 descending (0: one row so far)
+  std::size_t kb_len_ = 0;   // the run's statement, at most this many bytes (with its ';')
+  std::vector<std::uint32_t> kb_key_, kb_cols_, cols_;
+  std::vector<ImageCell> kb_last_;  // the last row's key cells (they view the event's bytes)
+  JsonBuf kb_key_lits_, kb_val_lits_;
+  std::vector<LitSpan> kb_key_spans_, kb_val_spans_;
 
   bool flashback_ = false;
   SqlSet set_ = SqlSet::changed;
