@@ -234,8 +234,7 @@ class FlowController {
   // same burst would be discarded again and again (a livelock).
   AppendStatus on_event(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
                         std::uint32_t seq, std::uint32_t size, std::uint32_t order,
-                        bool inject_drop = false, bool oversized = false,
-                        std::uint32_t txn = 0);
+                        bool inject_drop = false, bool oversized = false, std::uint32_t txn = 0);
   // The upstream's resolved signal for `path`: it has sent every event below `next_seq` in
   // `epoch`. Events that never arrived are a gap: the path resets.
   void on_resolved(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
@@ -244,7 +243,10 @@ class FlowController {
   // the dispatcher resets when it reaches it. Off, nothing is left: the dispatcher finds the gap
   // in the sequence numbers itself, TiCDC's own mechanism (the head of its queue, or with an
   // empty queue the next sequence the stream owes it, is not the one it must forward next).
-  void set_drop_markers(bool on) noexcept { markers_ = on; }
+  void set_drop_markers(bool on) noexcept {
+    markers_ = on;
+    plain_ = markers_ && fault_ == EngineFault::none;
+  }
   bool drop_markers() const noexcept { return markers_; }
   // doc: `path` holds events of an oversized transaction (the breaker never discards it).
   bool holds_oversized(std::uint32_t path) const noexcept {
@@ -364,7 +366,7 @@ class FlowController {
     std::uint64_t last_decrease = 0;
     std::uint64_t last_release = 0;
     bool released_once = false;
-    bool admitting = false;  // above H with an oversized transaction let through
+    bool admitting = false;            // above H with an oversized transaction let through
     std::uint64_t exempt_pending = 0;  // bytes of the admitted transaction queued (doc)
     bool has_admitted = false;
     bool admitted_by_retry = false;
@@ -386,7 +388,23 @@ class FlowController {
   void note_break(std::uint32_t p);
   void release_memory(std::uint64_t now, std::uint32_t area);
   void check_deadlock(std::uint64_t now, std::uint32_t area);
-  void after_increase(std::uint64_t now, std::uint32_t p);
+  // pop_batch and batch_done, once per batch, come in two builds of one source: Plain (markers
+  // on, no fault injected: every run of binlogctl replay) leaves out the tests that only a fault
+  // or markers off can make true (per popped event: the gap compare); the other makes them all.
+  // The public functions pick one by plain_.
+  template <bool Plain>
+  Batch pop_batch_impl(std::uint64_t now, std::uint32_t p, std::uint32_t max_events,
+                       std::uint64_t max_bytes, std::uint32_t max_order);
+  template <bool Plain>
+  void batch_done_impl(std::uint64_t now, const Batch& b);
+  // The checked builds, out of line (inlined beside the Plain one, they would make the compiler
+  // stop inlining what the Plain one calls).
+  Batch pop_batch_checked(std::uint64_t now, std::uint32_t p, std::uint32_t max_events,
+                          std::uint64_t max_bytes, std::uint32_t max_order);
+  void batch_done_checked(std::uint64_t now, const Batch& b);
+  AppendStatus drop_event(std::uint64_t now, std::uint32_t p, std::uint32_t size, std::uint32_t seq,
+                          ResetCause cause);
+  void after_increase(std::uint64_t now, std::uint32_t p);  // doc only
   void after_decrease(std::uint64_t now, std::uint32_t p);
   bool resume_allowed(bool had, std::uint64_t last, std::uint64_t now) const noexcept;
 
@@ -404,6 +422,7 @@ class FlowController {
   std::uint64_t pops_ = 0, appends_ = 0;
   std::uint32_t cur_order_ = kNoOrder;  // the event being handled (FlowAction::order)
   bool markers_ = true;
+  bool plain_ = true;  // markers_ && fault_ == none
   bool fault_fired_ = false;
 };
 

@@ -250,14 +250,10 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
     return AppendStatus::filtered;
   }
   a.last_append = now;
-  ResetCause drop_cause = ResetCause::injected;
   if (policy_ == Policy::ticdc) {
     check_deadlock(now, s.area);
-    if (a.pending >= hard_limit_) {
-      release_memory(now, s.area);
-      inject_drop = true;
-      drop_cause = ResetCause::hard_limit;
-    }
+    const bool at_hard_limit = a.pending >= hard_limit_;
+    if (at_hard_limit) release_memory(now, s.area);
     // The release may have discarded this very path: its stream is broken (a marker waits in
     // the queue, or the reset already went out), so this event of the old stream is dropped and
     // must not become a second marker that resets the path again.
@@ -265,26 +261,15 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
       ++s.c.discarded;
       return AppendStatus::discarded;
     }
+    if (at_hard_limit) return drop_event(now, p, size, seq, ResetCause::hard_limit);
   }
-  if (inject_drop) {
-    ++s.c.drop_markers;
-    ++a.c.drop_markers;
-    ++s.c.discarded;
-    emit(now, ActionKind::drop_marker, s.area, p, size, seq, 1);
-    actions_.back().cause = drop_cause;
-    if (markers_) {
-      mark_broken(now, p, ResetCause::drop_marker);
-    } else {
-      check_head(now, p);  // dropped: the dispatcher finds its sequence broken
-    }
-    return AppendStatus::marker;
-  }
+  if (inject_drop) return drop_event(now, p, size, seq, ResetCause::injected);
   // doc: a transaction larger than H, or the re-read of a path discarded twice from the same
   // event with nothing delivered since (a third try would meet the same burst), goes through
   // alone: one transaction at a time (the area's admitted one), whose bytes alone may take the
   // area above H.
-  const bool retry = policy_ == Policy::doc && !oversized && s.breaks_at_seq >= 2 &&
-                     s.break_seq == s.forwarded;
+  const bool retry =
+      policy_ == Policy::doc && !oversized && s.breaks_at_seq >= 2 && s.break_seq == s.forwarded;
   bool exempt = false;
   if (policy_ == Policy::doc) {
     if (a.has_admitted && a.admitted_txn == txn) {
@@ -297,8 +282,7 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
       fault_fired_ |= !(oversized || retry);
     }
   }
-  if (policy_ == Policy::doc && !exempt &&
-      a.pending - a.exempt_pending + size > hard_limit_) {
+  if (policy_ == Policy::doc && !exempt && a.pending - a.exempt_pending + size > hard_limit_) {
     circuit_breaker(now, s.area, p, size);
     if (s.broken || s.epoch != epoch) {  // this very path was the victim: its stream restarts
       ++s.c.discarded;
@@ -343,7 +327,7 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
   s.c.peak_pending = std::max(s.c.peak_pending, s.pending);
   a.c.peak_pending = std::max(a.c.peak_pending, a.pending);
   if (policy_ == Policy::doc && a.pending > hard_limit_ && !a.admitting && a.exempt_pending != 0) {
-    a.admitting = true;  // above H with the admitted transaction
+    a.admitting = true;          // above H with the admitted transaction
     if (!a.admission_counted) {  // counted once per transaction
       a.admission_counted = true;
       if (a.admitted_by_retry) {
@@ -353,8 +337,27 @@ AppendStatus FlowController::on_event(std::uint64_t now, std::uint32_t p, std::u
       }
     }
   }
-  after_increase(now, p);
+  if (policy_ == Policy::doc) after_increase(now, p);
   return AppendStatus::appended;
+}
+
+// An incoming event dropped (`cause`: injected, or ticdc at the hard limit): a marker stands for
+// it, or without markers the dispatcher finds its sequence broken.
+AppendStatus FlowController::drop_event(std::uint64_t now, std::uint32_t p, std::uint32_t size,
+                                        std::uint32_t seq, ResetCause cause) {
+  PathState& s = paths_[p];
+  AreaState& a = areas_[s.area];
+  ++s.c.drop_markers;
+  ++a.c.drop_markers;
+  ++s.c.discarded;
+  emit(now, ActionKind::drop_marker, s.area, p, size, seq, 1);
+  actions_.back().cause = cause;
+  if (markers_) {
+    mark_broken(now, p, ResetCause::drop_marker);
+  } else {
+    check_head(now, p);  // dropped: the dispatcher finds its sequence broken
+  }
+  return AppendStatus::marker;
 }
 
 // Without markers: the dispatcher, when it can handle its queue (not blocking, no reset open),
@@ -416,8 +419,12 @@ std::uint32_t FlowController::front_order(std::uint32_t p) const noexcept {
   return s.q[s.qhead].order;
 }
 
-Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_t max_events,
-                                std::uint64_t max_bytes, std::uint32_t max_order) {
+template <bool Plain>
+[[gnu::always_inline]] inline Batch FlowController::pop_batch_impl(std::uint64_t now,
+                                                                   std::uint32_t p,
+                                                                   std::uint32_t max_events,
+                                                                   std::uint64_t max_bytes,
+                                                                   std::uint32_t max_order) {
   PathState& s = paths_[p];
   Batch b;
   b.path = p;
@@ -435,7 +442,10 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   while (i < end && n < max_events && bytes < max_bytes) {
     const Entry& e = s.q[i];
     if (n > 0 && e.order > max_order) break;
-    if (e.seq != b.first_seq + n) break;  // a gap (markers off): the dispatcher stops at it
+    // A gap (markers off): the dispatcher stops at it. (With markers the queue holds consecutive
+    // sequences from `forwarded`: on_event appends only the expected one, a gap breaks the
+    // stream, and a reset starts with an empty queue; so Plain has no gap to look for.)
+    if (!Plain && e.seq != b.first_seq + n) break;
     bytes += e.size;
     if (e.oversized) oversized_bytes += e.size;
     stale |= e.epoch != s.epoch;
@@ -444,7 +454,7 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
     ++i;
   }
   std::uint64_t released = bytes;
-  if (fault_ != EngineFault::none && fault_ != EngineFault::undercount && !fault_fired_ &&
+  if (!Plain && fault_ != EngineFault::none && fault_ != EngineFault::undercount && !fault_fired_ &&
       ++pops_ >= fault_at_) {
     switch (fault_) {
       case EngineFault::lose:
@@ -490,24 +500,26 @@ Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_
   s.blocking = true;
   s.last_handled = b.first_order;
   a.last_decrease = now;
-  after_decrease(now, p);
+  if (policy_ == Policy::doc) after_decrease(now, p);  // (it acts under doc only)
   // A marker now at the head is handled by the dispatcher once this batch is acknowledged
   // (batch_done): a blocking path handles nothing.
   return b;
 }
 
-void FlowController::batch_done(std::uint64_t now, const Batch& b) {
+template <bool Plain>
+[[gnu::always_inline]] inline void FlowController::batch_done_impl(std::uint64_t now,
+                                                                   const Batch& b) {
   PathState& s = paths_[b.path];
   s.blocking = false;
   s.acked = std::max(s.acked, b.first_seq + b.count);
   if (s.broken && s.qhead == s.q.size()) {
-    if (fault_ == EngineFault::stuck_broken) {
+    if (!Plain && fault_ == EngineFault::stuck_broken) {
       fault_fired_ = true;  // the marker is never handled
       return;
     }
     start_reset(now, b.path);
   }
-  if (!markers_) check_head(now, b.path);
+  if (!Plain && !markers_) check_head(now, b.path);
 }
 
 bool FlowController::resume_scheduled(std::uint32_t area) const noexcept {
@@ -523,36 +535,40 @@ bool FlowController::resume_scheduled(std::uint32_t area) const noexcept {
 void FlowController::inject_fault(EngineFault f, std::uint32_t at) noexcept {
   fault_ = f;
   fault_at_ = at == 0 ? 1 : at;
+  plain_ = markers_ && fault_ == EngineFault::none;
   // The audit's variants of the policy's own rules (#32): fixed for the whole run.
   path_pause_bytes_ = ratio_bytes(f == EngineFault::path_pause_60 ? 0.6 : t_.path_pause, t_.quota);
   path_resume_bytes_ =
       f == EngineFault::early_resume ? path_pause_bytes_ : ratio_bytes(t_.path_resume, t_.quota);
 }
 
-void FlowController::after_increase(std::uint64_t now, std::uint32_t p) {
-  if (policy_ != Policy::doc) return;
+void FlowController::after_increase(std::uint64_t now, std::uint32_t p) {  // doc (the caller tests)
   PathState& s = paths_[p];
   AreaState& a = areas_[s.area];
-  if (fault_ == EngineFault::no_path_pause && !s.paused && s.pending >= path_pause_bytes_) {
-    fault_fired_ = true;
-  } else if (!s.paused && s.pending >= path_pause_bytes_) {  // fast pause
-    s.paused = true;
-    s.paused_since = now;
-    s.last_feedback = now;
-    s.had_feedback = true;
-    ++s.c.pauses;
-    paused_paths_.push_back(p);
-    emit(now, ActionKind::pause_path, s.area, p, s.pending);
+  if (!s.paused && s.pending >= path_pause_bytes_) {  // fast pause
+    if (fault_ == EngineFault::no_path_pause) [[unlikely]] {
+      fault_fired_ = true;
+    } else {
+      s.paused = true;
+      s.paused_since = now;
+      s.last_feedback = now;
+      s.had_feedback = true;
+      ++s.c.pauses;
+      paused_paths_.push_back(p);
+      emit(now, ActionKind::pause_path, s.area, p, s.pending);
+    }
   }
-  if (fault_ == EngineFault::no_area_pause && !a.paused && a.pending >= area_pause_bytes_) {
-    fault_fired_ = true;
-  } else if (!a.paused && a.pending >= area_pause_bytes_) {
-    a.paused = true;
-    a.paused_since = now;
-    a.last_feedback = now;
-    a.had_feedback = true;
-    ++a.c.pauses;
-    emit(now, ActionKind::pause_area, s.area, kNoPath, a.pending);
+  if (!a.paused && a.pending >= area_pause_bytes_) {
+    if (fault_ == EngineFault::no_area_pause) [[unlikely]] {
+      fault_fired_ = true;
+    } else {
+      a.paused = true;
+      a.paused_since = now;
+      a.last_feedback = now;
+      a.had_feedback = true;
+      ++a.c.pauses;
+      emit(now, ActionKind::pause_area, s.area, kNoPath, a.pending);
+    }
   }
 }
 
@@ -765,6 +781,33 @@ bool FlowController::accounting_consistent() const noexcept {
     if (sum != a.pending) return false;
   }
   return true;
+}
+
+// The public entry points: Plain unless markers are off or a fault is injected.
+Batch FlowController::pop_batch(std::uint64_t now, std::uint32_t p, std::uint32_t max_events,
+                                std::uint64_t max_bytes, std::uint32_t max_order) {
+  if (!plain_) [[unlikely]]
+    return pop_batch_checked(now, p, max_events, max_bytes, max_order);
+  return pop_batch_impl<true>(now, p, max_events, max_bytes, max_order);
+}
+
+[[gnu::noinline]] Batch FlowController::pop_batch_checked(std::uint64_t now, std::uint32_t p,
+                                                          std::uint32_t max_events,
+                                                          std::uint64_t max_bytes,
+                                                          std::uint32_t max_order) {
+  return pop_batch_impl<false>(now, p, max_events, max_bytes, max_order);
+}
+
+void FlowController::batch_done(std::uint64_t now, const Batch& b) {
+  if (!plain_) [[unlikely]] {
+    batch_done_checked(now, b);
+    return;
+  }
+  batch_done_impl<true>(now, b);
+}
+
+[[gnu::noinline]] void FlowController::batch_done_checked(std::uint64_t now, const Batch& b) {
+  batch_done_impl<false>(now, b);
 }
 
 }  // namespace binlogctl

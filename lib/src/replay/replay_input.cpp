@@ -260,6 +260,7 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
       return id;
     };
     std::uint64_t last_rdp = 0;
+    std::uint32_t named_file = UINT32_MAX;  // file_names[named_file] is set: no look per event
     auto push = [&](const ReplayEvent& ev, std::uint32_t id, std::uint32_t size, bool txn_end,
                     std::uint32_t row) {
       const auto g = static_cast<std::uint32_t>(in.events.size());
@@ -272,9 +273,10 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
         in.gtid_text.append(ev.gtid);
         area.txns.push_back(t);
       }
-      if (!ev.log_name.empty()) {
+      if (ev.file_index != named_file && !ev.log_name.empty()) {  // a file's first name wins
         if (area.file_names.size() <= ev.file_index) area.file_names.resize(ev.file_index + 1);
         if (area.file_names[ev.file_index].empty()) area.file_names[ev.file_index] = ev.log_name;
+        named_file = ev.file_index;
       }
       auto& list = in.path_events[id];
       ReplayInputEvent e;
@@ -293,9 +295,9 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
       txn_last[id] = g;
     };
     // Breaks of the source's context found while reading an event come before it.
+    // (One size compare per event: the copy is made out of the loop's way, when breaks came.)
     std::size_t breaks_seen = 0;
-    auto take_breaks = [&] {
-      const auto br = sources[a]->source_breaks();
+    auto take_breaks = [&](std::span<const SourceBreak> br) {
       for (; breaks_seen < br.size(); ++breaks_seen) {
         SourceBreak b = br[breaks_seen];
         b.area = a;
@@ -305,7 +307,9 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
     };
     ReplayEvent ev;
     while (sources[a]->next(ev)) {
-      take_breaks();
+      if (const auto br = sources[a]->source_breaks(); br.size() != breaks_seen) [[unlikely]] {
+        take_breaks(br);
+      }
       if (by == PathBy::hash && !ev.path_key.empty() && !ev.rows.empty()) {
         // A dispatcher per key: each row goes to the bucket of its key.
         splitter.split(ev.rows, hash_buckets);
@@ -345,7 +349,7 @@ ReplayInput load_replay_input(std::span<EventSource* const> sources, PathBy by,
         ++txn;
       }
     }
-    take_breaks();
+    take_breaks(sources[a]->source_breaks());
     if (!touched.empty()) {
       close_txn();
       ++txn;
