@@ -1,8 +1,8 @@
 // Decrypting MariaDB binlogs (crypto.h): an input that walks a file's events by their sizes (in
 // the clear in an encrypted file too) and hands out each event decrypted, at the same offset, so
 // that everything after it (EventStream, the chain reader, every subcommand) reads a binlog in
-// the clear: a mapped file decrypted ahead on a thread of its own (DecryptedFile), a stream as it
-// is read (DecryptingStream). AES through OpenSSL's EVP, one context per cipher set up once per
+// the clear: a file of known size read (pread) and decrypted in place ahead of the reader on a
+// thread of its own (DecryptedFile), a stream as it is read (DecryptingStream). AES through OpenSSL's EVP, one context per cipher set up once per
 // file (the IV alone changes per event).
 #include <binlogctl/bytes.h>
 #include <binlogctl/crypto.h>
@@ -508,10 +508,11 @@ class DecryptingStream final : public ByteStream, Output {
   std::size_t room_ = 0, wrote_ = 0;
 };
 
-// An input of known size (a mapped file): decrypted ahead of the reader on a thread of its own
-// into memory laid out as the file (the same offsets), so that the chain reader frames and
-// checksums it on its framing thread as it does a mapped file in the clear, and three cores'
-// worth of work (AES, framing and CRC32, the subcommand) can overlap. Windows are views that
+// An input of known size (a mapped file): read (Source::read_at: pread, not the mapping, whose
+// page-table work cost more than the AES, see bench/README.md) and decrypted in place ahead of
+// the reader on a thread of its own, in memory laid out as the file (the same offsets), so that
+// the chain reader frames and checksums it on its framing thread as it does a mapped file in
+// the clear, and three cores' worth of work (AES, framing and CRC32, the subcommand) can overlap. Windows are views that
 // stay valid while the source lives; memory stays flat: the decrypting thread runs at most
 // kAhead past what the reader released (further only when the reader asks for more: one event
 // larger than that, or a batch of views not yet released), and released pages are given back.
