@@ -139,6 +139,31 @@ TEST_SUITE("source") {
     CHECK(q.n == 0);
   }
 
+  TEST_CASE("read_at: a mapped file's bytes by pread, at any offset, to the size it was opened at") {
+    TempDir d;
+    std::vector<std::uint8_t> b(300000);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint8_t>(i * 7 + (i >> 9));
+    const fs::path p = d.write("f.bin", b);
+    auto s = open_source(p.string());
+    std::vector<std::uint8_t> got(b.size() + 100, 0xee);
+    CHECK(s->read_at(0, got.data(), b.size() + 100) == b.size());
+    CHECK(std::equal(b.begin(), b.end(), got.begin()));
+    CHECK(s->read_at(123457, got.data(), 1000) == 1000);
+    CHECK(std::equal(got.begin(), got.begin() + 1000, b.begin() + 123457));
+    CHECK(s->read_at(b.size() - 3, got.data(), 10) == 3);
+    CHECK(s->read_at(b.size(), got.data(), 10) == 0);
+    // Grown since it was opened: still the size it had then. Cut short: what is left, no error.
+    { std::ofstream(p, std::ios::binary | std::ios::app).write("more", 4); }
+    CHECK(s->read_at(b.size() - 2, got.data(), 10) == 2);
+    fs::resize_file(p, 1000);
+    CHECK(s->read_at(900, got.data(), 500) == 100);
+    CHECK(s->read_error().code == Errc::ok);
+    // Any other source copies from its windows.
+    auto m = memory_source(Bytes(b.data(), b.size()));
+    CHECK(m->read_at(299990, got.data(), 50) == 10);
+    CHECK(std::equal(got.begin(), got.begin() + 10, b.begin() + 299990));
+  }
+
   TEST_CASE("opening a missing file throws system_error") {
     CHECK_THROWS_AS(open_source("/nonexistent/binlog.000001"), std::system_error);
   }

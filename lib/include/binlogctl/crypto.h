@@ -93,7 +93,8 @@ std::string decrypt_key_file(const std::string& data, const std::string& secret,
 std::unique_ptr<InputSet> decrypting_inputs(InputSet& inner, const KeyRing& keys);
 
 // One opened file as decrypting_inputs() reads it (returned as it is when it needs no decrypting).
-// A mapped file is decrypted ahead on a thread of its own, a stream as it is read.
+// A file of known size is decrypted ahead on a thread of its own (read with Source::read_at into
+// memory laid out as the file and decrypted there in place), a stream as it is read.
 std::unique_ptr<Source> decrypting_source(std::unique_ptr<Source> in, const KeyRing& keys);
 
 // One file read at any event boundary, for serve (each replica starts where it asks; a file that

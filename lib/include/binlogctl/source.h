@@ -48,6 +48,12 @@ class Source {
     (void)off;
     (void)n;
   }
+  // Copies up to n bytes from absolute offset `off` into `dst` (fewer only when the input ends
+  // first, or an I/O error cut it short: read_error() then says so); the window's rules hold.
+  // A mapped file reads them with pread(), without mapping the pages (under a hypervisor the
+  // page-table work of a mapping costs several times the copy): for a reader that wants the
+  // bytes in memory of its own (decrypting in place).
+  virtual std::size_t read_at(std::uint64_t off, std::uint8_t* dst, std::size_t n);
   // Size of the input when known up front (mapped files); nullopt for streams.
   virtual std::optional<std::uint64_t> size() const = 0;
   // Bytes consumed from the underlying file so far (compressed bytes for archives): for progress.

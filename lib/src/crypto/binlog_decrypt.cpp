@@ -1,8 +1,8 @@
 // Decrypting MariaDB binlogs (crypto.h): an input that walks a file's events by their sizes (in
 // the clear in an encrypted file too) and hands out each event decrypted, at the same offset, so
 // that everything after it (EventStream, the chain reader, every subcommand) reads a binlog in
-// the clear: a mapped file decrypted ahead on a thread of its own (DecryptedFile), a stream as it
-// is read (DecryptingStream). AES through OpenSSL's EVP, one context per cipher set up once per
+// the clear: a file of known size read (pread) and decrypted in place ahead of the reader on a
+// thread of its own (DecryptedFile), a stream as it is read (DecryptingStream). AES through OpenSSL's EVP, one context per cipher set up once per
 // file (the IV alone changes per event).
 #include <binlogctl/bytes.h>
 #include <binlogctl/crypto.h>
@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace binlogctl {
 
@@ -46,6 +47,11 @@ void store_le16(std::uint8_t* p, std::uint16_t v) {
 }
 void store_le32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+// memcpy, or nothing when the bytes are already there (a file decrypted in place: its input is
+// its output).
+void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  if (dst != src && n > 0) std::memcpy(dst, src, n);
 }
 
 enum class Mode { cbc, ctr };
@@ -130,6 +136,35 @@ class EventCipher {
     return true;
   }
 
+  // Decrypts the n contiguous bytes of ciphertext at `p` in place under `iv`: one call into
+  // OpenSSL for the whole blocks of an event (AES_CBC; AES_CTR takes the IV first).
+  bool decrypt_in_place(std::uint8_t* p, std::size_t n, const std::uint8_t iv[16]) {
+    if (mode_ == Mode::ctr) {
+      if (EVP_DecryptInit_ex(ctx_.get(), nullptr, nullptr, nullptr, iv) != 1) return false;
+      return update(p, n, p);
+    }
+    const std::size_t whole = n / 16 * 16;
+    if (whole > 0) {
+      std::uint8_t prev[16];
+      std::memcpy(prev, chain_, 16);
+      std::memcpy(chain_, p + whole - 16, 16);  // read before it is overwritten
+      if (!update(p, whole, p)) {
+        static constexpr std::uint8_t kZero[16] = {};
+        std::memset(chain_, 0, sizeof chain_);
+        EVP_DecryptInit_ex(ctx_.get(), nullptr, nullptr, nullptr, kZero);
+        return false;
+      }
+      for (std::size_t i = 0; i < 16; ++i) p[i] ^= static_cast<std::uint8_t>(prev[i] ^ iv[i]);
+    }
+    if (whole < n) {  // the no-padding tail, as in decrypt()
+      std::uint8_t mask[16];
+      int got = 0;
+      if (EVP_EncryptUpdate(ecb_.get(), mask, &got, iv, 16) != 1 || got != 16) return false;
+      for (std::size_t i = whole; i < n; ++i) p[i] ^= mask[i - whole];
+    }
+    return true;
+  }
+
  private:
   bool update(const std::uint8_t* in, std::size_t n, std::uint8_t* out) {
     for (std::size_t done = 0; done < n;) {  // EVP takes an int length
@@ -146,17 +181,28 @@ class EventCipher {
   std::uint8_t chain_[16] = {};  // CBC: the block the context decrypts the next one against
 };
 
-// The event at `pos` (bytes `in`, `n` of its `size` present) decrypted into `out` (n bytes, not
-// overlapping `in`): see crypto.h for the layout.
+// The event at `pos` (bytes `in`, `n` of its `size` present) decrypted into `out` (n bytes):
+// see crypto.h for the layout. `out` is `in` (decrypted in place) or overlaps it not at all.
 bool decrypt_event(EventCipher& c, const std::uint8_t nonce[kNonceLen], std::uint64_t pos_in_file,
                    const std::uint8_t* in, std::size_t n, std::uint32_t size, std::uint8_t* out) {
   if (n < kCommonHeaderLen) {  // nothing to decrypt the header with: as it is
-    std::memcpy(out, in, n);
+    copy_bytes(out, in, n);
     return true;
   }
   std::uint8_t iv[16];
   std::memcpy(iv, nonce, kNonceLen);
   store_le32(iv + kNonceLen, static_cast<std::uint32_t>(pos_in_file));
+  if (out == in) {
+    // The ciphertext of the timestamp goes back to its place in the event_size slot, which
+    // makes the ciphertext contiguous: bytes 4.. decrypted in place in one go. (A failure in
+    // OpenSSL, which takes no data-dependent path to one, leaves the event damaged: its CRC32
+    // or its framing says so downstream.)
+    std::memmove(out + 9, out, 4);
+    if (!c.decrypt_in_place(out + 4, n - 4, iv)) return false;
+    std::memcpy(out, out + 9, 4);  // the timestamp
+    store_le32(out + 9, size);
+    return true;
+  }
   // The ciphertext is bytes 4.. with the ciphertext of the timestamp (bytes 0..3) back in the
   // event_size slot (bytes 9..12): its first block put together here, the rest read in place.
   const std::size_t total = n - 4;
@@ -275,7 +321,7 @@ class EventDecryptor {
         if (auto f = decode_fde(ev, pos)) crc_ = f->crc32();
       }
       std::uint8_t* out = out_.reserve(ev.size());
-      std::memcpy(out, ev.data(), ev.size());
+      copy_bytes(out, ev.data(), ev.size());
       if (type == kStartEncryption && ev.size() == size && (load_le16(ev.data() + 17) & kIgnorableEventFlag) == 0)
         start_encryption(out, size, pos);
     } else {
@@ -286,7 +332,7 @@ class EventDecryptor {
           return;
         }
       } else if (!cipher_ok_ || !decrypt_event(cipher_, nonce_, in_file, ev.data(), ev.size(), size, out)) {
-        std::memcpy(out, ev.data(), ev.size());  // the event stream reports the truncation (or the damage)
+        copy_bytes(out, ev.data(), ev.size());  // the event stream reports the truncation (or the damage)
       }
     }
     off_ += ev.size();
@@ -296,7 +342,7 @@ class EventDecryptor {
 
  private:
   void pass(Bytes b) {
-    if (!b.empty()) std::memcpy(out_.reserve(b.size()), b.data(), b.size());
+    if (!b.empty()) copy_bytes(out_.reserve(b.size()), b.data(), b.size());
   }
   // The rest of the input as it is (what the event stream then makes of it is its business:
   // damage reported, nothing invented).
@@ -363,17 +409,25 @@ class EventDecryptor {
                        keys_.files().size() > 1 ? "" : "s", kBinlogKeyId));
       return false;
     }
+    // Each try decrypts the ciphertext afresh: from a copy when the event is decrypted in place.
+    std::vector<std::uint8_t> copy;
+    const std::uint8_t* ct = ev.data();
+    if (ct == out) {
+      copy.assign(ev.begin(), ev.end());
+      ct = copy.data();
+    }
     for (const EncryptionKey* k : candidates) {
       for (Mode m : {Mode::cbc, Mode::ctr}) {
         EventCipher c;
         if (!c.init(*k, m)) continue;
-        if (decrypt_event(c, nonce_, in_file, ev.data(), size, size, out) && plausible_plaintext(out, size, in_file, crc_)) {
+        if (decrypt_event(c, nonce_, in_file, ct, size, size, out) && plausible_plaintext(out, size, in_file, crc_)) {
           cipher_ = std::move(c);
           cipher_ok_ = true;
           return true;
         }
       }
     }
+    copy_bytes(out, ct, size);  // as it was (in place: the last try's output is undone)
     fail(file_base_ + in_file,
          fmt::format("the event at {} does not decrypt with key id {} of {} (AES_CBC or AES_CTR): wrong key, or key version {} "
                      "(START_ENCRYPTION at {}) is in another key file, or the event is damaged",
@@ -454,10 +508,11 @@ class DecryptingStream final : public ByteStream, Output {
   std::size_t room_ = 0, wrote_ = 0;
 };
 
-// An input of known size (a mapped file): decrypted ahead of the reader on a thread of its own
-// into memory laid out as the file (the same offsets), so that the chain reader frames and
-// checksums it on its framing thread as it does a mapped file in the clear, and three cores'
-// worth of work (AES, framing and CRC32, the subcommand) can overlap. Windows are views that
+// An input of known size (a mapped file): read (Source::read_at: pread, not the mapping, whose
+// page-table work cost more than the AES, see bench/README.md) and decrypted in place ahead of
+// the reader on a thread of its own, in memory laid out as the file (the same offsets), so that
+// the chain reader frames and checksums it on its framing thread as it does a mapped file in
+// the clear, and three cores' worth of work (AES, framing and CRC32, the subcommand) can overlap. Windows are views that
 // stay valid while the source lives; memory stays flat: the decrypting thread runs at most
 // kAhead past what the reader released (further only when the reader asks for more: one event
 // larger than that, or a batch of views not yet released), and released pages are given back.
@@ -480,7 +535,7 @@ class DecryptedFile final : public Source, Output {
 
   // `map` from reserve_space(size, map_len); the source unmaps it.
   DecryptedFile(std::unique_ptr<Source> in, const KeyRing& keys, std::uint64_t size, std::uint8_t* map, std::size_t map_len)
-      : in_(std::move(in)), dec_(*in_, keys, *this), size_(size), map_(map), map_len_(map_len) {
+      : in_(std::move(in)), fill_(*this), dec_(fill_, keys, *this), size_(size), map_(map), map_len_(map_len) {
     if (map_ != nullptr) {
       const auto addr = reinterpret_cast<std::uintptr_t>(map_);
       base_ = map_ + ((kPage - addr % kPage) % kPage);
@@ -524,6 +579,39 @@ class DecryptedFile final : public Source, Output {
   std::uint64_t raw_size() const override { return in_->raw_size(); }
 
  private:
+  static constexpr std::size_t kFill = 128 << 10;  // read from the file at a time: decrypted while in the cache
+
+  // The decryptor's input, on the decrypting thread: the file's bytes read (pread, not mapped)
+  // straight into the output memory at their own offsets, a step ahead of the decryptor, which
+  // then decrypts each event in place (its input is its output).
+  class Fill final : public Source {
+   public:
+    explicit Fill(DecryptedFile& f) : f_(f) {}
+    Bytes window(std::uint64_t off, std::size_t n) override {
+      if (off >= f_.size_) return {};
+      if (n > f_.size_ - off) n = static_cast<std::size_t>(f_.size_ - off);
+      if (off + n > filled_ && !ended_) {
+        const std::uint64_t to = std::min(f_.size_, std::max(off + n, filled_ + kFill));
+        const std::size_t want = static_cast<std::size_t>(to - filled_);
+        const std::size_t got = f_.in_->read_at(filled_, f_.base_ + filled_, want);
+        filled_ += got;
+        if (got < want) ended_ = true;  // cut short since it was opened, or an I/O error
+      }
+      if (off >= filled_) return {};
+      return {f_.base_ + off, static_cast<std::size_t>(std::min<std::uint64_t>(n, filled_ - off))};
+    }
+    void release(std::uint64_t) override {}  // the reader's releases are what count
+    std::optional<std::uint64_t> size() const override { return f_.size_; }
+    std::uint64_t raw_position() const override { return filled_; }
+    std::uint64_t raw_size() const override { return f_.size_; }
+    std::uint64_t filled() const { return filled_; }
+
+   private:
+    DecryptedFile& f_;
+    std::uint64_t filled_ = 0;  // the file's bytes are in the output memory up to here
+    bool ended_ = false;
+  };
+
   // Output, on the decrypting thread: the bytes go where they were in the input.
   std::uint8_t* reserve(std::size_t k) override {
     std::uint8_t* p = base_ + out_;
@@ -576,13 +664,15 @@ class DecryptedFile final : public Source, Output {
   }
 
   // Before each step: the whole pages the reader released are moved (mremap: page tables only,
-  // no copy) to just ahead of where the output goes, so that after the first few MiB the kernel
-  // neither faults in nor clears a page of the output (clearing fresh pages was 13% of an
-  // encrypted verify's time); released pages beyond those needed go back to the kernel.
+  // no copy) to just ahead of where the file is read to, so that after the first few MiB the
+  // kernel neither faults in nor clears a page of the output (clearing fresh pages was 13% of an
+  // encrypted verify's time); released pages beyond those needed go back to the kernel. A page
+  // the file was read into is never replaced.
   void recycle() {
     const std::uint64_t rel = released_.load(std::memory_order_acquire) / kPage;
     if (rel <= free_) return;
-    const std::uint64_t cur = out_ / kPage;
+    const std::uint64_t front = std::max(out_, fill_.filled());
+    const std::uint64_t cur = front == 0 ? 0 : (front - 1) / kPage;
     const std::uint64_t last = (size_ + kPage - 1) / kPage;
     backed_ = std::max(backed_, cur + 1);
     while (remap_ && free_ < rel && backed_ < std::min(cur + 1 + kSpare, last)) {
@@ -615,11 +705,14 @@ class DecryptedFile final : public Source, Output {
     if (dec_.failed()) {
       message_ = dec_.message();
       read_error_ = DecodeError{Errc::decrypt_failed, dec_.fail_at(), message_.c_str()};
+    } else if (in_->read_error().code != Errc::ok) {
+      read_error_ = in_->read_error();
     }
     publish(true);  // read_error_ is written before finished_ is set, read after it is seen
   }
 
   std::unique_ptr<Source> in_;
+  Fill fill_;
   EventDecryptor dec_;
   const std::uint64_t size_;
   std::uint8_t* map_ = nullptr;

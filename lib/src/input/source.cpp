@@ -22,7 +22,8 @@ constexpr std::uint64_t kDropBehind = 1ull << 20;  // madvise(DONTNEED) granular
 // ---- memory-mapped regular file -------------------------------------------------------------
 class MappedSource final : public Source {
  public:
-  MappedSource(int fd, std::uint64_t size) : size_(size) {
+  // Takes `fd` (kept open for read_at()).
+  MappedSource(int fd, std::uint64_t size) : fd_(fd), size_(size) {
     if (size_ == 0) return;
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap");
@@ -31,6 +32,7 @@ class MappedSource final : public Source {
   }
   ~MappedSource() override {
     if (base_ != nullptr) ::munmap(const_cast<std::uint8_t*>(base_), size_);
+    ::close(fd_);
   }
   MappedSource(const MappedSource&) = delete;
   MappedSource& operator=(const MappedSource&) = delete;
@@ -75,11 +77,29 @@ class MappedSource final : public Source {
     const std::uint64_t to = std::min<std::uint64_t>(size_, off + n) / page * page;
     if (to > from) ::madvise(const_cast<std::uint8_t*>(base_) + from, to - from, MADV_DONTNEED);
   }
+  std::size_t read_at(std::uint64_t off, std::uint8_t* dst, std::size_t n) override {
+    if (off >= size_) return 0;
+    if (n > size_ - off) n = static_cast<std::size_t>(size_ - off);  // the size it was opened at
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd_, dst + got, n - got, static_cast<off_t>(off + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        if (read_error_.code == Errc::ok) read_error_ = DecodeError{Errc::io_error, off + got, "read failed"};
+        break;
+      }
+      if (r == 0) break;  // cut short since it was opened
+      got += static_cast<std::size_t>(r);
+    }
+    pos_ = std::max(pos_, off + got);
+    return got;
+  }
   std::optional<std::uint64_t> size() const override { return size_; }
   std::uint64_t raw_position() const override { return pos_; }
   std::uint64_t raw_size() const override { return size_; }
 
  private:
+  int fd_ = -1;
   bool populate_ = true;
   const std::uint8_t* base_ = nullptr;
   std::uint64_t size_ = 0;
@@ -389,6 +409,17 @@ Compression sniff(const std::uint8_t* p, std::size_t n) {
 
 }  // namespace
 
+std::size_t Source::read_at(std::uint64_t off, std::uint8_t* dst, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n) {
+    Bytes w = window(off + got, n - got);
+    if (w.empty()) break;
+    std::memcpy(dst + got, w.data(), w.size());
+    got += w.size();
+  }
+  return got;
+}
+
 std::unique_ptr<ByteStream> decompress_stream(std::unique_ptr<ByteStream> in, Compression c) {
   switch (c) {
     case Compression::gzip: return std::make_unique<GzipStream>(std::move(in));
@@ -455,9 +486,12 @@ std::unique_ptr<Source> open_source(const std::string& path, const OpenOptions& 
   }
   const bool regular = S_ISREG(st.st_mode);
   if (c == Compression::none && regular && opts.allow_mmap && !is_stdin) {
-    auto src = std::make_unique<MappedSource>(fd, static_cast<std::uint64_t>(st.st_size));
-    ::close(fd);
-    return src;
+    try {
+      return std::make_unique<MappedSource>(fd, static_cast<std::uint64_t>(st.st_size));
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
   }
   auto fds = std::make_unique<FdStream>(fd, !is_stdin, std::move(head));
   std::uint64_t raw = regular ? static_cast<std::uint64_t>(st.st_size) : 0;
