@@ -379,6 +379,7 @@ class Fetcher {
     if (o_.observer != nullptr) o_.observer->on_file(name);
     cur_.src->append(Bytes(kMagic, 4));
     put(Bytes(kMagic, 4));
+    write_out();  // a reader of the directory (serve) never meets the file empty
   }
 
   void put(Bytes b) {

@@ -546,6 +546,8 @@ Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first)
     }
   }
   if (pread_ != nullptr && feed_) pread_->set_tail(feed_.get(), log_name_);
+  // fetch --stop-never has made the newest file and not written its magic yet: not an error.
+  if (pread_ != nullptr && !compressed_ && pread_->current_size() < 4 && !has_successor()) return Open::not_yet;
   StreamOptions so;
   so.resync = false;
   stream_ = std::make_unique<EventStream>(*src_, log_name_, fsink_, so);

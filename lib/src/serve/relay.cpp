@@ -366,6 +366,8 @@ bool RelayTail::take_event(Replica& r, const Key& k) {
   while (fc_.can_pop(r.path) && !r.q.empty()) {
     const std::uint64_t now = clock_();
     if (!defect && r.q.front().key > k) {
+      // The replica is still in an earlier file (at its end, or its magic): the file first.
+      if (r.q.front().key.file != k.file || k.pos < 4) return false;
       // The queue starts after the replica's position (events it never got): the stream is
       // broken, the replica reads the files and is fed again once it reaches the tail.
       fc_.release_path(now, r.path);
@@ -417,7 +419,8 @@ Bytes RelayTail::window(std::uint32_t id, const std::string& file, std::uint64_t
     return {r.held->data.get() + r.held_offset + at, std::min<std::size_t>(n, r.held_size - at)};
   }
   if (f == std::numeric_limits<std::uint32_t>::max()) return {};
-  if (r.held && k < r.held_key) return {};  // looking back (a header walk): the file has it
+  // Looking back (a file read again up to where it stopped, a header walk): the file has it.
+  if ((r.held && k < r.held_key) || (r.asked_valid && k < r.asked)) return {};
   r.asked = k;
   r.asked_valid = true;
   ack(r);
