@@ -36,7 +36,7 @@ struct ServeArgs {
   unsigned max_connections = 64;
   KeyArgs keys;
   // --upstream: the relay
-  std::string upstream, result_dir, policy = "doc", quota = "16M", timeline;
+  std::string upstream, result_dir, policy = "doc", quota = "16M", timeline, plot;
   RemoteArgs up;  // --upstream-user, --upstream-password, --upstream-socket, --upstream-ssl-*
   double hard_limit_ratio = 1.5, path_pause = 0.20, path_resume = 0.10, area_pause = 0.80, area_resume = 0.50;
 };
@@ -57,6 +57,7 @@ void setup_relay(ServeArgs& a, ServeOptions& o) {
   if (a.upstream.empty()) {
     if (!a.result_dir.empty()) throw CLI::ValidationError("--result-dir", "goes with --upstream");
     if (!a.timeline.empty()) throw CLI::ValidationError("--timeline", "needs --upstream");
+    if (!a.plot.empty()) throw CLI::ValidationError("--plot", "needs --upstream");
     if (a.inputs.empty()) throw CLI::RequiredError("files");
     return;
   }
@@ -108,6 +109,9 @@ void setup_relay(ServeArgs& a, ServeOptions& o) {
   o.relay.policy = ro.policy;
   o.relay.thresholds = ro.thresholds;
   o.timeline = a.timeline;
+  o.plot = a.plot;
+  for (const std::string* p : {&a.timeline, &a.plot})
+    if (*p == "-") throw CLI::ValidationError(p == &a.timeline ? "--timeline" : "--plot", "needs a file name");
 #endif
 }
 #endif
@@ -268,6 +272,9 @@ void setup_serve(CLI::App& app, int& exit_code) {
       ->group(relay);
   sub->add_option("--area-resume", a->area_resume, "Read it again below this fraction (default 0.50)")->group(relay);
   sub->add_option("--timeline", a->timeline, "JSON Lines of the tail's flow-control actions and samples (replay's format)")
+      ->group(relay);
+  sub->add_option("--plot", a->plot, "SVG of the tail's memory against its thresholds, written when serve stops "
+                                     "(replay's plot)")
       ->group(relay);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }

@@ -80,6 +80,7 @@ struct ServeOptions {
   std::function<void()> upstream_stop;
   RelaySettings relay;
   std::string timeline;  // --timeline: the relay's actions and samples, replay's JSON Lines
+  std::string plot;      // --plot FILE.svg: replay's plot of the tail, written when serve stops
 };
 
 // Listens, prints `binlogctl serve: listening on ADDR:PORT` (and/or `... on SOCKET`) on `err`,

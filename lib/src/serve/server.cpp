@@ -436,49 +436,186 @@ class StatusReporter {
   bool warned_ = false;
 };
 
-// --timeline: the relay's engine actions and a sample per tick, in replay's JSON Lines.
-class RelayTimeline {
+// --timeline and --plot: the relay's engine actions and a sample per tick, in replay's JSON Lines
+// (JsonlTimelineWriter) and through replay's plot (write_plot_svg), the same code.
+class RelayRecorder {
  public:
-  RelayTimeline(RelayTail& relay, std::ostream& out) : relay_(relay), w_(out) {}
+  RelayRecorder(RelayTail& relay, const ServeOptions& o, std::ostream* timeline)
+      : relay_(relay), o_(o), plot_(!o.plot.empty()) {
+    if (timeline != nullptr) w_ = std::make_unique<JsonlTimelineWriter>(*timeline);
+  }
+
   void flush() {
-    for (const RelayRecord& rec : relay_.take_records()) {
+    const std::vector<RelayRecord> recs = relay_.take_records();
+    const RelayStatus s = relay_.status();
+    const std::uint64_t now = relay_.now_us();
+    std::uint64_t interval_max = s.pending;
+    for (const RelayRecord& rec : recs) {
       const FlowAction& a = rec.action;
-      TimelineAction t;
-      t.time_us = rec.time_us;
-      t.kind = to_string(a.kind);
-      t.area = 0;
+      interval_max = std::max({interval_max, rec.area_pending, a.area_pending});
       std::string path;
       if (rec.replica != kNoPath) path = fmt::format("replica{}", rec.replica);
-      t.path = path;
-      t.epoch = a.epoch;
-      t.seq = a.seq;
-      t.count = a.count;
-      t.bytes = a.bytes;
-      t.area_pending = rec.area_pending;
-      t.pending_before = a.area_pending;
-      if (a.kind == ActionKind::reset || a.kind == ActionKind::drop_marker) t.detail = to_string(a.cause);
-      w_.action(t);
+      if (w_) {
+        TimelineAction t;
+        t.time_us = rec.time_us;
+        t.kind = to_string(a.kind);
+        t.area = 0;
+        t.path = path;
+        t.epoch = a.epoch;
+        t.seq = a.seq;
+        t.count = a.count;
+        t.bytes = a.bytes;
+        t.area_pending = rec.area_pending;
+        t.pending_before = a.area_pending;
+        if (a.kind == ActionKind::reset || a.kind == ActionKind::drop_marker) t.detail = to_string(a.cause);
+        w_->action(t);
+      }
+      if (plot_ && a.kind != ActionKind::reset && marks_.size() < 100000)
+        marks_.push_back(ReplayMark{rec.time_us, a.kind, 0, rec.replica == kNoPath ? kNoPath : rec.replica, a.area_pending});
     }
-    const RelayStatus s = relay_.status();
-    std::vector<std::string> names;
-    std::vector<TimelinePathSample> paths;
-    names.reserve(s.replicas.size());
-    for (const RelayReplicaStatus& r : s.replicas) names.push_back(fmt::format("replica{}", r.id));
-    for (std::size_t i = 0; i < s.replicas.size(); ++i)
-      paths.push_back(TimelinePathSample{names[i], s.replicas[i].queue_bytes, s.replicas[i].paused});
-    TimelineSample t;
-    t.time_us = relay_.now_us();
-    t.pending = s.pending;
-    t.resident = s.held_bytes;
-    t.delivered = s.bytes;
-    t.paused = s.paused;
-    t.paths = paths;
-    w_.sample(t);
+    if (w_) {
+      std::vector<std::string> names;
+      std::vector<TimelinePathSample> paths;
+      names.reserve(s.replicas.size());
+      for (const RelayReplicaStatus& r : s.replicas) names.push_back(fmt::format("replica{}", r.id));
+      for (std::size_t i = 0; i < s.replicas.size(); ++i)
+        paths.push_back(TimelinePathSample{names[i], s.replicas[i].queue_bytes, s.replicas[i].paused});
+      TimelineSample t;
+      t.time_us = now;
+      t.pending = s.pending;
+      t.resident = s.held_bytes;
+      t.delivered = s.bytes;
+      t.paused = s.paused;
+      t.paths = paths;
+      w_->sample(t);
+    }
+    if (!plot_) return;
+    last_ = s;
+    if (s.counters.peak_pending > peak_) {
+      peak_ = s.counters.peak_pending;
+      peak_time_ = now;
+    }
+    time_.push_back(now);
+    area_.push_back(s.pending);
+    area_max_.push_back(interval_max);
+    for (const RelayReplicaStatus& r : s.replicas) {
+      if (r.id >= path_.size()) {
+        path_.resize(r.id + 1);
+        path_max_.resize(r.id + 1);
+      }
+    }
+    for (std::size_t p = 0; p < path_.size(); ++p) {
+      std::uint64_t v = 0, m = 0;
+      for (const RelayReplicaStatus& r : s.replicas)
+        if (r.id == p) v = r.queue_bytes, m = r.peak_queue_bytes;
+      path_[p].resize(time_.size() - 1, 0);
+      path_max_[p].resize(time_.size() - 1, 0);
+      path_[p].push_back(v);
+      path_max_[p].push_back(std::max(v, m > peak_path_seen_(p) ? m : v));
+      peak_path_[p] = std::max(peak_path_[p], m);
+    }
+    if (time_.size() >= 20000) halve();  // at most 20000 samples: pairs merged by their maximum
+  }
+
+  // The SVG, beside its target then renamed; false (with the reason) when it cannot be written.
+  bool write_plot(std::string& error) {
+    if (!plot_) return true;
+    ReplayResult r;
+    r.policy = o_.relay.policy;
+    r.thresholds = o_.relay.thresholds;
+    r.quota = last_.quota;
+    r.hard_limit = last_.hard_limit_bytes;
+    r.end_time_us = time_.empty() ? 0 : time_.back();
+    r.source_events = last_.events;
+    r.source_bytes = last_.bytes;
+    AreaStats a;
+    a.peak_memory = peak_;
+    a.peak_time_us = peak_time_;
+    r.areas.push_back(a);
+    r.peak_memory = peak_;
+    for (std::size_t p = 0; p < path_.size(); ++p) {
+      PathStats ps;
+      ps.name = fmt::format("replica{}", p);
+      r.paths.push_back(ps);
+    }
+    ReplaySeries& sr = r.series;
+    sr.time_us = time_;
+    sr.area_pending = {area_};
+    sr.area_max = {area_max_};
+    std::vector<std::uint32_t> order;
+    for (std::size_t p = 0; p < path_.size(); ++p) order.push_back(static_cast<std::uint32_t>(p));
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return peak_path_[x] > peak_path_[y]; });
+    if (order.size() > 6) order.resize(6);
+    for (std::uint32_t p : order) {
+      sr.top_paths.push_back(p);
+      std::vector<std::uint64_t> v = path_[p], m = path_max_[p];
+      v.resize(time_.size(), 0);
+      m.resize(time_.size(), 0);
+      sr.path_pending.push_back(std::move(v));
+      sr.path_max.push_back(std::move(m));
+    }
+    for (const ReplayMark& mk : marks_) {
+      ReplayMark x = mk;
+      if (x.path != kNoPath && x.path >= r.paths.size()) x.path = kNoPath;
+      sr.marks.push_back(x);
+    }
+    PlotOptions po;
+    po.title = fmt::format("serve --upstream --policy {} --quota {} --hard-limit-ratio {} --path-pause {} --path-resume {} "
+                           "--area-pause {} --area-resume {}",
+                           to_string(r.policy), r.quota, r.thresholds.hard_limit_ratio, r.thresholds.path_pause,
+                           r.thresholds.path_resume, r.thresholds.area_pause, r.thresholds.area_resume);
+    const std::string tmp = o_.plot + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) {
+        error = fmt::format("--plot {}: {}", tmp, std::strerror(errno));
+        return false;
+      }
+      write_plot_svg(out, r, po);
+      out.flush();
+      if (!out) {
+        error = fmt::format("--plot {}: cannot write", tmp);
+        std::remove(tmp.c_str());
+        return false;
+      }
+    }
+    if (std::rename(tmp.c_str(), o_.plot.c_str()) != 0) {
+      error = fmt::format("--plot {}: {}", o_.plot, std::strerror(errno));
+      std::remove(tmp.c_str());
+      return false;
+    }
+    return true;
   }
 
  private:
+  std::uint64_t peak_path_seen_(std::size_t p) {
+    if (p >= peak_path_.size()) peak_path_.resize(p + 1, 0);
+    return peak_path_[p];
+  }
+  template <class V>
+  static void halve_vec(V& v) {
+    V out;
+    for (std::size_t i = 0; i < v.size(); i += 2) out.push_back(i + 1 < v.size() ? std::max(v[i], v[i + 1]) : v[i]);
+    v.swap(out);
+  }
+  void halve() {
+    halve_vec(time_);
+    halve_vec(area_);
+    halve_vec(area_max_);
+    for (auto& v : path_) halve_vec(v);
+    for (auto& v : path_max_) halve_vec(v);
+  }
+
   RelayTail& relay_;
-  JsonlTimelineWriter w_;
+  const ServeOptions& o_;
+  bool plot_;
+  std::unique_ptr<JsonlTimelineWriter> w_;
+  RelayStatus last_;
+  std::uint64_t peak_ = 0, peak_time_ = 0;
+  std::vector<std::uint64_t> time_, area_, area_max_;
+  std::vector<std::vector<std::uint64_t>> path_, path_max_;
+  std::vector<std::uint64_t> peak_path_;
+  std::vector<ReplayMark> marks_;
 };
 
 }  // namespace
@@ -599,15 +736,16 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
     ctx.settings.poll_interval = std::min(ctx.settings.poll_interval, std::chrono::milliseconds(20));
   }
   std::ofstream timeline_out;
-  std::unique_ptr<RelayTimeline> timeline;
+  std::unique_ptr<RelayRecorder> timeline;
   if (relay && !o.timeline.empty()) {
     timeline_out.open(o.timeline, std::ios::binary | std::ios::trunc);
     if (!timeline_out) {
       fmt::print(err, "binlogctl serve: --timeline {}: {}\n", o.timeline, std::strerror(errno));
       return 2;
     }
-    timeline = std::make_unique<RelayTimeline>(*relay, timeline_out);
   }
+  if (relay && (!o.timeline.empty() || !o.plot.empty()))
+    timeline = std::make_unique<RelayRecorder>(*relay, o, o.timeline.empty() ? nullptr : &timeline_out);
 
   fmt::print(err, "binlogctl serve: listening on {}\n", fmt::join(where, " and "));
   std::fflush(err);
@@ -688,12 +826,18 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
   for (int l : listeners) ::close(l);
   if (!o.socket_path.empty()) ::unlink(o.socket_path.c_str());
   for (Connection& c : conns) c.thread.join();
+  int rc = 0;
   if (timeline) {
     timeline->flush();
     timeline_out.flush();
+    std::string perr;
+    if (!timeline->write_plot(perr)) {
+      fmt::print(err, "binlogctl serve: {}\n", perr);
+      rc = 2;
+    }
   }
   if (want_status) status.report(false);
-  return 0;
+  return rc;
 }
 
 }  // namespace binlogctl
