@@ -94,11 +94,7 @@ void RelayTail::on_file(const std::string& name) {
   std::lock_guard lock(mu_);
   cur_file_ = file_index(name, true);
   have_file_ = true;
-  const Key start{cur_file_, 4};
-  if (end_ != start) {
-    for (Replica& r : replicas_) r.fed = false;  // the stream does not go on where it was
-  }
-  end_ = start;
+  end_ = Key{cur_file_, 4};  // the stream goes on there (after the previous file's ROTATE)
 }
 
 void RelayTail::on_event(const std::string& file, std::uint64_t pos, Bytes raw) {
