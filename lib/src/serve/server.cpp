@@ -528,6 +528,16 @@ class RelayRecorder {
     r.end_time_us = time_.empty() ? 0 : time_.back();
     r.source_events = last_.events;
     r.source_bytes = last_.bytes;
+    r.pauses = last_.counters.pauses;
+    r.resumes = last_.counters.resumes;
+    for (const RelayReplicaStatus& x : last_.replicas) {
+      r.pauses += x.counters.pauses;
+      r.resumes += x.counters.resumes;
+      r.delivered += x.tail_events;
+    }
+    r.circuit_breaks = last_.counters.circuit_breaks;
+    r.releases = last_.counters.releases;
+    r.resets = last_.counters.resets;
     AreaStats a;
     a.peak_memory = peak_;
     a.peak_time_us = peak_time_;
