@@ -334,7 +334,7 @@ def main():
         check(rc == 0, f"serve after SIGTERM: exit {rc}")
         svg = open(plot, "rb").read() if os.path.exists(plot) else b""
         check(svg.startswith(b"<svg") or b"<svg" in svg[:200], f"--plot: {plot} is not an SVG ({len(svg)} bytes)")
-        check(b"replica" in svg and b"pause" in svg, "--plot: the SVG names no replica or no pause")
+        check(b"pause" in svg and b"circuit_break" in svg, "--plot: the SVG shows no pause or no circuit break")
         err = open(errlog, "rb").read().decode(errors="replace")
         check("runtime error" not in err and "AddressSanitizer" not in err, f"serve's stderr: {err[-1500:]}")
         serve = None
