@@ -1,7 +1,11 @@
 // binlogctl serve: options -> binlogctl::run_serve (the archive served to replicas and CDC
 // clients over the replication protocol; needs OpenSSL).
 #ifdef BINLOGCTL_HAVE_SERVE
+#include <binlogctl/replay.h>
 #include <binlogctl/serve.h>
+#endif
+#ifdef BINLOGCTL_HAVE_REMOTE
+#include <binlogctl/fetch.h>
 #endif
 
 #include <unistd.h>
@@ -31,6 +35,10 @@ struct ServeArgs {
   std::string status_file;
   unsigned max_connections = 64;
   KeyArgs keys;
+  // --upstream: the relay
+  std::string upstream, result_dir, policy = "doc", quota = "16M", timeline, plot;
+  RemoteArgs up;  // --upstream-user, --upstream-password, --upstream-socket, --upstream-ssl-*
+  double hard_limit_ratio = 1.5, path_pause = 0.20, path_resume = 0.10, area_pause = 0.80, area_resume = 0.50;
 };
 
 #ifdef BINLOGCTL_HAVE_SERVE
@@ -42,6 +50,72 @@ std::chrono::milliseconds seconds_option(double s, const char* name) {
 }
 #endif
 
+#ifdef BINLOGCTL_HAVE_SERVE
+// --upstream HOST[:PORT] --result-dir DIR: fetch --stop-never into DIR on a thread, the relay's
+// engine configured as replay's options name it.
+void setup_relay(ServeArgs& a, ServeOptions& o) {
+  if (a.upstream.empty()) {
+    if (!a.result_dir.empty()) throw CLI::ValidationError("--result-dir", "goes with --upstream");
+    if (!a.timeline.empty()) throw CLI::ValidationError("--timeline", "needs --upstream");
+    if (!a.plot.empty()) throw CLI::ValidationError("--plot", "needs --upstream");
+    if (a.inputs.empty()) throw CLI::RequiredError("files");
+    return;
+  }
+  if (!a.inputs.empty())
+    throw CLI::ValidationError("--upstream", "serves the directory --result-dir that it fetches into: give no FILES");
+  if (a.result_dir.empty()) throw CLI::ValidationError("--upstream", "needs --result-dir DIR");
+  if (!a.keys.key_files.empty()) throw CLI::ValidationError("--key-file", "the upstream sends its events decrypted: no key file with --upstream");
+#ifndef BINLOGCTL_HAVE_REMOTE
+  throw CLI::ValidationError("--upstream", "this binlogctl was built without libmariadb (MariaDB Connector/C): it cannot read from a server");
+#else
+  RemoteOptions& r = a.up.opts;
+  const std::size_t colon = a.upstream.rfind(':');
+  r.host = a.upstream;
+  if (colon != std::string::npos && a.upstream.find(':') == colon) {  // HOST:PORT (not an IPv6 address)
+    const std::string port = a.upstream.substr(colon + 1);
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(port.c_str(), &end, 10);
+    if (port.empty() || *end != '\0' || v == 0 || v > 65535)
+      throw CLI::ValidationError("--upstream", a.upstream + ": the port must be 1 to 65535");
+    r.host = a.upstream.substr(0, colon);
+    r.port = static_cast<unsigned>(v);
+  }
+  if (r.host.empty()) throw CLI::ValidationError("--upstream", "names no host");
+  r.stop_never = true;
+  r.notices = stderr;
+  a.up.resolve();
+  FetchOptions f;
+  f.remote = r;
+  f.result_dir = a.result_dir;
+  o.inputs = {a.result_dir};
+  o.upstream = [f](FetchObserver& obs) {
+    FetchOptions mine = f;
+    mine.observer = &obs;
+    return run_fetch(mine, stdout, stderr);
+  };
+  o.upstream_stop = [] { request_fetch_stop(); };
+  // The engine's options, checked as replay checks them.
+  ReplayOptions ro;
+  if (!parse_policy(a.policy, ro.policy)) throw CLI::ValidationError("--policy", "doc|ticdc|none|blocking");
+  auto q = parse_bytes(a.quota);
+  if (!q || *q == 0) throw CLI::ValidationError("--quota", "expected BYTES with an optional K/M/G suffix, from 1 to 1048576G");
+  ro.thresholds.quota = *q;
+  ro.thresholds.hard_limit_ratio = a.hard_limit_ratio;
+  ro.thresholds.path_pause = a.path_pause;
+  ro.thresholds.path_resume = a.path_resume;
+  ro.thresholds.area_pause = a.area_pause;
+  ro.thresholds.area_resume = a.area_resume;
+  if (std::string bad = validate_replay_options(ro); !bad.empty()) throw CLI::ValidationError(bad);
+  o.relay.policy = ro.policy;
+  o.relay.thresholds = ro.thresholds;
+  o.timeline = a.timeline;
+  o.plot = a.plot;
+  for (const std::string* p : {&a.timeline, &a.plot})
+    if (*p == "-") throw CLI::ValidationError(p == &a.timeline ? "--timeline" : "--plot", "needs a file name");
+#endif
+}
+#endif
+
 int run(ServeArgs& a) {
 #ifndef BINLOGCTL_HAVE_SERVE
   (void)a;
@@ -49,6 +123,7 @@ int run(ServeArgs& a) {
 #else
   ServeOptions o;
   o.inputs = a.inputs;
+  setup_relay(a, o);
   o.keys = a.keys.load();
   o.bind = a.bind;
   if (a.port_option->count() > 0 || a.bind_option->count() > 0 || a.socket.empty()) o.port = a.port;
@@ -114,7 +189,7 @@ void setup_serve(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* sub = app.add_subcommand(
       "serve", "Serve binlog files to replicas and CDC clients over the replication protocol, every event verified");
-  sub->add_option("files", a->inputs, "Binlog files, index files or directories to serve (.gz/.zst too)")->required();
+  sub->add_option("files", a->inputs, "Binlog files, index files or directories to serve (.gz/.zst too)");
   const char* net = "Listening";
   a->bind_option = sub->add_option("--bind", a->bind, "The address to listen on (default 127.0.0.1)")->group(net);
   a->port_option = sub->add_option("--port", a->port,
@@ -157,6 +232,50 @@ void setup_serve(CLI::App& app, int& exit_code) {
                   "Keep the replicas' status in this JSON file (rewritten every --status-interval, else every second)")
       ->group(repl);
   add_key_options(*sub, a->keys);
+  const char* relay = "Relay (--upstream)";
+  sub->add_option("--upstream", a->upstream,
+                  "HOST[:PORT] of a live primary: fetch --stop-never copies its binlogs into --result-dir and serve "
+                  "serves that directory, the replicas near the live end from one shared in-memory tail")
+      ->group(relay);
+  sub->add_option("--result-dir", a->result_dir, "The directory the upstream's binlogs are fetched into (made if missing)")
+      ->group(relay);
+  sub->add_option("--upstream-user", a->up.opts.user, "The user on the upstream (REPLICATION SLAVE, BINLOG MONITOR)")
+      ->group(relay);
+  a->up.password_option = sub->add_flag(std::string("--upstream-password{") + password_prompt_marker() + "}",
+                                        a->up.password,
+                                        "--upstream-password=PASSWORD, or alone to be asked on the terminal "
+                                        "(default: MYSQL_PWD)")
+                              ->group(relay);
+  sub->add_option("--upstream-socket", a->up.opts.socket, "The upstream's unix socket (instead of HOST[:PORT])")
+      ->group(relay);
+  sub->add_option("--upstream-ssl-mode", a->up.opts.ssl_mode,
+                  "DISABLED, PREFERRED (default), REQUIRED, VERIFY_CA, VERIFY_IDENTITY")
+      ->check(CLI::IsMember({"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"}, CLI::ignore_case))
+      ->group(relay);
+  sub->add_option("--upstream-ssl-ca", a->up.opts.ssl_ca, "Certificate authorities to trust for the upstream")
+      ->group(relay);
+  sub->add_option("--upstream-ssl-cert", a->up.opts.ssl_cert, "Client certificate for the upstream")->group(relay);
+  sub->add_option("--upstream-ssl-key", a->up.opts.ssl_key, "Client private key for the upstream")->group(relay);
+  sub->add_option("--connection-server-id", a->up.opts.server_id,
+                  "The replica server id fetch reads the upstream under (default: one made from the process id)")
+      ->group(relay);
+  sub->add_option("--policy", a->policy, "Flow-control policy of the tail: doc (default), ticdc, none, blocking")
+      ->check(CLI::IsMember({"doc", "ticdc", "none", "blocking"}))
+      ->group(relay);
+  sub->add_option("--quota", a->quota, "Memory quota of the tail (BYTES, K/M/G suffixes; default 16M)")->group(relay);
+  sub->add_option("--hard-limit-ratio", a->hard_limit_ratio, "Circuit breaker at this multiple of the quota (default 1.5)")
+      ->group(relay);
+  sub->add_option("--path-pause", a->path_pause, "Stop feeding a replica's queue at this fraction of the quota (default 0.20)")
+      ->group(relay);
+  sub->add_option("--path-resume", a->path_resume, "Feed it again below this fraction (default 0.10)")->group(relay);
+  sub->add_option("--area-pause", a->area_pause, "Stop reading the upstream at this fraction of the quota (default 0.80)")
+      ->group(relay);
+  sub->add_option("--area-resume", a->area_resume, "Read it again below this fraction (default 0.50)")->group(relay);
+  sub->add_option("--timeline", a->timeline, "JSON Lines of the tail's flow-control actions and samples (replay's format)")
+      ->group(relay);
+  sub->add_option("--plot", a->plot, "SVG of the tail's memory against its thresholds, written when serve stops "
+                                     "(replay's plot)")
+      ->group(relay);
   sub->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

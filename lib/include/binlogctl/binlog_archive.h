@@ -118,6 +118,8 @@ class DumpCursor {
   // A HEARTBEAT_LOG_EVENT (type 27) for the current file and position, checksummed as the replica
   // asked; valid until the next call.
   virtual Bytes heartbeat() = 0;
+  // serve --upstream: its replica id in the relay (relay.h), for the status.
+  virtual std::optional<std::uint32_t> relay_replica() const { return std::nullopt; }
 };
 
 // SELECT binlog_gtid_pos('FILE', POS): the MariaDB GTID position at that point of the archive (the
@@ -130,5 +132,10 @@ bool binlog_gtid_pos(BinlogArchive& archive, const std::string& file, std::uint6
 // is not an event boundary, a GTID not in the archive, ...), as `error`.
 std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const ServeDumpRequest& req,
                                         std::string& error);
+// The same, for serve --upstream: the cursor is a replica of `relay` (relay.h), which hands it
+// the events of the live end from memory while it is near it (the files otherwise).
+class RelayTail;
+std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const ServeDumpRequest& req,
+                                        std::string& error, RelayTail* relay);
 
 }  // namespace binlogctl

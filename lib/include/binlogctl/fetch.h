@@ -15,6 +15,7 @@
 // server for the rest from that position.
 #pragma once
 
+#include <binlogctl/fetch_observer.h>
 #include <binlogctl/output.h>
 #include <binlogctl/remote.h>
 #include <binlogctl/verify.h>
@@ -33,6 +34,9 @@ struct FetchOptions {
   double fsync_interval = 1.0;
   OutputFormat format = OutputFormat::text;  // of the findings and the summary (as verify)
   VerifyConfig verify;
+  // Told of every file, event and write as they happen, and asked at each transaction boundary
+  // whether to go on (serve --upstream's relay); must outlive run_fetch.
+  FetchObserver* observer = nullptr;
 };
 
 // Runs until the server's current end (or, with remote.stop_never, until request_fetch_stop()),

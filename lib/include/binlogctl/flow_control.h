@@ -215,7 +215,16 @@ class FlowController {
   FlowController(Policy policy, const FlowThresholds& thresholds);
 
   std::uint32_t add_area();
+  // A new path, or the id of a removed one given again (with fresh state and counters).
   std::uint32_t add_path(std::uint32_t area);
+  // A driver whose consumers come and go (serve --upstream: a replica disconnects): the path's
+  // queued bytes are released with no marker and no reset (TiCDC's RemovePath), an open pause is
+  // closed, and the id may be given to the next add_path.
+  void remove_path(std::uint64_t now_us, std::uint32_t path);
+  // The deadlock release of one path (TiCDC's ReleasePath), for a driver whose producer blocks
+  // while the area is paused (no append comes to trip the breaker): its queue is discarded and
+  // the path resets, as a circuit break does; counted as a release.
+  void release_path(std::uint64_t now_us, std::uint32_t path);
 
   // A new stream for `path` starts at `start_seq` (sent by the upstream after a RESET).
   AppendStatus on_handshake(std::uint64_t now_us, std::uint32_t path, std::uint32_t epoch,
@@ -415,6 +424,7 @@ class FlowController {
   std::vector<PathState> paths_;
   std::vector<AreaState> areas_;
   std::vector<std::uint32_t> paused_paths_;
+  std::vector<std::uint32_t> free_paths_;  // removed, to be given again
   std::vector<FlowAction> actions_;
   std::vector<std::uint32_t> popped_;
   EngineFault fault_ = EngineFault::none;

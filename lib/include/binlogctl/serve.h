@@ -10,8 +10,11 @@
 // and a password is never logged.
 #pragma once
 
+#include <binlogctl/relay.h>
+
 #include <array>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -70,6 +73,14 @@ struct ServeOptions {
   std::string status_file;
   unsigned max_connections = 64;
   std::chrono::milliseconds write_timeout{60000};  // net_write_timeout
+  // serve --upstream (the relay, relay.h): `upstream` runs fetch --stop-never into inputs[0] (a
+  // directory) with the observer it is given, on a thread of its own, and returns fetch's exit
+  // status; `upstream_stop` asks it to stop (request_fetch_stop). Empty: serve the files only.
+  std::function<int(FetchObserver&)> upstream;
+  std::function<void()> upstream_stop;
+  RelaySettings relay;
+  std::string timeline;  // --timeline: the relay's actions and samples, replay's JSON Lines
+  std::string plot;      // --plot FILE.svg: replay's plot of the tail, written when serve stops
 };
 
 // Listens, prints `binlogctl serve: listening on ADDR:PORT` (and/or `... on SOCKET`) on `err`,

@@ -286,6 +286,7 @@ struct ReplicaInfo {
   std::string file;
   std::uint64_t position = 0;
   std::int64_t last_event_time = 0;
+  std::optional<std::uint32_t> relay_id;  // serve --upstream: its replica in the relay
 };
 
 // Shared by every connection of one server.

@@ -376,8 +376,10 @@ class Fetcher {
     if (fd < 0) throw_errno(p);
     start_file(name, fd);
     fsync_dir(dir_);
+    if (o_.observer != nullptr) o_.observer->on_file(name);
     cur_.src->append(Bytes(kMagic, 4));
     put(Bytes(kMagic, 4));
+    write_out();  // a reader of the directory (serve) never meets the file empty
   }
 
   void put(Bytes b) {
@@ -399,6 +401,7 @@ class Fetcher {
       n -= static_cast<std::size_t>(w);
     }
     cur_.buf.clear();
+    if (o_.observer != nullptr) o_.observer->on_written(cur_.name, cur_.size);
   }
 
   void sync_now() {
@@ -501,6 +504,7 @@ class Fetcher {
                        client_->label(), cur_.name, it.pos);
             std::fflush(err_);
           }
+          if (o_.observer != nullptr) o_.observer->on_event(cur_.name, cur_.size, it.raw);
           put(it.raw);
           backoff = 1;
           if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
@@ -514,6 +518,7 @@ class Fetcher {
             write_out();
             const auto now = std::chrono::steady_clock::now();
             if (o_.fsync_interval <= 0 || now - last_sync_ >= std::chrono::duration<double>(o_.fsync_interval)) sync_now();
+            if (o_.observer != nullptr && !o_.observer->at_boundary()) return 0;
           }
         }
       } catch (const RemoteError& e) {

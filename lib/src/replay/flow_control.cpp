@@ -158,11 +158,50 @@ std::uint32_t FlowController::add_area() {
 }
 
 std::uint32_t FlowController::add_path(std::uint32_t area) {
+  if (!free_paths_.empty()) {
+    const std::uint32_t id = free_paths_.back();
+    free_paths_.pop_back();
+    paths_[id] = PathState{};
+    paths_[id].area = area;
+    areas_[area].paths.push_back(id);
+    return id;
+  }
   const auto id = static_cast<std::uint32_t>(paths_.size());
   paths_.emplace_back();
   paths_.back().area = area;
   areas_[area].paths.push_back(id);
   return id;
+}
+
+void FlowController::remove_path(std::uint64_t now, std::uint32_t p) {
+  PathState& s = paths_[p];
+  AreaState& a = areas_[s.area];
+  a.pending -= s.pending;
+  a.exempt_pending -= s.oversized_pending;
+  if (s.paused) {
+    s.c.paused_us += now - s.paused_since;
+    std::erase(paused_paths_, p);
+  }
+  std::erase(a.paths, p);
+  const std::uint32_t area = s.area;
+  s = PathState{};
+  s.area = area;
+  free_paths_.push_back(p);
+  a.last_decrease = now;
+  settle_admission(a);
+  after_decrease(now, p);  // the area may resume
+}
+
+void FlowController::release_path(std::uint64_t now, std::uint32_t p) {
+  PathState& s = paths_[p];
+  if (s.broken || s.awaiting) return;
+  ++s.c.releases;
+  ++areas_[s.area].c.releases;
+  discard_queue(now, p, ActionKind::release_path);
+  if (!markers_) {
+    s.broken_by = ResetCause::release_path;
+    if (!s.awaiting) start_reset(now, p);
+  }
 }
 
 std::size_t FlowController::queued_events(std::uint32_t p) const noexcept {

@@ -296,11 +296,18 @@ PreadSource::~PreadSource() {
 
 std::uint64_t PreadSource::current_size() const {
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) return 0;
-  return static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t tail = tail_ != nullptr ? tail_->end_of(tail_name_) : 0;
+  if (::fstat(fd_, &st) != 0) return tail;
+  return std::max(tail, static_cast<std::uint64_t>(st.st_size));
 }
 
 Bytes PreadSource::window(std::uint64_t off, std::size_t n) {
+  if (tail_ != nullptr) {
+    if (Bytes b = tail_->window(tail_name_, off, n); !b.empty()) {
+      pos_ = std::max(pos_, off + b.size());
+      return b;
+    }
+  }
   if (off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
     return {buf_.data() + (off - buf_off_), n};
   }

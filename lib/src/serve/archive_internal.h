@@ -18,6 +18,17 @@
 
 namespace binlogctl::serve {
 
+// Where a reader may find bytes of a file before the file has them (serve --upstream's tail,
+// relay.h): one replica's view of it.
+class TailFeed {
+ public:
+  virtual ~TailFeed() = default;
+  // Bytes [off, off + n) of `log_name`, or empty (read the file); valid until the next call.
+  virtual Bytes window(const std::string& log_name, std::uint64_t off, std::size_t n) = 0;
+  // How far the tail holds `log_name` for this reader (0: nothing).
+  virtual std::uint64_t end_of(const std::string& log_name) = 0;
+};
+
 // A plain file read with pread() into one buffer (no mapping: a file that `fetch` truncates
 // when it resumes cannot fault the reader, and the resident memory is the buffer). The file may
 // grow while it is read: a window reaches as far as the file has bytes now. Optionally a gap:
@@ -30,6 +41,12 @@ class PreadSource final : public Source {
   PreadSource(const PreadSource&) = delete;
   PreadSource& operator=(const PreadSource&) = delete;
 
+  // Bytes the tail has for this file come from it (they equal the file's, which may not have
+  // them yet); `feed` must outlive the source.
+  void set_tail(TailFeed* feed, std::string log_name) {
+    tail_ = feed;
+    tail_name_ = std::move(log_name);
+  }
   void set_gap(std::uint64_t from, std::uint64_t to) {
     gap_from_ = from;
     gap_to_ = to;
@@ -54,6 +71,8 @@ class PreadSource final : public Source {
   std::uint64_t pos_ = 0;
   std::uint64_t gap_from_ = ~0ull;
   std::uint64_t gap_to_ = 0;
+  TailFeed* tail_ = nullptr;
+  std::string tail_name_;
 };
 
 bool is_compressed_path(const std::string& path);

@@ -36,6 +36,7 @@
 #include "archive_internal.h"
 
 #include <binlogctl/event_stream.h>
+#include <binlogctl/relay.h>
 #include <binlogctl/events.h>
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/verify.h>
@@ -228,10 +229,38 @@ const MariaGtid* find_domain(const std::vector<MariaGtid>& v, std::uint32_t doma
   return nullptr;
 }
 
+// A replica's view of the relay's tail.
+class RelayFeed final : public TailFeed {
+ public:
+  explicit RelayFeed(RelayTail& t) : t_(t), id_(t.open_replica()) {}
+  ~RelayFeed() override { t_.close_replica(id_); }
+  RelayFeed(const RelayFeed&) = delete;
+  RelayFeed& operator=(const RelayFeed&) = delete;
+  Bytes window(const std::string& log_name, std::uint64_t off, std::size_t n) override {
+    return t_.window(id_, log_name, off, n);
+  }
+  std::uint64_t end_of(const std::string& log_name) override { return t_.end_of(id_, log_name); }
+  std::uint32_t id() const { return id_; }
+
+ private:
+  RelayTail& t_;
+  std::uint32_t id_;
+};
+
 class Cursor final : public DumpCursor {
  public:
-  Cursor(Archive& arch, const DumpRequest& req)
-      : arch_(arch), req_(req), verifier_(stop_), fsink_(verifier_) {}
+  Cursor(Archive& arch, const DumpRequest& req, RelayTail* relay = nullptr)
+      : arch_(arch), req_(req), verifier_(stop_), fsink_(verifier_) {
+    if (relay != nullptr) feed_ = std::make_unique<RelayFeed>(*relay);
+  }
+  ~Cursor() override {
+    stream_.reset();
+    src_.reset();
+  }
+  std::optional<std::uint32_t> relay_replica() const override {
+    if (feed_) return feed_->id();
+    return std::nullopt;
+  }
 
   bool open(std::string& error);
   CursorStep next() override;
@@ -286,6 +315,7 @@ class Cursor final : public DumpCursor {
   // text to `why`).
   Compat old_replica(const Event& ev, std::string& why);
 
+  std::unique_ptr<RelayFeed> feed_;  // first: the sources below refer to it
   Archive& arch_;
   DumpRequest req_;
   std::shared_ptr<const Snapshot> snap_;
@@ -515,6 +545,9 @@ Cursor::Open Cursor::open_file(std::size_t idx, std::uint64_t start, bool first)
       return Open::failed;
     }
   }
+  if (pread_ != nullptr && feed_) pread_->set_tail(feed_.get(), log_name_);
+  // fetch --stop-never has made the newest file and not written its magic yet: not an error.
+  if (pread_ != nullptr && !compressed_ && pread_->current_size() < 4 && !has_successor()) return Open::not_yet;
   StreamOptions so;
   so.resync = false;
   stream_ = std::make_unique<EventStream>(*src_, log_name_, fsink_, so);
@@ -1127,6 +1160,18 @@ std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const DumpReques
     return nullptr;
   }
   auto c = std::make_unique<serve::Cursor>(*a, req);
+  if (!c->open(error)) return nullptr;
+  return c;
+}
+
+std::unique_ptr<DumpCursor> open_cursor(BinlogArchive& archive, const DumpRequest& req, std::string& error,
+                                        RelayTail* relay) {
+  auto* a = dynamic_cast<serve::Archive*>(&archive);
+  if (a == nullptr) {
+    error = "internal error: the archive was not made by open_archive()";
+    return nullptr;
+  }
+  auto c = std::make_unique<serve::Cursor>(*a, req, relay);
   if (!c->open(error)) return nullptr;
   return c;
 }

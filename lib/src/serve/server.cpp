@@ -2,6 +2,7 @@
 // socket listeners, one thread per connection (at most --max-connections; each bounded in memory
 // and in time by its transport), TLS through OpenSSL, the status lines and file, and the stop
 // on a signal (an eventfd every wait polls).
+#include <binlogctl/replay.h>
 #include <binlogctl/serve_protocol.h>
 
 #include <arpa/inet.h>
@@ -26,6 +27,8 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <list>
 #include <thread>
 
@@ -302,7 +305,8 @@ void refuse_too_many(int fd) {
 
 class StatusReporter {
  public:
-  StatusReporter(ServeContext& ctx, const ServeOptions& o, std::FILE* err) : ctx_(ctx), o_(o), err_(err) {}
+  StatusReporter(ServeContext& ctx, const ServeOptions& o, std::FILE* err, RelayTail* relay)
+      : ctx_(ctx), o_(o), err_(err), relay_(relay) {}
 
   void report(bool lines) {
     const ArchiveState st = ctx_.archive->state();
@@ -311,6 +315,14 @@ class StatusReporter {
       std::lock_guard lock(ctx_.status_mutex);
       for (const ReplicaInfo* r : ctx_.status_list) copy.push_back(*r);
     }
+    std::optional<RelayStatus> rs;
+    if (relay_ != nullptr) rs = relay_->status();
+    auto relay_of = [&](const ReplicaInfo& r) -> const RelayReplicaStatus* {
+      if (!rs || !r.relay_id) return nullptr;
+      for (const RelayReplicaStatus& x : rs->replicas)
+        if (x.id == *r.relay_id) return &x;
+      return nullptr;
+    };
     auto lag = [&](const ReplicaInfo& r) -> std::int64_t {
       if (r.last_event_time == 0 || st.newest_event_time == 0) return 0;
       return std::max<std::int64_t>(0, st.newest_event_time - r.last_event_time);
@@ -318,10 +330,21 @@ class StatusReporter {
     if (lines) {
       for (const ReplicaInfo& r : copy) {
         if (r.state == "connecting") continue;
-        fmt::print(err_, "binlogctl serve: replica server_id={} host={} peer={} user={} file={} position={} lag={}s state={}\n",
+        std::string relay;
+        if (const RelayReplicaStatus* x = relay_of(r))
+          relay = fmt::format(" queue={} fed={} paused={} pauses={} resumes={} breaks={} releases={} resets={}",
+                              x->queue_bytes, x->fed ? 1 : 0, x->paused ? 1 : 0, x->counters.pauses,
+                              x->counters.resumes, x->counters.circuit_breaks, x->counters.releases,
+                              x->counters.resets);
+        fmt::print(err_, "binlogctl serve: replica server_id={} host={} peer={} user={} file={} position={} lag={}s state={}{}\n",
                    r.server_id, r.host.empty() ? "-" : fmt::format("{}:{}", r.host, r.port), r.peer,
-                   r.user.empty() ? "-" : r.user, r.file.empty() ? "-" : r.file, r.position, lag(r), r.state);
+                   r.user.empty() ? "-" : r.user, r.file.empty() ? "-" : r.file, r.position, lag(r), r.state, relay);
       }
+      if (rs)
+        fmt::print(err_, "binlogctl serve: relay upstream={}:{} tail={} held={} paused={} pauses={} resumes={} breaks={} releases={} resets={}\n",
+                   rs->file.empty() ? "-" : rs->file, rs->position, rs->pending, rs->held_bytes, rs->paused ? 1 : 0,
+                   rs->counters.pauses, rs->counters.resumes, rs->counters.circuit_breaks, rs->counters.releases,
+                   rs->counters.resets);
       std::fflush(err_);
     }
     if (o_.status_file.empty()) return;
@@ -342,7 +365,52 @@ class StatusReporter {
       x["file"] = r.file;
       x["position"] = r.position;
       x["lag"] = lag(r);
+      if (const RelayReplicaStatus* y = relay_of(r)) {
+        nlohmann::ordered_json q;
+        q["fed"] = y->fed;
+        q["paused"] = y->paused;
+        q["lag_bytes"] = y->lag_bytes;
+        q["queue_bytes"] = y->queue_bytes;
+        q["queue_events"] = y->queue_events;
+        q["peak_queue_bytes"] = y->peak_queue_bytes;
+        q["tail_events"] = y->tail_events;
+        q["attaches"] = y->attaches;
+        q["pauses"] = y->counters.pauses;
+        q["resumes"] = y->counters.resumes;
+        q["paused_ms"] = y->counters.paused_us / 1000;
+        q["circuit_breaks"] = y->counters.circuit_breaks;
+        q["releases"] = y->counters.releases;
+        q["discarded_events"] = y->counters.discarded;
+        q["resets"] = y->counters.resets;
+        x["relay"] = std::move(q);
+      }
       j["replicas"].push_back(std::move(x));
+    }
+    if (rs) {
+      nlohmann::ordered_json a;
+      a["upstream_file"] = rs->file;
+      a["upstream_position"] = rs->position;
+      a["events"] = rs->events;
+      a["bytes"] = rs->bytes;
+      a["pending"] = rs->pending;
+      a["peak_pending"] = rs->counters.peak_pending;
+      a["held_bytes"] = rs->held_bytes;
+      a["peak_held_bytes"] = rs->peak_held_bytes;
+      a["quota"] = rs->quota;
+      a["path_pause_bytes"] = rs->path_pause_bytes;
+      a["path_resume_bytes"] = rs->path_resume_bytes;
+      a["area_pause_bytes"] = rs->area_pause_bytes;
+      a["area_resume_bytes"] = rs->area_resume_bytes;
+      a["hard_limit_bytes"] = rs->hard_limit_bytes;
+      a["paused"] = rs->paused;
+      a["pauses"] = rs->counters.pauses;
+      a["resumes"] = rs->counters.resumes;
+      a["paused_ms"] = rs->counters.paused_us / 1000;
+      a["upstream_waits"] = rs->upstream_waits;
+      a["circuit_breaks"] = rs->counters.circuit_breaks;
+      a["releases"] = rs->counters.releases;
+      a["resets"] = rs->counters.resets;
+      j["relay"] = std::move(a);
     }
     const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     const std::string tmp = o_.status_file + ".tmp";
@@ -364,7 +432,200 @@ class StatusReporter {
   ServeContext& ctx_;
   const ServeOptions& o_;
   std::FILE* err_;
+  RelayTail* relay_;
   bool warned_ = false;
+};
+
+// --timeline and --plot: the relay's engine actions and a sample per tick, in replay's JSON Lines
+// (JsonlTimelineWriter) and through replay's plot (write_plot_svg), the same code.
+class RelayRecorder {
+ public:
+  RelayRecorder(RelayTail& relay, const ServeOptions& o, std::ostream* timeline)
+      : relay_(relay), o_(o), plot_(!o.plot.empty()) {
+    if (timeline != nullptr) w_ = std::make_unique<JsonlTimelineWriter>(*timeline);
+  }
+
+  void flush() {
+    const std::vector<RelayRecord> recs = relay_.take_records();
+    const RelayStatus s = relay_.status();
+    const std::uint64_t now = relay_.now_us();
+    std::uint64_t interval_max = s.pending;
+    for (const RelayRecord& rec : recs) {
+      const FlowAction& a = rec.action;
+      interval_max = std::max({interval_max, rec.area_pending, a.area_pending});
+      std::string path;
+      if (rec.replica != kNoPath) path = fmt::format("replica{}", rec.replica);
+      if (w_) {
+        TimelineAction t;
+        t.time_us = rec.time_us;
+        t.kind = to_string(a.kind);
+        t.area = 0;
+        t.path = path;
+        t.epoch = a.epoch;
+        t.seq = a.seq;
+        t.count = a.count;
+        t.bytes = a.bytes;
+        t.area_pending = rec.area_pending;
+        t.pending_before = a.area_pending;
+        if (a.kind == ActionKind::reset || a.kind == ActionKind::drop_marker) t.detail = to_string(a.cause);
+        w_->action(t);
+      }
+      if (plot_ && a.kind != ActionKind::reset && marks_.size() < 100000)
+        marks_.push_back(ReplayMark{rec.time_us, a.kind, 0, rec.replica == kNoPath ? kNoPath : rec.replica, a.area_pending});
+    }
+    if (w_) {
+      std::vector<std::string> names;
+      std::vector<TimelinePathSample> paths;
+      names.reserve(s.replicas.size());
+      for (const RelayReplicaStatus& r : s.replicas) names.push_back(fmt::format("replica{}", r.id));
+      for (std::size_t i = 0; i < s.replicas.size(); ++i)
+        paths.push_back(TimelinePathSample{names[i], s.replicas[i].queue_bytes, s.replicas[i].paused});
+      TimelineSample t;
+      t.time_us = now;
+      t.pending = s.pending;
+      t.resident = s.held_bytes;
+      t.delivered = s.bytes;
+      t.paused = s.paused;
+      t.paths = paths;
+      w_->sample(t);
+    }
+    if (!plot_) return;
+    last_ = s;
+    if (s.counters.peak_pending > peak_) {
+      peak_ = s.counters.peak_pending;
+      peak_time_ = now;
+    }
+    time_.push_back(now);
+    area_.push_back(s.pending);
+    area_max_.push_back(interval_max);
+    for (const RelayReplicaStatus& r : s.replicas) {
+      if (r.id >= path_.size()) {
+        path_.resize(r.id + 1);
+        path_max_.resize(r.id + 1);
+      }
+    }
+    for (std::size_t p = 0; p < path_.size(); ++p) {
+      std::uint64_t v = 0, m = 0;
+      for (const RelayReplicaStatus& r : s.replicas)
+        if (r.id == p) v = r.queue_bytes, m = r.peak_queue_bytes;
+      path_[p].resize(time_.size() - 1, 0);
+      path_max_[p].resize(time_.size() - 1, 0);
+      path_[p].push_back(v);
+      path_max_[p].push_back(std::max(v, m > peak_path_seen_(p) ? m : v));
+      peak_path_[p] = std::max(peak_path_[p], m);
+    }
+    if (time_.size() >= 20000) halve();  // at most 20000 samples: pairs merged by their maximum
+  }
+
+  // The SVG, beside its target then renamed; false (with the reason) when it cannot be written.
+  bool write_plot(std::string& error) {
+    if (!plot_) return true;
+    ReplayResult r;
+    r.policy = o_.relay.policy;
+    r.thresholds = o_.relay.thresholds;
+    r.quota = last_.quota;
+    r.hard_limit = last_.hard_limit_bytes;
+    r.end_time_us = time_.empty() ? 0 : time_.back();
+    r.source_events = last_.events;
+    r.source_bytes = last_.bytes;
+    r.pauses = last_.counters.pauses;
+    r.resumes = last_.counters.resumes;
+    for (const RelayReplicaStatus& x : last_.replicas) {
+      r.pauses += x.counters.pauses;
+      r.resumes += x.counters.resumes;
+      r.delivered += x.tail_events;
+    }
+    r.circuit_breaks = last_.counters.circuit_breaks;
+    r.releases = last_.counters.releases;
+    r.resets = last_.counters.resets;
+    AreaStats a;
+    a.peak_memory = peak_;
+    a.peak_time_us = peak_time_;
+    r.areas.push_back(a);
+    r.peak_memory = peak_;
+    for (std::size_t p = 0; p < path_.size(); ++p) {
+      PathStats ps;
+      ps.name = fmt::format("replica{}", p);
+      r.paths.push_back(ps);
+    }
+    ReplaySeries& sr = r.series;
+    sr.time_us = time_;
+    sr.area_pending = {area_};
+    sr.area_max = {area_max_};
+    std::vector<std::uint32_t> order;
+    for (std::size_t p = 0; p < path_.size(); ++p) order.push_back(static_cast<std::uint32_t>(p));
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return peak_path_[x] > peak_path_[y]; });
+    if (order.size() > 6) order.resize(6);
+    for (std::uint32_t p : order) {
+      sr.top_paths.push_back(p);
+      std::vector<std::uint64_t> v = path_[p], m = path_max_[p];
+      v.resize(time_.size(), 0);
+      m.resize(time_.size(), 0);
+      sr.path_pending.push_back(std::move(v));
+      sr.path_max.push_back(std::move(m));
+    }
+    for (const ReplayMark& mk : marks_) {
+      ReplayMark x = mk;
+      if (x.path != kNoPath && x.path >= r.paths.size()) x.path = kNoPath;
+      sr.marks.push_back(x);
+    }
+    PlotOptions po;
+    po.title = fmt::format("serve --upstream --policy {} --quota {} --hard-limit-ratio {} --path-pause {} --path-resume {} "
+                           "--area-pause {} --area-resume {}",
+                           to_string(r.policy), r.quota, r.thresholds.hard_limit_ratio, r.thresholds.path_pause,
+                           r.thresholds.path_resume, r.thresholds.area_pause, r.thresholds.area_resume);
+    const std::string tmp = o_.plot + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) {
+        error = fmt::format("--plot {}: {}", tmp, std::strerror(errno));
+        return false;
+      }
+      write_plot_svg(out, r, po);
+      out.flush();
+      if (!out) {
+        error = fmt::format("--plot {}: cannot write", tmp);
+        std::remove(tmp.c_str());
+        return false;
+      }
+    }
+    if (std::rename(tmp.c_str(), o_.plot.c_str()) != 0) {
+      error = fmt::format("--plot {}: {}", o_.plot, std::strerror(errno));
+      std::remove(tmp.c_str());
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  std::uint64_t peak_path_seen_(std::size_t p) {
+    if (p >= peak_path_.size()) peak_path_.resize(p + 1, 0);
+    return peak_path_[p];
+  }
+  template <class V>
+  static void halve_vec(V& v) {
+    V out;
+    for (std::size_t i = 0; i < v.size(); i += 2) out.push_back(i + 1 < v.size() ? std::max(v[i], v[i + 1]) : v[i]);
+    v.swap(out);
+  }
+  void halve() {
+    halve_vec(time_);
+    halve_vec(area_);
+    halve_vec(area_max_);
+    for (auto& v : path_) halve_vec(v);
+    for (auto& v : path_max_) halve_vec(v);
+  }
+
+  RelayTail& relay_;
+  const ServeOptions& o_;
+  bool plot_;
+  std::unique_ptr<JsonlTimelineWriter> w_;
+  RelayStatus last_;
+  std::uint64_t peak_ = 0, peak_time_ = 0;
+  std::vector<std::uint64_t> time_, area_, area_max_;
+  std::vector<std::vector<std::uint64_t>> path_, path_max_;
+  std::vector<std::uint64_t> peak_path_;
+  std::vector<ReplayMark> marks_;
 };
 
 }  // namespace
@@ -383,8 +644,54 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
     fmt::print(err, "binlogctl serve: eventfd: {}\n", std::strerror(errno));
     return 2;
   }
+  // serve --upstream: fetch writes the directory on a thread of its own, the relay keeps its
+  // newest events for the replicas near the live end.
+  std::unique_ptr<RelayTail> relay;
+  std::thread producer;
+  std::atomic<bool> producer_done{false};
+  std::atomic<int> producer_rc{0};
+  struct ProducerStop {
+    const ServeOptions& o;
+    RelayTail* relay = nullptr;
+    std::thread* t = nullptr;
+    ~ProducerStop() {
+      if (t == nullptr || !t->joinable()) return;
+      if (relay != nullptr) relay->stop();
+      if (o.upstream_stop) o.upstream_stop();
+      t->join();
+    }
+  } producer_stop{o};
+  if (o.upstream) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.inputs.at(0), ec);
+    if (ec) {
+      fmt::print(err, "binlogctl serve: {}: cannot make the result directory: {}\n", o.inputs[0], ec.message());
+      return 2;
+    }
+    relay = std::make_unique<RelayTail>(o.relay);
+    producer = std::thread([&] {
+      producer_rc = o.upstream(*relay);
+      producer_done = true;
+    });
+    producer_stop.relay = relay.get();
+    producer_stop.t = &producer;
+  }
   std::unique_ptr<BinlogArchive> archive = open_archive(o.inputs, o.keys);
   std::string error;
+  if (relay) {
+    // The directory may hold nothing yet: wait for fetch's first file (or for fetch to fail).
+    for (;;) {
+      error.clear();
+      if (archive && archive->refresh(error) && !archive->state().files.empty()) break;
+      if (producer_done) {
+        fmt::print(err, "binlogctl serve: the upstream ended (fetch status {}) and {} holds no binlog to serve\n",
+                   producer_rc.load(), o.inputs[0]);
+        return 2;
+      }
+      pollfd pf{g_stop_fd, POLLIN, 0};
+      if (::poll(&pf, 1, 50) > 0) return 0;
+    }
+  }
   if (!archive || !archive->refresh(error)) {
     fmt::print(err, "binlogctl serve: {}\n", error.empty() ? "cannot open the binlogs" : error);
     return 2;
@@ -432,24 +739,42 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
   ctx.archive = archive.get();
   ctx.settings = o.settings;
   ctx.open_cursor = [](BinlogArchive& a, const ServeDumpRequest& r, std::string& e) { return open_cursor(a, r, e); };
+  if (relay) {
+    RelayTail* t = relay.get();
+    ctx.open_cursor = [t](BinlogArchive& a, const ServeDumpRequest& r, std::string& e) { return open_cursor(a, r, e, t); };
+    // The tail is in memory: a waiting replica looks at it more often than at a file.
+    ctx.settings.poll_interval = std::min(ctx.settings.poll_interval, std::chrono::milliseconds(20));
+  }
+  std::ofstream timeline_out;
+  std::unique_ptr<RelayRecorder> timeline;
+  if (relay && !o.timeline.empty()) {
+    timeline_out.open(o.timeline, std::ios::binary | std::ios::trunc);
+    if (!timeline_out) {
+      fmt::print(err, "binlogctl serve: --timeline {}: {}\n", o.timeline, std::strerror(errno));
+      return 2;
+    }
+  }
+  if (relay && (!o.timeline.empty() || !o.plot.empty()))
+    timeline = std::make_unique<RelayRecorder>(*relay, o, o.timeline.empty() ? nullptr : &timeline_out);
 
   fmt::print(err, "binlogctl serve: listening on {}\n", fmt::join(where, " and "));
   std::fflush(err);
 
   std::list<Connection> conns;
-  StatusReporter status(ctx, o, err);
+  StatusReporter status(ctx, o, err, relay.get());
   const auto status_period = std::chrono::milliseconds(
       static_cast<std::int64_t>((o.status_interval > 0 ? o.status_interval : 1.0) * 1000));
   auto next_status = Clock::now() + status_period;
-  const bool want_status = o.status_interval > 0 || !o.status_file.empty();
+  const bool want_status = o.status_interval > 0 || !o.status_file.empty() || timeline != nullptr;
+  bool told_producer_end = false;
   for (;;) {
     std::vector<pollfd> fds;
     for (int l : listeners) fds.push_back({l, POLLIN, 0});
     fds.push_back({g_stop_fd, POLLIN, 0});
-    int timeout = 1000;
+    int timeout = relay ? 200 : 1000;
     if (want_status)
       timeout = static_cast<int>(std::clamp<std::int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(next_status - Clock::now()).count(), 0, 1000));
+          std::chrono::duration_cast<std::chrono::milliseconds>(next_status - Clock::now()).count(), 0, timeout));
     const int r = ::poll(fds.data(), fds.size(), timeout);
     if (r < 0 && errno != EINTR) break;
     if (fds.back().revents != 0) break;
@@ -488,8 +813,21 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
         c.done.store(true);
       });
     }
+    if (relay) {
+      relay->tick();
+      if (producer_done && !told_producer_end) {
+        told_producer_end = true;
+        fmt::print(err, "binlogctl serve: the upstream ended (fetch status {}); serving what {} holds\n",
+                   producer_rc.load(), o.inputs[0]);
+        std::fflush(err);
+      }
+    }
     if (want_status && Clock::now() >= next_status) {
       status.report(o.status_interval > 0);
+      if (timeline) {
+        timeline->flush();
+        timeline_out.flush();
+      }
       next_status = Clock::now() + status_period;
     }
   }
@@ -498,7 +836,18 @@ int run_serve(const ServeOptions& o, std::FILE* err) {
   for (int l : listeners) ::close(l);
   if (!o.socket_path.empty()) ::unlink(o.socket_path.c_str());
   for (Connection& c : conns) c.thread.join();
-  return 0;
+  int rc = 0;
+  if (timeline) {
+    timeline->flush();
+    timeline_out.flush();
+    std::string perr;
+    if (!timeline->write_plot(perr)) {
+      fmt::print(err, "binlogctl serve: {}\n", perr);
+      rc = 2;
+    }
+  }
+  if (want_status) status.report(false);
+  return rc;
 }
 
 }  // namespace binlogctl

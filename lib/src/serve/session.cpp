@@ -378,6 +378,8 @@ class Session {
 
   void publish(const DumpCursor& c, const char* state) {
     std::lock_guard lock(ctx_.status_mutex);
+    const bool over = std::string_view(state) == "done" || std::string_view(state) == "failed";
+    info_.relay_id = over ? std::nullopt : c.relay_replica();
     info_.file = c.file();
     info_.position = c.position();
     info_.last_event_time = c.last_event_time();

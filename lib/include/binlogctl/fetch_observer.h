@@ -1,0 +1,31 @@
+// What `fetch` tells a reader of the directory it writes, as it writes it: the seam between
+// fetch (lib/src/remote, needs libmariadb) and `serve --upstream`'s relay (lib/src/serve), which
+// keeps the events fetch just received in memory for the replicas near the live end.
+//
+// Every call comes from fetch's own thread, in stream order.
+#pragma once
+
+#include <binlogctl/bytes.h>
+
+#include <cstdint>
+#include <string>
+
+namespace binlogctl {
+
+class FetchObserver {
+ public:
+  virtual ~FetchObserver() = default;
+  // The server's file `name` begins (fetch writes its magic; its events follow).
+  virtual void on_file(const std::string& name) = 0;
+  // One event of `file` at `pos`, through verify's checks, about to be written there: exactly
+  // the bytes the file will hold at [pos, pos + raw.size()). `raw` is valid during the call.
+  virtual void on_event(const std::string& file, std::uint64_t pos, Bytes raw) = 0;
+  // The file (NAME.partial or NAME) holds every byte below `end`: a reader of the file sees them.
+  virtual void on_written(const std::string& file, std::uint64_t end) = 0;
+  // At a transaction boundary, with everything received written: the observer may hold fetch
+  // here (it then reads nothing from the server: back-pressure through TCP) until it returns.
+  // False asks fetch to stop.
+  virtual bool at_boundary() = 0;
+};
+
+}  // namespace binlogctl
