@@ -54,6 +54,21 @@ SKIP = 77
 find = mdb.find
 
 
+def wait_dumping(srv, proxy, timeout=30):
+    """Until the client behind `proxy` is streaming: the server has a Binlog Dump thread on the
+    proxy's connection (a fixed sleep left the drop before the connection on a loaded machine)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proxy.conns:
+            port = proxy.conns[-1].getsockname()[1]
+            n = srv.rows("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' "
+                         f"AND HOST LIKE '%:{port}'")
+            if n and n[0][0] != "0":
+                return True
+        time.sleep(0.05)
+    return False
+
+
 class FlipProxy(threading.Thread):
     """A TCP proxy to the server that flips one byte of the first occurrence of `marker` in what
     the server sends (so one event's bytes no longer match its CRC32)."""
@@ -402,7 +417,8 @@ def main():
         f = subprocess.Popen([binary, "fetch", "--stop-never", "--result-dir", d, "--host", "127.0.0.1",
                               "--port", str(proxy.port), "--user", "repl", "--password=secret", target],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.5)
+        check(wait_dumping(srv, proxy), "reconnect: fetch never started its dump through the proxy")
+        time.sleep(0.2)
         proxy.drop()
         srv.rows("INSERT INTO shop.items (name) VALUES ('while away'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('back');")
         deadline = time.time() + 15
@@ -436,7 +452,8 @@ def main():
             f = subprocess.Popen([binary, *cmd, "-R", "--stop-never", "--host", "127.0.0.1", "--port", str(proxy.port),
                                   "--user", "repl", "--password=secret", start],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            time.sleep(0.4)
+            check(wait_dumping(srv, proxy), f"{cmd} -R --stop-never never started its dump through the proxy")
+            time.sleep(0.2)
             proxy.drop()
             srv.rows(f"INSERT INTO shop.items (name) VALUES ('away {i}'); FLUSH BINARY LOGS;"
                     f"INSERT INTO shop.items (name) VALUES ('back {i}');")
