@@ -54,15 +54,18 @@ SKIP = 77
 find = mdb.find
 
 
-def wait_dumping(srv, proxy, timeout=30):
-    """Until the client behind `proxy` is streaming: the server has a Binlog Dump thread on the
-    proxy's connection (a fixed sleep left the drop before the connection on a loaded machine)."""
+def wait_dumping(srv, proxy, before, timeout=30):
+    """Until the client behind `proxy` is streaming: the server has a Binlog Dump thread on one of
+    the connections the proxy accepted after the first `before` (a fixed sleep left the drop before
+    the connection on a loaded machine; an earlier client's connection, closed but still listed by
+    the server until its dump thread next writes, must not count)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if proxy.conns:
-            port = proxy.conns[-1].getsockname()[1]
-            n = srv.rows("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' "
-                         f"AND HOST LIKE '%:{port}'")
+        with proxy.lock:
+            ports = [x.getsockname()[1] for x in proxy.upstream[before:]]
+        if ports:
+            hosts = " OR ".join(f"HOST LIKE '%:{p}'" for p in ports)
+            n = srv.rows(f"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND ({hosts})")
             if n and n[0][0] != "0":
                 return True
         time.sleep(0.05)
@@ -81,6 +84,12 @@ class FlipProxy(threading.Thread):
         self.port = self.lsn.getsockname()[1]
         self.target, self.marker, self.flipped = port, marker, False
         self.conns = []
+        self.upstream = []  # every connection to the server, in accept order (wait_dumping)
+        self.lock = threading.Lock()
+
+    def accepted(self):
+        with self.lock:
+            return len(self.upstream)
 
     def run(self):
         while True:
@@ -89,7 +98,9 @@ class FlipProxy(threading.Thread):
             except OSError:
                 return
             s = socket.create_connection(("127.0.0.1", self.target))
-            self.conns += [c, s]
+            with self.lock:
+                self.conns += [c, s]
+                self.upstream.append(s)
             threading.Thread(target=self.pump, args=(c, s, False), daemon=True).start()
             threading.Thread(target=self.pump, args=(s, c, True), daemon=True).start()
 
@@ -126,12 +137,13 @@ class FlipProxy(threading.Thread):
 
     def drop(self):
         """Cuts every connection made so far (the server or the network going away)."""
-        for x in self.conns:
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for x in conns:
             try:
                 x.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        self.conns = []
 
     def close(self):
         self.drop()
@@ -414,10 +426,11 @@ def main():
         proxy = FlipProxy(srv.port, None)
         proxy.start()
         d = os.path.join(tmp, "reconnect")
+        before = proxy.accepted()
         f = subprocess.Popen([binary, "fetch", "--stop-never", "--result-dir", d, "--host", "127.0.0.1",
                               "--port", str(proxy.port), "--user", "repl", "--password=secret", target],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        check(wait_dumping(srv, proxy), "reconnect: fetch never started its dump through the proxy")
+        check(wait_dumping(srv, proxy, before), "reconnect: fetch never started its dump through the proxy")
         time.sleep(0.2)
         proxy.drop()
         srv.rows("INSERT INTO shop.items (name) VALUES ('while away'); FLUSH BINARY LOGS; INSERT INTO shop.items (name) VALUES ('back');")
@@ -449,10 +462,11 @@ def main():
         proxy.start()
         for i, cmd in enumerate((["dump", "--format", "json"], ["convert", "--format", "json"])):
             start = srv.binlogs()[-1]
+            before = proxy.accepted()
             f = subprocess.Popen([binary, *cmd, "-R", "--stop-never", "--host", "127.0.0.1", "--port", str(proxy.port),
                                   "--user", "repl", "--password=secret", start],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            check(wait_dumping(srv, proxy), f"{cmd} -R --stop-never never started its dump through the proxy")
+            check(wait_dumping(srv, proxy, before), f"{cmd} -R --stop-never never started its dump through the proxy")
             time.sleep(0.2)
             proxy.drop()
             srv.rows(f"INSERT INTO shop.items (name) VALUES ('away {i}'); FLUSH BINARY LOGS;"
@@ -468,9 +482,13 @@ def main():
             rest, err = f.communicate(timeout=20)
             out += rest or b""
             err = err.decode("utf-8", "replace")
-            check(f"away {i}".encode() in out and f"back {i}".encode() in out and "reconnecting in 1 s" in err
-                  and f"reconnected, going on from {start} at" in err and "Lost connection" in err,
-                  f"{cmd} -R --stop-never through a dropped connection: {err[:300]} {out[-300:]!r}")
+            missing = [w for w, ok in ((f"away {i} in stdout", f"away {i}".encode() in out),
+                                       (f"back {i} in stdout", f"back {i}".encode() in out),
+                                       ("'reconnecting in 1 s'", "reconnecting in 1 s" in err),
+                                       (f"'reconnected, going on from {start} at'", f"reconnected, going on from {start} at" in err),
+                                       ("'Lost connection'", "Lost connection" in err)) if not ok]
+            check(not missing, f"{cmd} -R --stop-never through a dropped connection: missing {missing}; "
+                  f"stderr {err[-1500:]!r}; stdout {out[-1500:]!r}")
             if cmd[0] == "dump":
                 seen = [(json.loads(x)["log_name"], json.loads(x)["pos"]) for x in out.splitlines()]
                 ref = run(["dump", "--format", "json", *[os.path.join(srv.data, n) for n in srv.binlogs()[srv.binlogs().index(start):-1]]])
