@@ -3,7 +3,7 @@
 # relay-log trick, serve + a replica with slave_parallel_threads=4), mariadb-binlog -R --raw from
 # mariadbd and from serve, serve's peak RSS with 8 replicas. See bench/serve_bench.py.
 #
-#   bench/serve.sh [--parts pitr,raw,rss] [--legs pipe,sql,relay,serve] [--repeat N] FILE...
+#   bench/serve.sh [--parts pitr,raw,rss,fanout] [--legs pipe,sql,relay,serve] [--repeat N] FILE...
 #
 # FILE...: a closed binlog chain, e.g. from bench/make-large-binlog.sh --size-mb 256.
 # BINLOGCTL (environment) picks the binary (default build/binlogctl).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """binlogctl serve benchmarks (issue 31, Speed); run through bench/serve.sh.
 
-usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss] [--legs pipe,sql,relay,serve (in that order)] [--repeat N]
+usage: serve_bench.py BINLOGCTL OUT_DIR FILE... [--parts pitr,raw,rss,fanout] [--legs pipe,sql,relay,serve (in that order)] [--repeat N]
 
 FILE...: closed MariaDB binlog files of one chain, in order (e.g. bench/work/mariadb-256mb/
 mariadb-bin.000001 from bench/make-large-binlog.sh --size-mb 256). Everything runs on private
@@ -21,6 +21,13 @@ raw   mariadb-binlog -R --raw of the first file from a real mariadbd (the file h
       binlog) and from serve, REPEAT times each, alternating; the copies must equal the file.
 rss   serve's peak RSS (/usr/bin/time -f %M) while 8 real replicas (mariadbd, IO thread only, so
       that the 8 only receive) each read the whole chain into their relay logs.
+fanout  (issue 33) a real mariadbd upstream holding the chain as its binlogs (hard-linked); 8
+      `mariadb-binlog -R --raw --stop-never` clients at once read the whole chain, REPEAT rounds,
+      the two ways alternating: from the upstream itself, and through `binlogctl serve --upstream`
+      (started with the clients: it fetches the chain into a fresh --result-dir while it fans it
+      out, default --quota). Per way: wall time until all 8 copies are whole (each compared with
+      the file), CPU seconds of the upstream mariadbd and of serve (utime+stime from /proc), and
+      serve's peak RSS (VmHWM).
 """
 import json
 import os
@@ -309,6 +316,108 @@ def rss(binary, files, root, n=8):
     return peak, elapsed, total, done
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds (/proc/PID/stat)."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def vm_hwm(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def fanout(binary, files, root, repeat, n=8):
+    d = os.path.join(root, "upstream")
+    os.makedirs(d)
+    up = mdb.Server(d, ["--server-id=1"], tcp=True)
+    up.install()
+    names = [os.path.basename(f) for f in files]
+    for f, name in zip(files, names):
+        try:
+            os.link(f, os.path.join(up.data, name))
+        except OSError:
+            shutil.copy(f, os.path.join(up.data, name))
+    stem = names[0].rsplit(".", 1)[0]
+    with open(os.path.join(up.data, stem + ".index"), "w") as fh:
+        fh.writelines(f"./{x}\n" for x in names)
+    up.start(f"--log-bin={stem}", "--binlog-checksum=CRC32", "--max-allowed-packet=1G")
+    up.sql("CREATE USER repl@'%' IDENTIFIED BY 'secret'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%'")
+    sizes = {name: os.path.getsize(f) for f, name in zip(files, names)}
+    res = {"mariadbd": [], "relay": []}
+
+    def leg(way):
+        out = os.path.join(root, "fanout")
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        serve, peak, serve_cpu = None, 0, 0.0
+        port = up.port
+        cpu0 = cpu_seconds(up.proc.pid)
+        t0 = time.time()
+        if way == "relay":
+            err = os.path.join(out, "serve.err")
+            serve = subprocess.Popen([binary, "serve", "--port", "0", "--user", "repl", "--password=secret",
+                                      "--upstream", f"127.0.0.1:{up.port}", "--upstream-user", "repl",
+                                      "--upstream-password=secret", "--result-dir", os.path.join(out, "dir")],
+                                     stdout=subprocess.DEVNULL, stderr=open(err, "wb"))
+            STARTED.append(serve)
+            port = None
+            while port is None and time.time() < t0 + 60:
+                m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(err, "rb").read())
+                if m:
+                    port = int(m.group(1))
+                elif serve.poll() is not None:
+                    sys.exit("serve --upstream exited: " + open(err).read()[-1000:])
+                time.sleep(0.02)
+        clients = []
+        for i in range(n):
+            cd = os.path.join(out, f"c{i}")
+            os.makedirs(cd)
+            p = subprocess.Popen([mdb.find("mariadb-binlog"), "--no-defaults", "-R", "--raw", "--stop-never",
+                                  "-h", "127.0.0.1", "-P", str(port), "-u", "repl", "-psecret",
+                                  f"--stop-never-slave-server-id={100 + i}", "--result-file=" + cd + "/", names[0]],
+                                 stdout=subprocess.DEVNULL, stderr=open(cd + ".err", "wb"))
+            STARTED.append(p)
+            clients.append((p, cd))
+        deadline = time.time() + 3600
+        while time.time() < deadline:
+            if serve is not None:
+                peak = max(peak, vm_hwm(serve.pid))
+            if all(all(os.path.exists(os.path.join(cd, x)) and os.path.getsize(os.path.join(cd, x)) >= sizes[x]
+                       for x in names) for _, cd in clients):
+                break
+            for p, cd in clients:
+                if p.poll() is not None:
+                    sys.exit(f"fanout ({way}): a client exited {p.returncode}: {open(cd + '.err').read()[-500:]}")
+            time.sleep(0.05)
+        elapsed = time.time() - t0
+        up_cpu = cpu_seconds(up.proc.pid) - cpu0
+        if serve is not None:
+            peak = max(peak, vm_hwm(serve.pid))
+            serve_cpu = cpu_seconds(serve.pid)
+            serve.send_signal(signal.SIGTERM)
+            serve.wait(60)
+        for p, _ in clients:
+            p.kill()
+            p.wait()
+        for _, cd in clients:
+            for f, x in zip(files, names):
+                if subprocess.run(["cmp", "-n", str(sizes[x]), os.path.join(cd, x), f],
+                                  stdout=subprocess.DEVNULL).returncode:
+                    sys.exit(f"fanout ({way}): {cd}/{x} differs from {f}")
+        shutil.rmtree(out, ignore_errors=True)
+        return elapsed, up_cpu, serve_cpu, peak
+
+    for _ in range(repeat):
+        for way in ("mariadbd", "relay"):
+            res[way].append(leg(way))
+            log(f"fanout {way}: {res[way][-1]}")
+    up.stop()
+    return res, sum(sizes.values())
+
+
 def main():
     args = sys.argv[1:]
     parts, repeat, legs = {"pitr", "raw", "rss"}, 3, ["pipe", "sql", "relay", "serve"]
@@ -359,6 +468,21 @@ def main():
                 print(f"  from {k:8} {t:7.2f} s  {mbs:7.1f} MB/s")
             if HAVE_SERVE:
                 print(f"  serve / mariadbd rate: {100 * res['mariadbd'][0] / res['serve'][0]:.0f}%")
+        if "fanout" in parts and HAVE_SERVE:
+            res, size = fanout(binary, files, root, repeat)
+            mb = 8 * size / 1e6
+            print(f"8 clients (mariadb-binlog -R --raw) each reading {size} bytes, medians of {repeat} "
+                  f"(wall s, MB/s delivered, upstream CPU s, serve CPU s, CPU ms per MB delivered, serve peak RSS):")
+            for way, rows in res.items():
+                w = statistics.median(r[0] for r in rows)
+                uc = statistics.median(r[1] for r in rows)
+                sc = statistics.median(r[2] for r in rows)
+                pk = max(r[3] for r in rows)
+                print(f"  from {way:8} {w:7.2f} s {mb / w:8.1f} MB/s  upstream {uc:6.2f} s  serve {sc:6.2f} s  "
+                      f"{1000 * (uc + sc) / mb:6.2f} ms/MB  " + (f"RSS {pk / 2**20:.1f} MiB" if pk else ""))
+            m, r = statistics.median(x[0] for x in res["mariadbd"]), statistics.median(x[0] for x in res["relay"])
+            print(f"  relay / mariadbd throughput: {100 * m / r:.0f}%; every round: "
+                  + ", ".join(f"{a[0]:.1f}/{b[0]:.1f} s" for a, b in zip(res["mariadbd"], res["relay"])))
         if "rss" in parts and HAVE_SERVE:
             peak, elapsed, total2, done = rss(binary, files, root)
             print(f"8 replicas (IO thread) reading {total2} bytes each: {done}/8 done in {elapsed:.1f} s; "
