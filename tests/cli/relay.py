@@ -10,9 +10,8 @@ One private upstream mariadbd (server-id 1, ROW, CRC32, 1 MiB binlogs) under a b
 
   replica   a private mariadbd replica (slave_parallel_threads=4) by GTID
   slow      mariadb-binlog -R --raw --stop-never through a proxy that reads at 600 KB/s
-  stall     mariadb-binlog -R --raw --stop-never through a proxy that stops reading for 12 s (the issue
-            says 30 s: 12 s with the small quota fills the socket buffers and the queue all the same)
-            and then reads at full speed
+  stall     mariadb-binlog -R --raw --stop-never through a proxy that stops reading for 30 s (the
+            issue's stall; the workload ends inside it) and then reads at full speed
 
 Paths pause at 60% of the quota here (--path-pause 0.6 --path-resume 0.3): the relay stops feeding a
 paused path at once (there is no control delay between the engine and the tail), so with the seed's 20%
@@ -220,7 +219,7 @@ def main():
                 f"MASTER_PASSWORD='{PW}', MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=1, "
                 f"MASTER_USE_GTID=slave_pos; START SLAVE;")
         slow = Proxy(port, rate=600 * 1024)
-        stall = Proxy(port, stall_from=1.0, stall=12.0)
+        stall = Proxy(port, stall_from=1.0, stall=30.0)
         proxies += [slow, stall]
         for name, px in (("slow", slow), ("stall", stall)):
             d = os.path.join(tmp, "raw-" + name)
