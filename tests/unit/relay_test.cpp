@@ -254,3 +254,25 @@ TEST_CASE("relay: without path pauses a stalled replica's queue holds the tail u
   CHECK(peak_without > peak_with);
   CHECK(without.lost == 0);
 }
+
+TEST_CASE("relay: a replica's lag counts the bytes received after its position, across files") {
+  std::uint64_t now = 0;
+  RelayTail tail(RelaySettings{}, [&now] { return now; });
+  const std::vector<std::uint8_t> ev(100, 0x5a);
+  tail.on_file("b.000001");
+  tail.on_event("b.000001", 4, Bytes{ev.data(), 100});
+  tail.on_event("b.000001", 104, Bytes{ev.data(), 50});  // b.000001 ends at 154
+  tail.on_file("b.000002");
+  tail.on_event("b.000002", 4, Bytes{ev.data(), 100});   // b.000002 ends at 104
+  tail.on_file("b.000003");
+  tail.on_event("b.000003", 4, Bytes{ev.data(), 30});    // the upstream is at b.000003:34
+  const std::uint32_t a = tail.open_replica(), b = tail.open_replica(), c = tail.open_replica();
+  (void)tail.window(a, "b.000001", 104, 19);
+  (void)tail.window(b, "b.000002", 4, 19);
+  (void)tail.window(c, "b.000003", 4, 19);
+  const RelayStatus st = tail.status();
+  REQUIRE(st.replicas.size() == 3);
+  CHECK(st.replicas[0].lag_bytes == 50 + 100 + 30);  // the rest of b.000001, b.000002, b.000003
+  CHECK(st.replicas[1].lag_bytes == 100 + 30);
+  CHECK(st.replicas[2].lag_bytes == 30);
+}

@@ -196,6 +196,7 @@ class RelayTail final : public FetchObserver {
   std::size_t find(const Key& k) const;  // index in events_ of the event at k, or size()
   void feed(Replica& r, const TailEvent& e);
   bool try_attach(Replica& r, const Key& k);
+  std::uint64_t lag(const Key& k) const;
   void ack(Replica& r);
   bool take_event(Replica& r, const Key& k);  // true: r.held is the event handed out
   void after_engine();
@@ -211,6 +212,7 @@ class RelayTail final : public FetchObserver {
   std::uint32_t area_ = 0;
   std::uint64_t path_pause_bytes_ = 0;
   std::vector<std::string> files_;
+  std::vector<std::uint64_t> file_ends_;  // per file of files_: the end of the last event received
   std::uint32_t cur_file_ = 0;
   bool have_file_ = false;
   std::deque<TailEvent> events_;       // retained, in order

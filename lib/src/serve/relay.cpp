@@ -57,6 +57,7 @@ std::uint32_t RelayTail::file_index(const std::string& name, bool add) {
     if (files_[i] == name) return static_cast<std::uint32_t>(i);
   if (!add) return std::numeric_limits<std::uint32_t>::max();
   files_.push_back(name);
+  file_ends_.push_back(4);
   return static_cast<std::uint32_t>(files_.size() - 1);
 }
 
@@ -117,6 +118,7 @@ void RelayTail::on_event(const std::string& file, std::uint64_t pos, Bytes raw) 
   store(raw, e.chunk, e.offset);
   events_.push_back(std::move(e));
   end_ = Key{f, pos + raw.size()};
+  file_ends_[f] = std::max(file_ends_[f], end_.pos);
   ++events_in_;
   bytes_in_ += raw.size();
   fc_.on_tick(now);
@@ -470,6 +472,16 @@ std::vector<RelayRecord> RelayTail::take_records() {
   return out;
 }
 
+// Bytes received from the upstream after `k`: the rest of its file, the files after it (each
+// from its header at 4 to the end of the last event received), and the current file up to end_.
+std::uint64_t RelayTail::lag(const Key& k) const {
+  if (!have_file_ || k > end_ || k.file >= file_ends_.size()) return 0;
+  if (k.file == end_.file) return end_.pos - k.pos;
+  std::uint64_t n = file_ends_[k.file] > k.pos ? file_ends_[k.file] - k.pos : 0;
+  for (std::uint32_t f = k.file + 1; f < end_.file; ++f) n += file_ends_[f] - 4;
+  return n + (end_.pos - 4);
+}
+
 RelayStatus RelayTail::status() const {
   std::lock_guard lock(mu_);
   RelayStatus s;
@@ -501,7 +513,7 @@ RelayStatus RelayTail::status() const {
     if (r.asked_valid && r.asked.file < files_.size()) {
       x.file = files_[r.asked.file];
       x.position = r.asked.pos;
-      if (r.asked.file == end_.file && r.asked.pos <= end_.pos) x.lag_bytes = end_.pos - r.asked.pos;
+      x.lag_bytes = lag(r.asked);
     }
     x.queue_bytes = fc_.path_pending(r.path);
     x.queue_events = fc_.queued_events(r.path);
