@@ -35,6 +35,7 @@ struct ConvertArgs {
   bool skip_gtids = false;
   std::vector<std::string> rewrite_db;
   std::string sql_comments = "transaction";
+  std::string sql_queries = "transaction";
   CLI::Option* format_option = nullptr;
 };
 
@@ -66,6 +67,7 @@ int run(ConvertArgs& a) {
       throw CLI::ValidationError("--rewrite-db", "'" + r + "': not FROM->TO");
     a.sql.rewrite_db.emplace_back(from, to);
   }
+  a.sql.transaction_queries = a.sql_queries == "transaction";
   a.sql.comments = a.sql_comments == "none"  ? SqlComments::none
                    : a.sql_comments == "row" ? SqlComments::row
                                              : SqlComments::transaction;
@@ -142,6 +144,11 @@ void setup_convert(CLI::App& app, int& exit_code) {
   sub->add_option("--sql-comments", a->sql_comments,
                   "sql: comment lines none, one per transaction (default), or also one per row statement")
       ->check(CLI::IsMember({"none", "transaction", "row"}))
+      ->default_val("transaction");
+  sub->add_option("--sql-queries", a->sql_queries,
+                  "sql: a transaction's row statements between DELIMITER ;; lines, sent by the client as one query "
+                  "(transaction, the default, up to --sql-batch-bytes), or each statement its own query (statement)")
+      ->check(CLI::IsMember({"transaction", "statement"}))
       ->default_val("transaction");
   sub->add_option("--sql-batch-bytes", a->sql.batch_bytes,
                   "sql: the rows of one rows event in multi-row INSERTs, and UPDATEs and DELETEs by an integer "

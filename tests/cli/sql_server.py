@@ -56,6 +56,16 @@ binlog_row_metadata=FULL, and on it:
    fail); the whole range with --rewrite-db pitr->pitr_b -D restores pitr's tables at T as
    pitr_b's and leaves the target's binlog as it was (without -D, into pitr_c, it grows);
 
+8. one query a transaction (--sql-queries transaction, the default): the forward SQL of step 2
+   sends its transactions as one query each (the queries read as the client reads DELIMITER
+   lines); with --sql-batch-bytes 3000 the queries are split before they would pass 3000 bytes
+   and the tables still equal the final state; an error (duplicate key) in the second statement
+   of a three-transaction range's second transaction stops the client there: the first
+   transaction committed, the second rolled back whole, the error's line number is the first
+   line of the second transaction's query; with --force the third is applied too; with
+   --sql-queries statement (the control) the error names the failing statement's own line and
+   --force keeps the rest of its transaction.
+
 Exit 77 (skip) when mariadbd or the mariadb client is absent.
 """
 import json
@@ -78,6 +88,7 @@ import mdb  # noqa: E402  (the private server, shared by the server tests)
 mdb.require_or_skip()
 
 FAILS = []
+LOGS, FINAL = [], []  # the workload's binlogs and final state (main)
 
 
 def check(cond, what):
@@ -588,6 +599,104 @@ def pitr(server, root):
             check(after != before, "without -D the target binlogs it (%s vs %s)" % (before, after))
 
 
+def client_queries(sql):
+    """The queries the mariadb client sends for `sql` (its DELIMITER lines, whole-line comments and
+    quotes as the client reads them; enough for binlogctl's own output): a list of (first line
+    number, text)."""
+    out, delim, buf, start, quote = [], ";", "", 0, None
+    for n, line in enumerate(sql.split("\n"), 1):
+        if quote is None and not buf.strip() and line.startswith("DELIMITER "):
+            delim = line.split()[1]
+            continue
+        if quote is None and (line.startswith("#") or line.startswith("-- ")):
+            continue
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if quote:
+                if c == quote:
+                    quote = None
+            elif c in "'`\"":
+                quote = c
+            elif c == "#":
+                break
+            elif line.startswith(delim, i):
+                if buf.strip():
+                    out.append((start, buf))
+                buf = ""
+                i += len(delim)
+                continue
+            if not buf.strip() and not c.isspace():
+                start = n
+            buf += c
+            i += 1
+        buf += "\n"
+    return out
+
+
+def transaction_queries(server, root, forward):
+    """--sql-queries transaction (the default): a transaction of row changes is one query for the
+    client, up to --sql-batch-bytes; an error inside one stops the apply there: the transactions
+    before it stay committed, it is rolled back whole, and the client's error names its line."""
+    queries = client_queries(forward.decode("utf-8", "replace"))
+    commits = [q for _, q in queries if q.rstrip().endswith("COMMIT") and "\nBEGIN;" in q]
+    check(len(commits) > 20 and forward.count(b"\nCOMMIT;;\n") >= len(commits),
+          "queries: the forward SQL sends %d transactions as one query each (%d queries in all)" %
+          (len(commits), len(queries)))
+    # small queries: split before they would pass the bound, the tables still equal
+    rc, out, err = convert(["--format", "sql", "--sql-batch-bytes", "3000", *LOGS])
+    check(rc == 0, "queries: --sql-batch-bytes 3000 exits 0 (%s)" % err.strip()[:300])
+    small = client_queries(out.decode("utf-8", "replace"))
+    # a query over the bound is one statement alone (a row larger than the bound)
+    # (with the SET lines of its session, which go with it)
+    over = [q for _, q in small if len(q.encode()) > 3000 and
+            sum(1 for ln in q.split("\n") if ln.strip() and not ln.startswith(("SET ", "/*M!"))) > 1]
+    check(not over and sum(1 for _, q in small if len(q.encode()) > 2000) > 5 and out.count(b"\n;;\n") > 5,
+          "queries: --sql-batch-bytes 3000: %d queries, %d split before the bound, none of several statements "
+          "over it (%s)" % (len(small), out.count(b"\n;;\n"), [q[:200] for q in over[:2]]))
+    reset_schema(server)
+    r = server.apply(out)
+    check(r.returncode == 0, "queries: the client accepts the split queries (%s)" % r.stderr.decode(errors="replace")[:300])
+    check(snapshot(server) == FINAL[0], "queries: after the split queries every table equals the final state")
+
+
+def query_errors(server, root):
+    """An error in the middle of a transaction's query (after the other steps: it writes the
+    server's binlog)."""
+    server.sql("CREATE DATABASE qerr; CREATE TABLE qerr.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    f, pos = server.query("SHOW MASTER STATUS").split("\t")[:2]
+    server.sql("INSERT INTO qerr.t VALUES (1, 'one');"
+               "BEGIN; INSERT INTO qerr.t VALUES (2, 'two'); INSERT INTO qerr.t VALUES (3, 'three'), (5, 'five'); COMMIT;"
+               "INSERT INTO qerr.t VALUES (4, 'four');")
+    server.sql("FLUSH BINARY LOGS")
+    for mode in ("transaction", "statement"):
+        rc, out, err = convert(["--format", "sql", "--sql-queries", mode, "--start-position", pos,
+                                os.path.join(root, f)])
+        for force in ((), ("--force",)):
+            server.sql("SET sql_log_bin=0; DELETE FROM qerr.t; INSERT INTO qerr.t VALUES (3, 'there')")
+            r = server.sql(out, extra=("--binary-mode", "--init-command=SET sql_log_bin=0", *force), check_rc=False)
+            got = [tuple(x) for x in server.rows("SELECT id, v FROM qerr.t ORDER BY id")]
+            m = re.findall(r"ERROR 1062 \(23000\) at line (\d+)", r.stderr.decode(errors="replace"))
+            lines = out.decode().split("\n")
+            at = int(m[0]) if len(m) == 1 else 0
+            named = lines[at - 2] if at > 1 else ""
+            what = "queries %s%s: rc %d, rows %s, error at line %d (%r, %r)" % (
+                mode, " --force" if force else "", r.returncode, got, at, named, lines[at - 1] if at else "")
+            tx = [i for i, ln in enumerate(lines) if ln.startswith("# transaction ")]
+            second = len(tx) == 3 and at - 2 == tx[1] and lines[at - 1] == "ROLLBACK;"  # (lines[at - 1]: line `at`)
+            if force:  # (the client's exit status is 0 with --force)
+                r.returncode = 1 if m else 0
+            if mode == "statement":  # the control: the error names the statement, --force leaves out only it
+                check(r.returncode != 0 and lines[at - 1].startswith("INSERT INTO `qerr`.`t` (`id`,`v`) VALUES (3,")
+                      and got == ([("1", "one"), ("2", "two"), ("3", "there"), ("4", "four")] if force else
+                                  [("1", "one"), ("3", "there")]), what)
+            elif not force:  # stopped at the second transaction: the first committed, the second rolled back
+                check(r.returncode != 0 and second and got == [("1", "one"), ("3", "there")], what)
+            else:  # the failing transaction rolled back whole, the apply went on
+                check(r.returncode != 0 and second and got == [("1", "one"), ("3", "there"), ("4", "four")], what)
+    server.sql("DROP DATABASE qerr")
+
+
 def bulk_forms(sql):
     """The forward SQL's statements for the bulk tables of PHASE2 (applied above: the tables equal
     the source's): bulk by key where the key is integers, a row at a time elsewhere."""
@@ -651,6 +760,9 @@ def main():
         got = snapshot(server)
         check(got == final, "forward: every table equals the original final state\n" + diff(final, got))
         bulk_forms(forward.decode("utf-8", "replace"))
+        LOGS[:] = logs
+        FINAL[:] = [final]
+        transaction_queries(server, root, forward)  # (restores the final state)
 
         # 2. flashback of the range after the mid point (no DDL in it); spills forced
         spill = os.path.join(root, "spill")
@@ -755,6 +867,8 @@ def main():
 
         # 7. point-in-time recovery
         pitr(server, root)
+        # 8. (continued) an error inside a transaction's query
+        query_errors(server, root)
     except Exception:  # say what the server said, for a failure seen only in CI
         import traceback
         traceback.print_exc()

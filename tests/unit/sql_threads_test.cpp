@@ -38,10 +38,15 @@ struct Mode {
   bool flashback, skip_unsafe;
   SqlSet set;
   std::size_t spill;
+  bool queries = true;                  // --sql-queries transaction (the default) or statement
+  std::size_t sql_batch = 1024 * 1024;  // --sql-batch-bytes
 };
 constexpr Mode kModes[] = {
     {"sql", false, false, SqlSet::changed, 4u << 20},
     {"sql --sql-set all", false, false, SqlSet::all, 4u << 20},
+    {"sql --sql-queries statement", false, false, SqlSet::changed, 4u << 20, false},
+    // queries closed at 700 bytes: where they close must not depend on where rows were rendered
+    {"sql --sql-batch-bytes 700", false, false, SqlSet::changed, 4u << 20, true, 700},
     {"flashback", true, false, SqlSet::changed, 4u << 20},
     {"flashback-skip-unsafe", true, true, SqlSet::changed, 4u << 20},
     {"flashback-skip-unsafe 4k", true, true, SqlSet::changed, 4096},
@@ -61,6 +66,8 @@ Run convert_sql(const std::vector<std::string>& inputs, const Mode& m, unsigned 
   s.skip_unsafe = m.skip_unsafe;
   s.set = m.set;
   s.spill_bytes = m.spill;
+  s.transaction_queries = m.queries;
+  s.batch_bytes = m.sql_batch;
   return binlogctl::testing::capture([&](std::FILE* out, std::FILE* err) { return run_sql_convert(o, s, out, err); });
 }
 
@@ -105,7 +112,8 @@ TEST_SUITE("sql threads") {
            p = one.err.find("does not decode", p + 1))
         ++reports;
       CHECK(reports >= 2);
-      if (!m.flashback) CHECK(one.out.find("ROLLBACK; # incomplete") != std::string::npos);
+      if (!m.flashback)
+        CHECK(one.out.find(m.queries ? "\nROLLBACK;; # incomplete" : "\nROLLBACK; # incomplete") != std::string::npos);
       for (unsigned threads : {1u, 2u, 4u}) {
         CAPTURE(threads);
         check_same(one, convert_sql(in, m, threads, 1, 256 * 1024, false));

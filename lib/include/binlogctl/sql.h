@@ -80,6 +80,11 @@ struct SqlOptions {
   // Forward: the rows of one rows event go into multi-row INSERT statements of at most this many
   // bytes (a single row larger than it is a statement of its own); 0: one statement per row.
   std::size_t batch_bytes = 1024 * 1024;
+  // Forward, with batch_bytes > 0: the statements of a transaction of row changes between
+  // `DELIMITER ;;` lines, closed by `;;` at its COMMIT and before the statements would pass
+  // batch_bytes, so that the mariadb/mysql client sends them as one multi-statement query (one
+  // round trip) instead of one a statement (--sql-queries transaction|statement).
+  bool transaction_queries = true;
 };
 
 // Runs convert --format sql (or --flashback); the exit status as run_convert's (0 ok, 1 damaged

@@ -378,6 +378,9 @@ constexpr const char* kVarNames[kVarCount] = {
     "collation_connection", "collation_server",   "foreign_key_checks", "unique_checks", "sql_auto_is_null",
     "autocommit"};
 
+// --sql-queries transaction: what closes a multi-statement query (the client's delimiter then).
+constexpr std::string_view kQueryEnd = ";;\n";
+
 // What rendering one rows event needs (views into a batch, or into the event when the
 // converting thread renders it).
 struct RowsJobView {
@@ -389,12 +392,21 @@ struct RowsJobView {
   std::string_view head;       // the position comment every statement of the event has
   std::string_view session;    // SET lines before the first statement (forward)
   std::string_view generated;  // per column: 1 when generated (not set by statements)
+  // --sql-queries transaction: the statements go into multi-statement queries of at most
+  // `query_bound` bytes (0: not in a query). They are rendered as if the first began a query: the
+  // writing side closes the query before them when it cannot take their first part
+  // (SqlConverter::query_join), so that the output does not depend on where rendering happened.
+  std::size_t query_bound = 0;
 };
 
 // How rendering a rows event ended.
 struct RowsOutcome {
   std::optional<DecodeError> error;  // the error that stopped it (the rows before it are rendered)
   bool render_error = false;         // the row decoded but its statement could not be rendered
+  // With RowsJobView::query_bound: the bytes of the output before the first `;;` that it wrote
+  // (all of it when none), whether it wrote one, and the length of the query it ends in.
+  std::size_t query_first = 0, query_len = 0;
+  bool query_closed = false;
 };
 
 // Renders the rows of rows events as statements: one per rendering thread (and one for the
@@ -424,6 +436,16 @@ class SqlRowRenderer {
     generated_ = v.generated;
     insert_prefix_.clear();
     std::string_view session = v.session;
+    qbound_ = v.query_bound;
+    qlen_ = 0;
+    qfirst_ = 0;
+    qclosed_ = false;
+    auto done = [&](RowsOutcome& out) -> RowsOutcome& {
+      out.query_len = qlen_;
+      out.query_first = qclosed_ ? qfirst_ : qlen_;
+      out.query_closed = qclosed_;
+      return out;
+    };
     // Forward INSERTs: the rows of the event as multi-row statements, each closed before it
     // would pass batch_bytes_ (a row larger than that is a statement of its own).
     const bool multi = batch_bytes_ > 0 && v.kind == RowsKind::insert;
@@ -435,10 +457,12 @@ class SqlRowRenderer {
     auto flush_keyed = [&] {
       if (kb_rows_ == 0) return;
       JsonBuf& dst = sink.buf();
+      const std::size_t at = dst.size();
       dst.append(v.head);
       dst.append(session);
       session = {};
       keyed_statement(dst, tm, update);
+      query_piece(dst, at);
       kb_rows_ = 0;
       sink.row_done();
     };
@@ -461,7 +485,7 @@ class SqlRowRenderer {
         close_stmt();
         flush_keyed();
         o.error = st.error();
-        return o;
+        return done(o);
       }
       if (keyed) {
         Keyed k = keyed_add(tm, update, st);
@@ -473,7 +497,7 @@ class SqlRowRenderer {
           flush_keyed();
           o.error = st.error();
           o.render_error = true;
-          return o;
+          return done(o);
         }
         if (k == Keyed::taken) continue;
         flush_keyed();  // a row of its own, after the rows before it
@@ -484,12 +508,15 @@ class SqlRowRenderer {
         close_stmt();
         o.error = st.error();
         o.render_error = true;
-        return o;
+        return done(o);
       }
       JsonBuf& dst = sink.buf();
       if (multi) {
         if (stmt_open && stmt_len + 1 + row_.size() + 1 > batch_bytes_) close_stmt();  // (+ the ';')
+        // (the query holds the statement's ";\n" already: query_piece counted it with the first row)
+        if (stmt_open && qbound_ != 0 && qlen_ + 1 + row_.size() > qbound_) close_stmt();
         if (!stmt_open) {
+          const std::size_t start = dst.size();
           dst.append(v.head);
           dst.append(session);
           session = {};
@@ -497,12 +524,15 @@ class SqlRowRenderer {
           insert_head(dst, tm, cells_a_);
           stmt_len = dst.size() - at;
           stmt_open = true;
+          dst.append(row_.view());
+          stmt_len += row_.size();
+          query_piece(dst, start, 2);
         } else {
           dst.push_back(',');
-          ++stmt_len;
+          dst.append(row_.view());
+          stmt_len += 1 + row_.size();
+          if (qbound_ != 0) qlen_ += 1 + row_.size();
         }
-        dst.append(row_.view());
-        stmt_len += row_.size();
         sink.row_done();
         continue;
       }
@@ -511,20 +541,52 @@ class SqlRowRenderer {
         char len[4];
         std::memcpy(len, &n, 4);
         dst.append(len, 4);
+        dst.append(row_.view());
       } else {
+        const std::size_t at = dst.size();
         dst.append(v.head);
         dst.append(session);
         session = {};
+        dst.append(row_.view());
+        query_piece(dst, at);
       }
-      dst.append(row_.view());
       sink.row_done();
     }
     close_stmt();
     flush_keyed();
-    return o;
+    return done(o);
   }
 
  private:
+  // --sql-queries transaction: the statement (with its comment and SET lines) just appended at
+  // `at`, and `reserve` bytes still to come of it, go into the current query when they fit in
+  // qbound_; otherwise `;;` closes the query before them (a statement larger than qbound_ is then
+  // a query of its own). The statement's start is still in `dst`: a sink writes out only in
+  // row_done(), after it.
+  void query_piece(JsonBuf& dst, std::size_t at, std::size_t reserve = 0) {
+    if (qbound_ == 0) return;
+    const std::size_t len = dst.size() - at + reserve;
+    if (qlen_ > 0 && qlen_ + len > qbound_) {
+      if (!qclosed_) qfirst_ = qlen_;
+      qclosed_ = true;
+      const std::size_t n = dst.size() - at;
+      dst.resize(dst.size() + kQueryEnd.size());
+      std::memmove(dst.data() + at + kQueryEnd.size(), dst.data() + at, n);
+      std::memcpy(dst.data() + at, kQueryEnd.data(), kQueryEnd.size());
+      qlen_ = 0;
+    }
+    qlen_ += len;
+  }
+  std::size_t qbound_ = 0, qlen_ = 0, qfirst_ = 0;
+  bool qclosed_ = false;
+
+ public:
+  // The rows event being rendered has closed a query (query_piece): the bytes before it.
+  bool query_closed() const { return qclosed_; }
+  std::size_t query_first() const { return qfirst_; }
+
+ private:
+
   // `name` per column of the table, quoted, for the statements of one rows event.
   void quote_names(const TableMap& tm) {
     // Maps are mapped again by every transaction: reuse the names while the map is the same one
@@ -1063,7 +1125,7 @@ class SqlRowRenderer {
 // render the rows; the batches are then written in order (batch_pool.h), so output, diagnostics
 // and the flashback spill come out as a one-thread run makes them.
 struct SqlJob {
-  enum class Kind : std::uint8_t { text, rows, finish };
+  enum class Kind : std::uint8_t { text, rows, finish, query_mode };
   Kind kind = Kind::text;
   convert_detail::Span text;  // text: the text; rows: the head; finish: the closing statement
   // rows
@@ -1074,6 +1136,7 @@ struct SqlJob {
   std::string_view event_name;  // static storage
   RowsKind rows_kind = RowsKind::insert;
   bool partial_json = false;
+  bool query = false;  // rows: in a multi-statement query; query_mode: entering (else leaving)
   std::shared_ptr<const TableMap> map;
   // finish
   convert_detail::Span xid;
@@ -1086,6 +1149,7 @@ struct SqlJob {
 struct SqlBatch : convert_detail::Arena {
   std::vector<SqlJob> jobs;
   JsonBuf out;
+  std::size_t query_bound = 0;  // SqlOptions::batch_bytes with --sql-queries transaction
 
   std::size_t size() const { return arena.size(); }
   bool empty() const { return jobs.empty(); }
@@ -1107,6 +1171,7 @@ struct SqlBatch : convert_detail::Arena {
     v.head = view(j.text);
     v.session = view(j.session);
     v.generated = view(j.generated);
+    v.query_bound = j.query ? query_bound : 0;
     return v;
   }
 };
@@ -1171,6 +1236,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (!open_) return;
     open_ = false;
     if (!sql_.flashback) {
+      set_query_mode(false);
       emit(fmt::format("ROLLBACK; # cut off: {}\n", c ? clean(c->message()) : std::string("the transaction is incomplete")));
       return;
     }
@@ -1337,6 +1403,7 @@ class SqlConverter final : public TransactionFront::Hooks {
                  "@@session.character_set_client=45, @@session.collation_connection=45;\n");
       store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
     } else {
+      leave_query_mode_now();
       gtid_end();
     }
     if (sql_.disable_log_bin) put(kLogBinBack);
@@ -1364,6 +1431,69 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (b.size() >= kOutBlock) out_.flush();
   }
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
+
+  // --sql-queries transaction (SqlOptions::transaction_queries). The row statements of a
+  // transaction, with its GTID, BEGIN and COMMIT, go between `DELIMITER ;;` lines: the client
+  // then sends everything up to a `;;` as one multi-statement query (one round trip). The queries
+  // end at the COMMIT (`COMMIT;;`) and before they would pass --sql-batch-bytes (a `;;` line).
+  // Statements logged as statements (DDL, statement-logged DML, XA) go outside, as before: the
+  // output goes back to `DELIMITER ;` first (a USE at the start of a query would be taken by the
+  // client for its own `use` command, a DELIMITER line inside a query would be sent as text).
+  // This thread's side: whether `DELIMITER ;;` is on in what it has handed on.
+  bool query_mode_ = false;
+  bool queries() const { return sql_.transaction_queries && !sql_.flashback && sql_.batch_bytes > 0; }
+  void set_query_mode(bool on) {
+    if (query_mode_ == on) return;
+    query_mode_ = on;
+    if (!pool_) return write_query_mode(on);
+    SqlBatch& b = pool_->current();
+    b.query_bound = sql_.batch_bytes;
+    SqlJob j;
+    j.kind = SqlJob::Kind::query_mode;
+    j.query = on;
+    b.jobs.push_back(std::move(j));
+  }
+  // After sync(): back to `DELIMITER ;`, straight to the output.
+  void leave_query_mode_now() {
+    if (!query_mode_) return;
+    query_mode_ = false;
+    write_query_mode(false);
+  }
+  // The writing side: `DELIMITER ;;` on in the output, and the bytes of the query not yet closed.
+  bool out_query_ = false;
+  std::size_t query_bytes_ = 0;
+  void write_query_mode(bool on) {
+    if (on) {
+      put("DELIMITER ;;\n");
+    } else {
+      if (query_bytes_ > 0) put(kQueryEnd);
+      put("DELIMITER ;\n");
+    }
+    out_query_ = on;
+    query_bytes_ = 0;
+  }
+  // (the writing side) Text of `n` bytes goes into the current query, or closes it first when it
+  // would pass the bound.
+  void query_room(std::size_t n) {
+    if (!out_query_) return;
+    if (query_bytes_ > 0 && query_bytes_ + n > sql_.batch_bytes) {
+      put(kQueryEnd);
+      query_bytes_ = 0;
+    }
+    query_bytes_ += n;
+  }
+  // (the writing side) Before a rows event's statements, rendered as if they began a query: the
+  // current query is closed first when it cannot take their first `first` bytes.
+  void query_join(std::size_t first) {
+    if (query_bytes_ > 0 && query_bytes_ + first > sql_.batch_bytes) {
+      put(kQueryEnd);
+      query_bytes_ = 0;
+    }
+  }
+  void put_text(std::string_view text) {
+    query_room(text.size());
+    put(text);
+  }
   // A log name inside a comment line: no line breaks.
   static std::string clean(std::string_view s) {
     std::string r(s);
@@ -1375,7 +1505,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   // Text in the output, after everything handed on before it.
   void emit(std::string_view text) {
     if (!pool_) {
-      put(text);
+      put_text(text);
       return;
     }
     SqlBatch& b = pool_->current();
@@ -1693,6 +1823,11 @@ class SqlConverter final : public TransactionFront::Hooks {
       s.append(" at ").append(clean(*log_name_)).append(":").append(std::to_string(top_pos(ev)));
       s.push_back('\n');
     }
+    // In a query (--sql-queries transaction): nothing is open here unless the client went on
+    // (--force) after a query that failed within its transaction; that one is rolled back whole
+    // rather than committed in part by this BEGIN (and its open transaction would make MariaDB
+    // refuse this transaction's gtid_seq_no, and so every query after it).
+    if (query_mode_) s.append("ROLLBACK;\n");
     gtid_set(s);
     if (open_xa_) {  // MariaDB: XA START is in the GTID event (MySQL logs it as a statement)
       s.append("XA START ").append(ts.xid).append(";\n");
@@ -1776,7 +1911,17 @@ class SqlConverter final : public TransactionFront::Hooks {
       if ((incomplete || failed_seq_ == seq) && closing == "COMMIT;\n") {
         // Part of it is missing (damaged or undecodable): applying the rest would be a change the
         // server never made.
-        put("ROLLBACK; # incomplete: an event of this transaction is damaged or does not decode\n");
+        if (out_query_) query_join(9);
+        put(out_query_ ? "ROLLBACK;; # incomplete: an event of this transaction is damaged or does not decode\n"
+                       : "ROLLBACK; # incomplete: an event of this transaction is damaged or does not decode\n");
+        query_bytes_ = 0;
+        return;
+      }
+      if (out_query_ && (closing == "COMMIT;\n" || closing == "ROLLBACK;\n")) {
+        query_join(closing.size());
+        put(closing.substr(0, closing.size() - 2));  // COMMIT;; / ROLLBACK;;: the end of the query
+        put(kQueryEnd);
+        query_bytes_ = 0;
         return;
       }
       put(closing);
@@ -1841,6 +1986,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     fmt::print(err_, "binlogctl: warning: transaction {} is incomplete ({}): {}\n", open_txn_, why,
                sql_.flashback ? "not undone" : "rolled back in the output");
     if (!sql_.flashback) {
+      leave_query_mode_now();
       put("ROLLBACK; # incomplete transaction\n");
       return;
     }
@@ -1921,6 +2067,7 @@ class SqlConverter final : public TransactionFront::Hooks {
       }
       return;
     }
+    set_query_mode(false);
     std::string s;
     if (sql_.comments != SqlComments::none) position_comment(s, ev);
     query_session(s, ev, q);
@@ -2088,6 +2235,8 @@ class SqlConverter final : public TransactionFront::Hooks {
       }
       data = Bytes(reinterpret_cast<const std::uint8_t*>(rows_buf_.data()), rows_buf_.size());
     }
+    const bool xa = open_ ? open_xa_ : !front_.state().xid.empty();
+    if (queries()) set_query_mode(!xa);  // (an XA transaction's statements go one by one)
     open_txn(ev);
     load_generated(*tm);
     // What every row of the event shares: the comment line, the session settings (written before
@@ -2128,12 +2277,15 @@ class SqlConverter final : public TransactionFront::Hooks {
       j.event_name = event_name(ev);
       j.rows_kind = v.kind;
       j.partial_json = v.partial_json;
+      j.query = query_mode_;
+      if (query_mode_) b.query_bound = sql_.batch_bytes;
       j.map = std::move(v.map);
       b.jobs.push_back(std::move(j));
       return;
     }
     // Without rendering threads, or a large event (rendered here, streaming, rather than copied).
     sync();
+    if (query_mode_) v.query_bound = sql_.batch_bytes;
     RowsOutcome o;
     if (sql_.flashback) {
       struct Sink {  // each row to the transaction's records as it is rendered
@@ -2154,17 +2306,26 @@ class SqlConverter final : public TransactionFront::Hooks {
       struct Sink {  // whole statements to the output in blocks
         SqlConverter& c;
         JsonBuf& b;
+        // In a query: held until it is known whether the query before takes the first part (at
+        // most --sql-batch-bytes, or one statement larger than that).
+        bool hold;
         JsonBuf& buf() { return b; }
         void row_done() {
-          if (b.size() >= kOutBlock) write();
+          if (hold && c.renderer_.query_closed()) {
+            c.query_join(c.renderer_.query_first());
+            hold = false;
+          }
+          if (!hold && b.size() >= kOutBlock) write();
         }
         void write() {
           c.put(b.view());
           b.clear();
         }
-      } sink{*this, stream_buf_};
+      } sink{*this, stream_buf_, query_mode_};
       o = renderer_.render(v, sink);
+      if (sink.hold) query_join(o.query_first);
       sink.write();
+      if (query_mode_) query_bytes_ = o.query_closed ? o.query_len : query_bytes_ + o.query_len;
     }
     if (o.error) rows_failed(o, *log_name_, top_pos(ev), event_name(ev), txn_seq_);
   }
@@ -2201,7 +2362,10 @@ class SqlConverter final : public TransactionFront::Hooks {
     for (const SqlJob& j : b.jobs) {
       switch (j.kind) {
         case SqlJob::Kind::text:
-          put(b.view(j.text));
+          put_text(b.view(j.text));
+          break;
+        case SqlJob::Kind::query_mode:
+          write_query_mode(j.query);
           break;
         case SqlJob::Kind::finish:
           finish_txn(b.view(j.text), j.incomplete, j.seq, j.pos, b.view(j.xid));
@@ -2209,6 +2373,10 @@ class SqlConverter final : public TransactionFront::Hooks {
         case SqlJob::Kind::rows: {
           const std::string_view out = std::string_view(b.out.data() + j.out.at, j.out.len);
           if (!sql_.flashback) {
+            if (j.query) {
+              query_join(j.outcome.query_first);
+              query_bytes_ = j.outcome.query_closed ? j.outcome.query_len : query_bytes_ + j.outcome.query_len;
+            }
             put(out);
           } else {
             const std::string_view head = b.view(j.text), session = b.view(j.session);
