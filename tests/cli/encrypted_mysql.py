@@ -15,13 +15,16 @@ Errors, exit status 1 with the file, offset and key id: no --keyring-file (unsup
 saying to give --keyring-file), a keyring without the file's master key, a wrong master key
 (decryption_failed), a header cut short, a flipped bit in an event (checksum_mismatch at the
 clear file's offset, convert prints nothing of that event); a keyring file that is damaged or
-absent, or --keyring-file with -R: exit 2 (a usage error, as for --key-file).
+absent, or --keyring-file with -R: exit 2 (a usage error, as for --key-file). Last, serve
+--keyring-file on the encrypted file (unix socket): dump -R and verify -R read from it what they
+read in the clear file.
 """
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,6 +50,32 @@ def keyring_v1(kr):
     b = bytearray(kr[:-32])
     b[21] = ord("1")
     return b
+
+
+def serve(tmp, enc_dir, clear_dir, ring):
+    """serve --keyring-file on the encrypted file: binlogctl -R reads from it what the clear file
+    holds (its positions), byte for byte. Skipped when this binlogctl has no serve or no -R."""
+    if subprocess.run([BIN, "serve", "--help"], capture_output=True).returncode != 0 or \
+            subprocess.run([BIN, "dump", "--help"], capture_output=True, text=True).stdout.find("--socket") < 0:
+        print("serve: skipped (no serve or no -R in this build)")
+        return
+    sock = os.path.join(tmp, "serve.sock")
+    p = subprocess.Popen([BIN, "serve", "--socket", sock, "--user", "repl", "--password=pw"] + ring + [enc_dir + "/"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        remote = ["-R", "--socket", sock, "--user", "repl", "--password=pw", NAME]
+        for v in (["dump"], ["dump", "--format", "json", "--hexdump"], ["verify"]):
+            rc1, want, _ = run(v + [NAME], cwd=clear_dir)
+            rc2, got, err = run(v + remote)
+            check(rc1 == 0 and rc2 == 0 and got == want, f"serve --keyring-file, {' '.join(v)} -R: exit {rc2}, "
+                                                          f"{len(got)} vs {len(want)} bytes: {got[-300:]!r} {err[-300:]}")
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
 
 
 def main():
@@ -138,6 +167,7 @@ def main():
         for v in views[:3]:
             rc, out, err = run(v + ring + [NAME], cwd=enc_dir)
             check(master.hex().encode() not in out.lower() and master not in out, f"{v}: the master key is printed")
+        serve(tmp, enc_dir, clear_dir, ring)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
