@@ -64,7 +64,9 @@ void setup_relay(ServeArgs& a, ServeOptions& o) {
   if (!a.inputs.empty())
     throw CLI::ValidationError("--upstream", "serves the directory --result-dir that it fetches into: give no FILES");
   if (a.result_dir.empty()) throw CLI::ValidationError("--upstream", "needs --result-dir DIR");
-  if (!a.keys.key_files.empty()) throw CLI::ValidationError("--key-file", "the upstream sends its events decrypted: no key file with --upstream");
+  if (a.keys.any())
+    throw CLI::ValidationError(a.keys.key_files.empty() ? "--keyring-file" : "--key-file",
+                               "the upstream sends its events decrypted: no key file with --upstream");
 #ifndef BINLOGCTL_HAVE_REMOTE
   throw CLI::ValidationError("--upstream", "this binlogctl was built without libmariadb (MariaDB Connector/C): it cannot read from a server");
 #else

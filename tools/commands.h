@@ -181,10 +181,13 @@ struct RemoteArgs {
 // `with_flag`: the subcommand reads files unless -R is given (fetch always reads a server).
 void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag = true);
 
-// --key-file/--key-file-key: encrypted MariaDB binlogs read with the server's key file(s).
+// --key-file/--key-file-key: encrypted MariaDB binlogs read with the server's key file(s);
+// --keyring-file: encrypted MySQL binlogs read with the server's keyring_file data file(s).
 struct KeyArgs {
   std::vector<std::string> key_files;
+  std::vector<std::string> keyring_files;
   std::string file_key;
+  bool any() const { return !key_files.empty() || !keyring_files.empty(); }
   // The input set to read: `remote` (a server decrypts what it sends: --key-file is refused
   // there) or, with key files, the files named by `inputs` through a decrypting input set (owned
   // here); nullptr (read `inputs` as they are) without key files. Throws CLI::ValidationError for

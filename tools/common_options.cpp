@@ -456,6 +456,7 @@ void add_remote_options(CLI::App& sub, RemoteArgs& r, bool with_flag) {
                             ->group(group);
     // The server sends the events decrypted: no key file with -R (add_key_options came first).
     if (CLI::Option* key = sub.get_option_no_throw("--key-file")) flag->excludes(key);
+    if (CLI::Option* ring = sub.get_option_no_throw("--keyring-file")) flag->excludes(ring);
   } else {
     r.enabled = true;
   }
@@ -575,6 +576,11 @@ void add_key_options(CLI::App& sub, KeyArgs& k) {
                  "decrypt encrypted binlogs; repeat it for files written under older keys")
       ->allow_extra_args(false)
       ->group(group);
+  sub.add_option("--keyring-file", k.keyring_files,
+                 "MySQL 8.0.14+ binlog_encryption: the server's keyring_file plugin data file "
+                 "(keyring_file_data), to decrypt encrypted binlogs; repeat it for several")
+      ->allow_extra_args(false)
+      ->group(group);
   sub.add_option("--key-file-key", k.file_key,
                  "The secret of an encrypted key file (file_key_management_filekey), or FILE:PATH to read it "
                  "from a file")
@@ -582,10 +588,9 @@ void add_key_options(CLI::App& sub, KeyArgs& k) {
 }
 
 const KeyRing* KeyArgs::load() {
-  if (key_files.empty()) {
-    if (!file_key.empty()) throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
-    return nullptr;
-  }
+  if (key_files.empty() && !file_key.empty())
+    throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
+  if (!any()) return nullptr;
   if (!ring_) {
     ring_ = std::make_unique<KeyRing>();
     try {
@@ -593,17 +598,22 @@ const KeyRing* KeyArgs::load() {
     } catch (const KeyFileError& e) {
       throw CLI::ValidationError("--key-file", e.what());
     }
+    try {
+      for (const std::string& f : keyring_files) ring_->load_mysql_keyring(f);
+    } catch (const KeyFileError& e) {
+      throw CLI::ValidationError("--keyring-file", e.what());
+    }
   }
   return ring_.get();
 }
 
 InputSet* KeyArgs::wrap(const std::vector<std::string>& inputs, InputSet* remote) {
-  if (key_files.empty()) {
-    if (!file_key.empty()) throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
-    return remote;
-  }
+  if (key_files.empty() && !file_key.empty())
+    throw CLI::ValidationError("--key-file-key", "is the secret of a --key-file: give the key file");
+  if (!any()) return remote;
   if (remote != nullptr)
-    throw CLI::ValidationError("--key-file", "with -R the server sends the events decrypted: no key file is needed");
+    throw CLI::ValidationError(key_files.empty() ? "--keyring-file" : "--key-file",
+                               "with -R the server sends the events decrypted: no key file is needed");
   load();
   files_ = path_inputs(inputs);
   decrypting_ = decrypting_inputs(*files_, *ring_);

@@ -3,3 +3,8 @@
 # Skips (77) without mariadbd, the plugin or libmariadb.
 binlogctl_cli_test(encrypted_server ${Python3_EXECUTABLE} ${CLI}/encrypted.py ${BIN})
 set_tests_properties(cli.encrypted_server PROPERTIES TIMEOUT 240)
+
+# Encrypted MySQL 8.0.14+ binlogs (binlog_encryption, keyring_file): the one real file of
+# testdata/mysql-8-encrypted read with --keyring-file against its clear copy; the errors. No server.
+binlogctl_cli_test(encrypted_mysql ${Python3_EXECUTABLE} ${CLI}/encrypted_mysql.py ${BIN})
+set_tests_properties(cli.encrypted_mysql PROPERTIES TIMEOUT 60)

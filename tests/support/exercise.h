@@ -31,6 +31,14 @@ inline const KeyRing& fuzz_keys() {
     auto* k = new KeyRing;
     k->parse("# another rotation\n1;00112233445566778899aabbccddeeff\n", "other-keys.txt");
     k->parse("1;8187c282dcf7a37478562c3d9659b8a79553bbc191d15203fcac3ff4702719bd\n", "fixture-keys.txt");
+#ifdef BINLOGCTL_SOURCE_DIR
+    // The keyring of the MySQL 8.0 encrypted file (testdata/mysql-8-encrypted), so that it and
+    // its mutations are decrypted.
+    try {
+      k->load_mysql_keyring(std::string(BINLOGCTL_SOURCE_DIR) + "/testdata/mysql-8-encrypted/keyring");
+    } catch (const KeyFileError&) {
+    }
+#endif
     return k;
   }();
   return *keys;

@@ -40,6 +40,8 @@ std::vector<fs::path> seed_files() {
   for (const char* f : {"transaction_compression.000001", "json.binlog.000001", "binlog_transaction_with_GTID_TAG.000001",
                         "vector.binlog", "ver_5_1_23.001", "mariadb-bin.000001"})
     if (fs::exists(pub / f)) files.push_back(pub / f);
+  // MySQL 8.0 binlog_encryption: decrypted with the keyring fuzz_keys() holds (exercise.h).
+  files.push_back(fs::path(BINLOGCTL_SOURCE_DIR) / "testdata/mysql-8-encrypted/binlog.encrypted");
   return files;
 }
 

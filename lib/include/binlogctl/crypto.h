@@ -1,4 +1,5 @@
-// Encrypted MariaDB binlogs (encrypt_binlog=ON), read offline with the server's key file.
+// Encrypted MariaDB binlogs (encrypt_binlog=ON), read offline with the server's key file; MySQL
+// 8.0.14+ encrypted binlogs (binlog_encryption=ON) with its keyring_file data file (below).
 //
 // What the server writes (MariaDB 10.1+, sql/log_event*.cc, mysys_ssl/my_crypt.cc): the file
 // starts in the clear with its magic number and format description, then a START_ENCRYPTION
@@ -50,6 +51,15 @@ struct EncryptionKey {
   std::string file;                 // the key file as the user named it
 };
 
+// A key of a MySQL keyring_file data file (plugin/keyring: keyring_file_data), de-obfuscated.
+struct MysqlKeyringKey {
+  std::string id;       // "MySQLReplicationKey_<server uuid>_<seqno>" for a binlog master key
+  std::string type;     // "AES", "RSA", "DSA"
+  std::string user_id;  // empty for the server's own keys
+  std::vector<std::uint8_t> bytes;
+  std::string file;     // the keyring file as the user named it
+};
+
 // Keys from one or more key files in MariaDB's file_key_management format: one `id;hex-key` per
 // line (id 1..2^32-1, a 128-, 192- or 256-bit key in hex), `#` comments, blank lines. A file that
 // starts with "Salted__" is the encrypted variant (file_key_management_filekey: `openssl enc
@@ -72,17 +82,66 @@ class KeyRing {
   std::vector<const EncryptionKey*> with_id(std::uint32_t id) const;
   const std::vector<std::string>& files() const noexcept { return files_; }
 
+  // MySQL 8.0.14+ binlog_encryption: the keys of a keyring_file plugin data file (its
+  // keyring_file_data), in the layout plugin/keyring/ writes (buffered_file_io.cc, checker/,
+  // common/keyring_key.cc): "Keyring file version:2.0" (or "...:1.0"), then the keys, each
+  // five 64-bit little-endian lengths (the entry's size padded to 8, the key id's, the key
+  // type's, the user id's and the key's), the three strings and the key bytes (XORed with the
+  // plugin's obfuscation string) padded to 8 bytes, then "EOF" and, in version 2.0, the SHA-256
+  // of the keys' bytes. Every length is checked against the file; a bad digest, version or
+  // layout throws KeyFileError naming the file (and the byte offset). 64-bit little-endian
+  // files only (what x86-64 and ARM64 servers write; the plugin also reads 32-bit and
+  // big-endian ones). A key id present in several files: the first file given wins.
+  void load_mysql_keyring(const std::string& path);
+  void parse_mysql_keyring(Bytes data, const std::string& name);
+  const MysqlKeyringKey* mysql_key(const std::string& id) const;
+  const std::vector<std::string>& keyring_files() const noexcept { return keyring_files_; }
+
  private:
   std::vector<EncryptionKey> keys_;
   std::vector<std::string> files_;
+  std::vector<MysqlKeyringKey> mysql_keys_;
+  std::vector<std::string> keyring_files_;
 };
+
+// MySQL 8.0.14+ encrypted binlog file header (sql/rpl_log_encryption.cc,
+// Rpl_encryption_header_v1), 512 bytes in the clear:
+//   0  4  magic fd 62 69 6e
+//   4  1  version (1, the only one)
+//   5  .. fields up to a type 0 (or the header's end): type 1 the key id (a length byte, then
+//         the id: the replication master key in the keyring), type 2 the 32-byte file password
+//         encrypted with that key (AES-256-CBC, no padding, the IV below), type 3 that 16-byte
+//         IV; other types are an error.
+// From offset 512 on the file is the binlog (magic fe 62 69 6e, events) encrypted with
+// AES-256-CTR (sql/stream_cipher.cc): key and IV from EVP_BytesToKey(SHA-512, no salt, one
+// round) of the file password, i.e. SHA-512(password)[0,32) and [32,48), the IV's last 8 bytes
+// replaced by the big-endian block counter: offset (in the stream, file offset - 512) / 16.
+// The server's positions (SHOW BINLOG EVENTS, log_pos, replication) are those of the
+// decrypted stream: the file is read as if it were the stream (Binlog_encryption_istream::seek
+// seeks to offset + 512).
+inline constexpr std::size_t kMysqlEncryptionHeaderSize = 512;
+struct MysqlEncryptionHeader {
+  std::string key_id;
+  std::uint8_t encrypted_password[32] = {};
+  std::uint8_t iv[16] = {};
+};
+// Parses the header at the start of `file` (at least its first 512 bytes); on failure returns
+// false with `error` saying why and `error_offset` where in the file.
+bool parse_mysql_encryption_header(Bytes file, MysqlEncryptionHeader& out, std::string& error,
+                                   std::uint64_t& error_offset);
 
 // Decrypts a file_key_management key file encrypted by `openssl enc -aes-256-cbc -md sha1 -k`
 // (the "Salted__" format) with `secret`; throws KeyFileError naming `name` when it does not
 // decrypt. Public for tests.
 std::string decrypt_key_file(const std::string& data, const std::string& secret, const std::string& name);
 
-// The input seam, decrypting: each file of `inner` whose START_ENCRYPTION is not flagged
+// The input seam, decrypting. A MySQL encrypted binlog (magic fd 62 69 6e) is read as the
+// decrypted stream it holds, at the stream's offsets (the server's positions: file offset -
+// 512), with the keyring_file keys: a header that cannot be parsed, a key id not in the
+// keyring, or a file password that does not decrypt the stream's magic number makes the
+// source empty with a read error of code Errc::decrypt_failed at offset 0 whose message names
+// the encrypted file's offset, the key id and the keyring files. MariaDB: each file of `inner`
+// whose START_ENCRYPTION is not flagged
 // ignorable is read through a decrypting stream (its events in the clear at the same offsets,
 // START_ENCRYPTION flagged ignorable as a server sends it); streamed inputs (stdin, archives)
 // always are, since a later file of a concatenation may be encrypted. Files in the clear are

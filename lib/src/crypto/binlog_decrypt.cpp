@@ -11,6 +11,8 @@
 #include <binlogctl/fde.h>
 #include <binlogctl/source.h>
 
+#include "mysql_internal.h"
+
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -848,6 +850,7 @@ class DecryptingInputs final : public InputSet {
 }  // namespace
 
 std::unique_ptr<Source> decrypting_source(std::unique_ptr<Source> s, const KeyRing& keys) {
+  if (detail::is_mysql_encrypted(*s)) return detail::mysql_decrypting_source(std::move(s), keys);
   if (!needs_decryption(*s)) return s;
   if (const auto size = s->size(); size && *size > 0) {
     std::size_t len = 0;
@@ -859,6 +862,7 @@ std::unique_ptr<Source> decrypting_source(std::unique_ptr<Source> s, const KeyRi
 }
 
 std::unique_ptr<Source> decrypting_view(std::unique_ptr<Source> s, const KeyRing& keys) {
+  if (detail::is_mysql_encrypted(*s)) return detail::mysql_decrypting_source(std::move(s), keys);  // read at any offset
   return std::make_unique<DecryptingView>(std::move(s), keys);
 }
 

@@ -55,6 +55,7 @@ struct CtxFree {
 
 KeyRing::~KeyRing() {
   for (EncryptionKey& k : keys_) OPENSSL_cleanse(k.bytes.data(), k.bytes.size());
+  for (MysqlKeyringKey& k : mysql_keys_) OPENSSL_cleanse(k.bytes.data(), k.bytes.size());
 }
 
 std::string decrypt_key_file(const std::string& data, const std::string& secret, const std::string& name) {

@@ -78,6 +78,10 @@ void EventStream::report_read_error(std::uint64_t pos) {
 
 bool EventStream::read_magic() {
   Bytes m = src_.window(0, 4);
+  if (m.size() < 4 && src_.read_error().code == Errc::decrypt_failed) {  // an encrypted file the keys do not open
+    report_read_error(0);
+    return false;
+  }
   if (m.size() < 4) {
     report(Check::bad_magic, Severity::error, 0,
            m.empty() ? std::string("empty file: no binlog magic number")
@@ -91,8 +95,8 @@ bool EventStream::read_magic() {
   }
   if (m[0] == 0xfd && m[1] == 0x62 && m[2] == 0x69 && m[3] == 0x6e) {
     report(Check::unsupported_format, Severity::error, 0,
-           "encrypted MySQL binlog (magic fd 62 69 6e: MySQL 8.0.14+ binlog_encryption): not supported (its keyring "
-           "is not read); read it from the server with -R, which sends it decrypted");
+           "encrypted MySQL binlog (magic fd 62 69 6e: MySQL 8.0.14+ binlog_encryption): give the server's keyring "
+           "file (keyring_file_data) with --keyring-file, or read it from the server with -R, which sends it decrypted");
   } else {
     report(Check::bad_magic, Severity::error, 0,
            fmt::format("not a binlog: first bytes {:02x} {:02x} {:02x} {:02x}, expected fe 62 69 6e",
