@@ -77,8 +77,13 @@ void append_hexdump_lines(LineOutput& o, Bytes raw, std::uint64_t base) {
     b.append(fmt::format("  {:08x} ", base + i));
     for (std::size_t j = 0; j < 16; ++j) {
       if (j == 8) b.push_back(' ');
-      if (i + j < raw.size()) b.append(fmt::format(" {:02x}", raw[i + j]));
-      else b.append("   ");
+      if (i + j < raw.size()) {  // " %02x", without a format call per byte (a 1 GiB event has 1 Gi)
+        static constexpr char kHexDigits[] = "0123456789abcdef";
+        const char h[3] = {' ', kHexDigits[raw[i + j] >> 4], kHexDigits[raw[i + j] & 15]};
+        b.append(h, 3);
+      } else {
+        b.append("   ");
+      }
     }
     b.append("  |");
     for (std::size_t j = 0; j < 16 && i + j < raw.size(); ++j) {
