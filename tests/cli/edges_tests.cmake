@@ -16,4 +16,9 @@ binlogctl_cli_test(dump_filter ${Python3_EXECUTABLE} ${CLI}/dump_filter.py ${BIN
 binlogctl_cli_test(filter_glob ${Python3_EXECUTABLE} ${CLI}/filter_glob.py ${BIN} ${FIX})
 binlogctl_cli_test(stats_zone ${Python3_EXECUTABLE} ${CLI}/stats_zone.py ${BIN} ${FIX})
 binlogctl_cli_test(diagnostics ${Python3_EXECUTABLE} ${CLI}/diagnostics.py ${BIN} ${FIX})
-binlogctl_cli_test(huge_statement ${Python3_EXECUTABLE} ${CLI}/huge_statement.py ${BIN} ${FIX} ${CMAKE_SOURCE_DIR}/bench)
+if(TARGET binlogctl_canal)  # the Canal formats too, their protobuf checked by protoc
+  binlogctl_cli_test(huge_statement ${Python3_EXECUTABLE} ${CLI}/huge_statement.py ${BIN} ${FIX} ${CMAKE_SOURCE_DIR}/bench
+                     ${Protobuf_PROTOC_EXECUTABLE} ${CMAKE_SOURCE_DIR}/proto)
+else()
+  binlogctl_cli_test(huge_statement ${Python3_EXECUTABLE} ${CLI}/huge_statement.py ${BIN} ${FIX} ${CMAKE_SOURCE_DIR}/bench)
+endif()

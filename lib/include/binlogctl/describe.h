@@ -11,4 +11,12 @@ namespace binlogctl {
 // nothing more and returns the error.
 Status describe_body(JsonWriter& w, const Event& ev, InfoScratch& scratch);
 
+// The body object (braces included) of a statement event (QUERY, MariaDB's compressed QUERY,
+// EXECUTE_LOAD_QUERY) appended to `out` with its "sql" string left empty, for writing a huge
+// statement in pieces: `sql` views the statement (the event's bytes, or `scratch` for a
+// compressed one) and `sql_at` is the offset in `out` where its escaped text goes (just past the
+// opening quote). False, `out` unchanged, for other events and for a body that does not decode.
+bool describe_statement_parts(std::string& out, const Event& ev, InfoScratch& scratch, std::string_view& sql,
+                              std::size_t& sql_at);
+
 }  // namespace binlogctl

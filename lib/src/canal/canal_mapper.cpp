@@ -664,9 +664,12 @@ struct FlatEntry {
 // MQMessageUtils.messageConverter: one FlatMessage per ROWDATA entry, keys in the order the
 // first implementation's ordered_json wrote them, appended to `out` without the value of "id"
 // (the batch number, known only when the entry is written): it goes at the offset returned.
-// `es`: the event's timestamp in milliseconds; `gtid`: Header.gtid (empty: null).
+// `es`: the event's timestamp in milliseconds; `gtid`: Header.gtid (empty: null). `sql_at`, when
+// given, is set to the offset in `out` just past the opening quote of "sql"'s string (for a huge
+// statement written in pieces there: f.sql is then empty).
 std::size_t flat_message(OutBuf& out, std::int64_t es, std::string_view schema, std::string_view table,
-                         std::string_view gtid, const FlatEntry& f, bool data_written = false) {
+                         std::string_view gtid, const FlatEntry& f, bool data_written = false,
+                         std::size_t* sql_at = nullptr) {
   const bool rows = f.rows != nullptr;
   if (!data_written) {
     out.append("{\"data\":", 8);
@@ -706,6 +709,7 @@ std::size_t flat_message(OutBuf& out, std::int64_t es, std::string_view schema, 
   else
     out.append("null", 4);
   out.append(",\"sql\":", 7);
+  if (sql_at != nullptr) *sql_at = out.size() + 1;
   append_flat_json_string(out, f.sql);
   out.append(",\"sqlType\":", 11);
   if (f.is_ddl)
@@ -777,6 +781,44 @@ class EntrySink {
     if (!store.empty()) w.bytes(3, store);
     if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
   }
+  // canal-proto: an Entry whose storeValue is head + big + tail, for a huge statement (a 1 GiB
+  // QUERY): `big` is written out a block at a time, never serialized whole; into a packet
+  // (--canal-packets) it is copied once, the batch's packet being sized only at its end.
+  void entry_pieces(std::uint64_t batch, std::string_view header, int entry_type, std::string_view head,
+                    std::string_view big, std::string_view tail) {
+    const std::size_t store = head.size() + big.size() + tail.size();
+    const std::size_t n = 1 + varint_size(header.size()) + header.size() + 1 +
+                          varint_size(static_cast<std::uint64_t>(entry_type)) + 1 + varint_size(store) + store;
+    std::string& pre = pre_;
+    pre.clear();
+    if (!o_.packets) canal_detail::append_varint(pre, n);
+    canal_detail::append_len_field(pre, 1, header);
+    canal_detail::append_varint_field(pre, 2, static_cast<std::uint64_t>(entry_type));
+    canal_detail::append_varint(pre, (3u << 3) | 2);
+    canal_detail::append_varint(pre, store);
+    pre.append(head);
+    if (o_.packets) {
+      if (batch != batch_id_ && messages_.messages_size() > 0) packet();
+      batch_id_ = batch;
+      std::string* m = messages_.add_messages();
+      m->reserve(n);
+      m->append(pre).append(big).append(tail);
+      return;
+    }
+    buf_.append(pre);
+    for (std::size_t at = 0; at < big.size(); at += kFlushAt) {
+      buf_.append(big.substr(at, kFlushAt));
+      if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
+    }
+    buf_.append(tail);
+    if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
+  }
+  // canal-json: the buffer is written out when it is a block long (a huge statement's line is
+  // appended to text() a piece at a time).
+  void maybe_write_out() {
+    if (buf_.size() + borrowed_bytes_ >= kFlushAt) write_out();
+  }
+
   // `s` written after what the buffer holds, from where it is when it is large enough (it must
   // stay valid until release()), else copied.
   void borrow(std::string_view s) {
@@ -855,43 +897,115 @@ class EntrySink {
     }
   }
 
-  // One MESSAGES packet for the batch collected in messages_ (SessionHandler, NettyUtils.write).
+  // One MESSAGES packet for the batch collected in messages_ (SessionHandler, NettyUtils.write):
+  // 4-byte big-endian length, then Packet{version, type, [compression], body = Messages{batch_id,
+  // messages}}. The small fields are serialized by the generated code; the body, its last field,
+  // is written here field by field as the generated code writes it, so that no message (a huge
+  // statement's entry) is copied into a serialized body and again into the output.
   void packet() {
-    messages_.set_batch_id(static_cast<std::int64_t>(batch_id_));
+    head_msg_.Clear();
+    head_msg_.set_batch_id(static_cast<std::int64_t>(batch_id_));
+    std::string& m0 = plain_;
+    m0.clear();
+    head_msg_.SerializeToString(&m0);
     packet_.Clear();
     packet_.set_version(1);
     packet_.set_type(canalpb::MESSAGES);
-    if (o_.compression == CanalCompression::none) {
-      messages_.SerializeToString(packet_.mutable_body());
-    } else {
-      packet_.set_compression(o_.compression == CanalCompression::zlib ? canalpb::ZLIB
-                                                                       : canalpb::GZIP);
-      messages_.SerializeToString(&plain_);
-      deflate_body(plain_, o_.compression == CanalCompression::gzip, *packet_.mutable_body());
+    const bool compress = o_.compression != CanalCompression::none;
+    if (compress)
+      packet_.set_compression(o_.compression == CanalCompression::zlib ? canalpb::ZLIB : canalpb::GZIP);
+    packet_.SerializeToString(&p0_);  // without body: field 5 comes last
+    std::size_t body = m0.size();
+    for (const std::string& m : messages_.messages()) body += 1 + varint_size(m.size()) + m.size();
+    if (compress) {
+      deflate_body(m0, messages_, o_.compression == CanalCompression::gzip, zbody_);
+      body = zbody_.size();
     }
-    messages_.Clear();
-    const std::size_t n = packet_.ByteSizeLong();
+    const std::size_t n = p0_.size() + (body == 0 ? 0 : 1 + varint_size(body) + body);
     if (n > 0x7fffffffu)
       throw std::length_error("Canal packet over 2 GiB: use a smaller --batch-size");
-    char* p = buf_.extend(4 + n);
+    char* p = buf_.extend(4);
     for (int shift = 24; shift >= 0; shift -= 8) *p++ = static_cast<char>((n >> shift) & 0xff);
-    packet_.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(p));
+    buf_.append(p0_);
+    if (body != 0) {
+      std::string& f = pre_;
+      f.clear();
+      canal_detail::append_varint(f, (5u << 3) | 2);
+      canal_detail::append_varint(f, body);
+      buf_.append(f);
+    }
+    if (compress) {
+      buf_.append(zbody_);
+      if (zbody_.capacity() > (4u << 20)) std::string().swap(zbody_);
+    } else {
+      buf_.append(m0);
+      for (const std::string& m : messages_.messages()) {
+        std::string& f = pre_;
+        f.clear();
+        canal_detail::append_varint(f, (2u << 3) | 2);
+        canal_detail::append_varint(f, m.size());
+        buf_.append(f);
+        for (std::size_t at = 0; at < m.size(); at += kFlushAt) {
+          buf_.append(std::string_view(m).substr(at, kFlushAt));
+          if (buf_.size() >= kFlushAt && m.size() >= kFlushAt) write_out();
+        }
+      }
+    }
+    messages_.Clear();
   }
 
-  static void deflate_body(const std::string& in, bool gzip, std::string& out) {
+  // Messages{batch_id (m0, serialized), messages} deflated (zlib or gzip framing) into `out`, fed
+  // to zlib field by field (a huge message from where it is).
+  static void deflate_body(const std::string& m0, const canalpb::Messages& msgs, bool gzip, std::string& out) {
     z_stream z{};
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, gzip ? 31 : 15, 8,
                      Z_DEFAULT_STRATEGY) != Z_OK)
       throw std::runtime_error("deflateInit2 failed");
-    out.resize(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z.avail_in = static_cast<uInt>(in.size());
+    std::size_t plain = m0.size();
+    for (const std::string& m : msgs.messages()) plain += 1 + varint_size(m.size()) + m.size();
+    out.resize(plain < (1u << 20) ? deflateBound(&z, static_cast<uLong>(plain)) + 32 : (1u << 20));
     z.next_out = reinterpret_cast<Bytef*>(out.data());
     z.avail_out = static_cast<uInt>(out.size());
-    const int rc = deflate(&z, Z_FINISH);
+    auto feed = [&](const char* d, std::size_t len, int flush) {
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
+      z.avail_in = 0;
+      std::size_t left = len;
+      for (;;) {
+        if (z.avail_in == 0 && left > 0) {
+          const std::size_t k = std::min<std::size_t>(left, 1u << 30);
+          z.avail_in = static_cast<uInt>(k);
+          left -= k;
+        }
+        if (z.avail_out == 0) {
+          const std::size_t done = z.total_out;
+          out.resize(out.size() * 2);
+          z.next_out = reinterpret_cast<Bytef*>(out.data()) + done;
+          z.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - done, 1u << 30));
+        }
+        const int rc = deflate(&z, flush);
+        if (rc == Z_STREAM_END) return;
+        if (rc != Z_OK && rc != Z_BUF_ERROR) {
+          deflateEnd(&z);
+          throw std::runtime_error("deflate failed");
+        }
+        if (flush == Z_NO_FLUSH && z.avail_in == 0 && left == 0) return;
+      }
+    };
+    std::string small(m0);
+    for (const std::string& m : msgs.messages()) {
+      canal_detail::append_varint(small, (2u << 3) | 2);
+      canal_detail::append_varint(small, m.size());
+      if (m.size() < (1u << 20)) {
+        small.append(m);
+        continue;
+      }
+      feed(small.data(), small.size(), Z_NO_FLUSH);
+      small.clear();
+      feed(m.data(), m.size(), Z_NO_FLUSH);
+    }
+    feed(small.data(), small.size(), Z_FINISH);
     out.resize(z.total_out);
     deflateEnd(&z);
-    if (rc != Z_STREAM_END) throw std::runtime_error("deflate failed");
   }
 
   const CanalOptions& o_;
@@ -909,10 +1023,10 @@ class EntrySink {
   std::vector<Piece> pieces_;
   std::vector<iovec> iov_;
   std::size_t copied_ = 0, borrowed_bytes_ = 0;
-  std::string plain_;
+  std::string plain_, pre_, p0_, zbody_;
   std::uint64_t entries_ = 0;
   std::uint64_t batch_id_ = 0;
-  canalpb::Messages messages_;
+  canalpb::Messages messages_, head_msg_;
   canalpb::Packet packet_;
 };
 
@@ -1662,8 +1776,9 @@ class CanalMapper final : public TransactionFront::Hooks {
         return;
       case StatementKind::xa_finish:
         if (front_.selected()) {
-          canalpb::RowChange rc;
           const int et = xa_statement_is_rollback(q.sql) ? canalpb::XAROLLBACK : canalpb::XACOMMIT;
+          if (q.sql.size() >= kStreamStatementAt) return streamed_statement(ev, q.db, "", et, false, q.sql, {});
+          canalpb::RowChange rc;
           rc.set_eventtype(static_cast<canalpb::EventType>(et));
           rc.set_isddl(false);
           rc.set_sql(std::string(q.sql));
@@ -1688,6 +1803,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     }
     const int et = canal_statement_event_type(q.sql);
     const bool is_ddl = et != canalpb::INSERT && et != canalpb::UPDATE && et != canalpb::DELETE;
+    if (q.sql.size() >= kStreamStatementAt) return streamed_statement(ev, db, table, et, is_ddl, q.sql, q.db);
     canalpb::RowChange rc;
     rc.set_isddl(is_ddl);
     rc.set_sql(std::string(q.sql));
@@ -1695,6 +1811,56 @@ class CanalMapper final : public TransactionFront::Hooks {
     rc.set_eventtype(static_cast<canalpb::EventType>(et));
     const FlatEntry f{is_ddl, q.sql, et, nullptr, nullptr};
     emit(canalpb::ROWDATA, ev, db, table, et, rc, &f, q.sql, q.db);
+  }
+
+  // A huge statement (a 1 GiB QUERY): its entry written at once, after everything before it, the
+  // statement escaped (canal-json) or copied (canal-proto) a piece at a time, never serialized
+  // whole. The bytes are those emit() writes for it.
+  static constexpr std::size_t kStreamStatementAt = 1u << 20;
+  static constexpr std::size_t kStatementPiece = 256u << 10;
+  void streamed_statement(const Event& ev, std::string_view schema, std::string_view table, int et, bool is_ddl,
+                          std::string_view sql, std::string_view ddl_schema) {
+    pool_.sync();
+    if (json_) {
+      const std::uint64_t batch = sink_.next_batch();
+      const FlatEntry f{is_ddl, std::string_view(), et, nullptr, nullptr};
+      scratch_.clear();
+      std::size_t sql_at = 0;
+      const std::size_t id_at = flat_message(scratch_, es(ev), schema, table, header_gtid(), f, false, &sql_at);
+      const std::string_view m = scratch_.view();
+      OutBuf& out = sink_.text();
+      out.append(m.substr(0, id_at));
+      append_dec(out, batch);
+      out.append(m.substr(id_at, sql_at - id_at));
+      // Pieces end before a UTF-8 lead or ASCII byte: each maximal ill-formed sequence (one
+      // U+FFFD) lies within a piece, so the pieces escape to what the whole escapes to.
+      for (std::string_view s = sql; !s.empty();) {
+        const std::size_t k = utf8_piece(s, kStatementPiece);
+        piece_.clear();
+        append_flat_json_string(piece_, s.substr(0, k));
+        out.append(piece_.view().substr(1, piece_.size() - 2));  // without its quotes
+        s.remove_prefix(k);
+        sink_.maybe_write_out();
+      }
+      out.append(m.substr(sql_at));
+      sink_.done();
+      return;
+    }
+    // RowChange{eventType (2), isDdl (10), sql (11), ddlSchemaName (14)}: the fields around sql
+    // serialized by the generated code (UTF-8 logs in field order, as serializing prints them),
+    // sql's tag and length between them, its bytes written from where they are.
+    canalpb::RowChange before, after;
+    before.set_eventtype(static_cast<canalpb::EventType>(et));
+    before.set_isddl(is_ddl);
+    before.SerializeToString(&store_);
+    canal_detail::check_utf8(sql, "com.alibaba.otter.canal.protocol.RowChange.sql");
+    canal_detail::append_varint(store_, (11u << 3) | 2);
+    canal_detail::append_varint(store_, sql.size());
+    if (!ddl_schema.empty()) after.set_ddlschemaname(std::string(ddl_schema));
+    after.SerializeToString(&store_tail_);
+    const std::uint64_t batch = sink_.next_batch();
+    header(ev, schema, table, et);
+    sink_.entry_pieces(batch, header_bytes_, canalpb::ROWDATA, store_, sql, store_tail_);
   }
 
   bool rows_type_in_this_server(const Event& ev) {
@@ -1806,6 +1972,8 @@ class CanalMapper final : public TransactionFront::Hooks {
   std::string rows_buf_, xid_text_;
   std::string store_, header_bytes_;  // an entry's storeValue and header, being made
   OutBuf scratch_;                    // a FlatMessage being made
+  OutBuf piece_;                      // a piece of a huge statement, escaped
+  std::string store_tail_;            // a huge statement's storeValue after its sql
   std::string deferred_warnings_;     // the table map loader's, printed in order
   // Rows events: rendered by the pool, or here when large (big_).
   CanalRender render_{json_, tz_, sink_, diag_};

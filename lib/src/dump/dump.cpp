@@ -77,8 +77,13 @@ void append_hexdump_lines(LineOutput& o, Bytes raw, std::uint64_t base) {
     b.append(fmt::format("  {:08x} ", base + i));
     for (std::size_t j = 0; j < 16; ++j) {
       if (j == 8) b.push_back(' ');
-      if (i + j < raw.size()) b.append(fmt::format(" {:02x}", raw[i + j]));
-      else b.append("   ");
+      if (i + j < raw.size()) {  // " %02x", without a format call per byte (a 1 GiB event has 1 Gi)
+        static constexpr char kHexDigits[] = "0123456789abcdef";
+        const char h[3] = {' ', kHexDigits[raw[i + j] >> 4], kHexDigits[raw[i + j] & 15]};
+        b.append(h, 3);
+      } else {
+        b.append("   ");
+      }
     }
     b.append("  |");
     for (std::size_t j = 0; j < 16 && i + j < raw.size(); ++j) {
@@ -115,13 +120,20 @@ class Dumper {
     info_.clear();
     // A huge statement (a 1 GiB QUERY) is written out in pieces as it is escaped, never held
     // as a whole Info text nor as a whole line: memory stays bounded by the piece.
-    if (ev.header.event_size >= kStreamAt) {
+    // A MariaDB compressed QUERY event is huge by its inflated statement.
+    const bool compressed = ev.type() == EventType::mariadb_query_compressed;
+    bool have_info = false;
+    if (ev.header.event_size >= kStreamAt || compressed) {
       head_.clear();
       tail_.clear();
       std::string_view sql;
-      if (query_info_parts(ev, scratch_, head_, sql, tail_)) return streamed(ev, log_name, sql);
+      if (query_info_parts(ev, scratch_, head_, sql, tail_)) {
+        if (ev.header.event_size >= kStreamAt || sql.size() >= kStreamAt) return streamed(ev, log_name, sql);
+        info_.append(head_).append(sql).append(tail_);  // what append_info gives
+        have_info = true;
+      }
     }
-    Status st = append_info(info_, ev, scratch_);
+    Status st = have_info ? Status{} : append_info(info_, ev, scratch_);
     if (!st) {
       info_.clear();
       diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name,
@@ -237,17 +249,26 @@ class Dumper {
       append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
     }
     if (opts_.decode) {
-      body_.clear();
-      JsonWriter bw(body_);
-      bw.begin_object();
-      Status ds = describe_body(bw, ev, scratch_);
-      bw.end_object();
       b.append(R"(,"body":)");
-      b.append(ds ? std::string_view(body_) : std::string_view("null"));
+      if (!body_in_pieces(ev, true)) {
+        body_.clear();
+        JsonWriter bw(body_);
+        bw.begin_object();
+        Status ds = describe_body(bw, ev, scratch_);
+        bw.end_object();
+        b.append(ds ? std::string_view(body_) : std::string_view("null"));
+      }
     }
     if (opts_.hexdump) {
       b.append(R"(,"hex":")");
-      append_hex(b, ev.raw.data(), ev.raw.size());
+      if (ev.raw.size() < kStreamAt) {
+        append_hex(b, ev.raw.data(), ev.raw.size());
+      } else {  // a huge event: written out as it is converted
+        for (std::size_t at = 0; at < ev.raw.size(); at += kPiece) {
+          append_hex(b, ev.raw.data() + at, std::min(kPiece, ev.raw.size() - at));
+          if (b.size() >= kPiece) out_.flush();
+        }
+      }
       b.push_back('"');
     }
     b.push_back('}');
@@ -259,18 +280,46 @@ class Dumper {
     out_.end_line();
     if (opts_.decode) {
       // The decoded body on the next line, indented, as the JSON object --format json gives.
-      body_.clear();
-      JsonWriter bw(body_);
-      bw.begin_object();
-      const Status ds = describe_body(bw, ev, scratch_);
-      bw.end_object();
-      std::string& l = out_.buf();
-      l.append("    body: ");
-      if (ds) append_batch_escaped(l, body_);
-      else l.append(fmt::format("does not decode: {} at offset {}", ds.error().what, ds.error().offset));
+      out_.buf().append("    body: ");
+      if (!body_in_pieces(ev, false)) {
+        body_.clear();
+        JsonWriter bw(body_);
+        bw.begin_object();
+        const Status ds = describe_body(bw, ev, scratch_);
+        bw.end_object();
+        std::string& l = out_.buf();
+        if (ds) append_batch_escaped(l, body_);
+        else l.append(fmt::format("does not decode: {} at offset {}", ds.error().what, ds.error().offset));
+      }
       out_.end_line();
     }
     if (opts_.hexdump) append_hexdump_lines(out_, ev.raw, ev.pos);
+  }
+
+  // --decode's body of a huge statement event (a 1 GiB QUERY) appended to the line, its "sql"
+  // escaped and written out piece by piece (then escaped again for text, as the whole body is);
+  // false, nothing written, for other events.
+  bool body_in_pieces(const Event& ev, bool json) {
+    if (ev.header.event_size < kStreamAt && ev.type() != EventType::mariadb_query_compressed) return false;
+    body_.clear();
+    std::string_view sql;
+    std::size_t at = 0;
+    if (!describe_statement_parts(body_, ev, scratch_, sql, at)) return false;
+    const std::string_view bv = body_;
+    if (json) {
+      out_.buf().append(bv.substr(0, at));
+      pieces(sql, [](std::string& o, std::string_view p) { append_json_escaped(o, p); });
+      out_.buf().append(bv.substr(at));
+    } else {
+      append_batch_escaped(out_.buf(), bv.substr(0, at));
+      pieces(sql, [this](std::string& o, std::string_view p) {
+        piece_.clear();
+        append_json_escaped(piece_, p);
+        append_batch_escaped(o, piece_);
+      });
+      append_batch_escaped(out_.buf(), bv.substr(at));
+    }
+    return true;
   }
 
   const DumpOptions& opts_;
@@ -279,6 +328,7 @@ class Dumper {
   int name_w_;
   std::string info_;
   std::string head_, tail_;  // a streamed statement's Info around it
+  std::string piece_;        // a piece of a streamed statement, JSON-escaped
   std::string body_;
   InfoScratch scratch_;
 };

@@ -12,12 +12,20 @@ namespace {
 
 void hex_field(JsonWriter& w, std::string_view k, Bytes b) { w.key(k).hex(b.data(), b.size()); }
 
-void describe_query(JsonWriter& w, const QueryEvent& q, std::string_view sql) {
+// `sql_at` given: "sql" written empty, *sql_at set to the offset in w's output just past its
+// opening quote (describe_statement_parts).
+void describe_query(JsonWriter& w, const QueryEvent& q, std::string_view sql, std::size_t* sql_at = nullptr) {
   w.key("thread_id").u64(q.thread_id);
   w.key("exec_time").u64(q.exec_time);
   w.key("error_code").u64(q.error_code);
   w.key("database").str(q.db);
-  w.key("sql").str(sql);
+  w.key("sql");
+  if (sql_at != nullptr) {
+    w.str("");
+    *sql_at = w.out().size() - 1;
+  } else {
+    w.str(sql);
+  }
   if (q.has_flags2) w.key("flags2").u64(q.flags2);
   if (q.has_sql_mode) w.key("sql_mode").u64(q.sql_mode);
   if (q.has_charset) {
@@ -240,6 +248,48 @@ Status describe_body(JsonWriter& w, const Event& ev, InfoScratch& scratch) {
     return {};
   }
   return {};
+}
+
+bool describe_statement_parts(std::string& out, const Event& ev, InfoScratch& scratch, std::string_view& sql,
+                              std::size_t& sql_at) {
+  const Fde& fde = *ev.fde;
+  ByteReader r = ev.body_reader();
+  const std::size_t start = out.size();
+  JsonWriter w(out);
+  w.begin_object();
+  switch (ev.type()) {
+    case EventType::query: {
+      auto q = decode_query(r, fde);
+      if (!q) break;
+      describe_query(w, *q, {}, &sql_at);
+      sql = q->sql;
+      w.end_object();
+      return true;
+    }
+    case EventType::mariadb_query_compressed: {
+      auto q = decode_query(r, fde);
+      if (!q) break;
+      Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
+      if (!decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf)) break;
+      describe_query(w, *q, {}, &sql_at);
+      sql = scratch.buf;
+      w.end_object();
+      return true;
+    }
+    case EventType::execute_load_query: {
+      auto x = decode_execute_load_query(r, fde);
+      if (!x) break;
+      describe_query(w, x->query, {}, &sql_at);
+      sql = x->query.sql;
+      w.key("file_id").u64(x->file_id);
+      w.end_object();
+      return true;
+    }
+    default:
+      break;
+  }
+  out.resize(start);
+  return false;
 }
 
 }  // namespace binlogctl
