@@ -70,24 +70,39 @@ void setup_relay(ServeArgs& a, ServeOptions& o) {
 #ifndef BINLOGCTL_HAVE_REMOTE
   throw CLI::ValidationError("--upstream", "this binlogctl was built without libmariadb (MariaDB Connector/C): it cannot read from a server");
 #else
-  RemoteOptions& r = a.up.opts;
-  const std::size_t colon = a.upstream.rfind(':');
-  r.host = a.upstream;
-  if (colon != std::string::npos && a.upstream.find(':') == colon) {  // HOST:PORT (not an IPv6 address)
-    const std::string port = a.upstream.substr(colon + 1);
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || v == 0 || v > 65535)
-      throw CLI::ValidationError("--upstream", a.upstream + ": the port must be 1 to 65535");
-    r.host = a.upstream.substr(0, colon);
-    r.port = static_cast<unsigned>(v);
-  }
-  if (r.host.empty()) throw CLI::ValidationError("--upstream", "names no host");
-  r.stop_never = true;
-  r.notices = stderr;
+  a.up.opts.stop_never = true;
+  a.up.opts.notices = stderr;
   a.up.resolve();
+  // HOST[:PORT][,HOST[:PORT]...]: the first is read, the others are the failover servers.
+  std::vector<RemoteOptions> servers;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = a.upstream.find(',', from);
+    const std::string one = a.upstream.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    RemoteOptions r = a.up.opts;
+    const std::size_t colon = one.rfind(':');
+    r.host = one;
+    if (colon != std::string::npos && one.find(':') == colon) {  // HOST:PORT (not an IPv6 address)
+      const std::string port = one.substr(colon + 1);
+      char* end = nullptr;
+      const unsigned long v = std::strtoul(port.c_str(), &end, 10);
+      if (port.empty() || *end != '\0' || v == 0 || v > 65535)
+        throw CLI::ValidationError("--upstream", one + ": the port must be 1 to 65535");
+      r.host = one.substr(0, colon);
+      r.port = static_cast<unsigned>(v);
+    }
+    if (r.host.empty() && (servers.empty() ? r.socket.empty() : true))
+      throw CLI::ValidationError("--upstream", "names no host" + (one.empty() ? std::string() : " in '" + one + "'"));
+    servers.push_back(std::move(r));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  if (servers.size() > 1 && !a.up.opts.socket.empty())
+    throw CLI::ValidationError("--upstream-socket", "names one server: give the failover servers as HOST[:PORT]");
+  RemoteOptions& r = servers.front();
   FetchOptions f;
   f.remote = r;
+  f.failover.assign(servers.begin() + 1, servers.end());
   f.result_dir = a.result_dir;
   o.inputs = {a.result_dir};
   o.upstream = [f](FetchObserver& obs) {
@@ -237,7 +252,8 @@ void setup_serve(CLI::App& app, int& exit_code) {
   const char* relay = "Relay (--upstream)";
   sub->add_option("--upstream", a->upstream,
                   "HOST[:PORT] of a live primary: fetch --stop-never copies its binlogs into --result-dir and serve "
-                  "serves that directory, the replicas near the live end from one shared in-memory tail")
+                  "serves that directory, the replicas near the live end from one shared in-memory tail; "
+                  "HOST[:PORT],HOST[:PORT],...: failover servers after the first (MariaDB GTID)")
       ->group(relay);
   sub->add_option("--result-dir", a->result_dir, "The directory the upstream's binlogs are fetched into (made if missing)")
       ->group(relay);

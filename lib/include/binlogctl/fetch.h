@@ -34,6 +34,13 @@ struct FetchOptions {
   double fsync_interval = 1.0;
   OutputFormat format = OutputFormat::text;  // of the findings and the summary (as verify)
   VerifyConfig verify;
+  // serve --upstream A,B,...: the servers after `remote` (same user, password and TLS options),
+  // for a failover. When the server read cannot be reached, the others are asked in turn to go
+  // on after the directory's newest transaction, by MariaDB GTID; a server whose copy of that
+  // transaction differs (or that lacks it) is refused. From a failover on, the directory's
+  // positions are its own: the later events keep their bytes but for end_log_pos and the CRC32,
+  // and every later reconnect goes by GTID (the directory's .binlogctl-failover records it).
+  std::vector<RemoteOptions> failover;
   // Told of every file, event and write as they happen, and asked at each transaction boundary
   // whether to go on (serve --upstream's relay); must outlive run_fetch.
   FetchObserver* observer = nullptr;

@@ -33,6 +33,148 @@ constexpr std::uint8_t kMagic[4] = {0xfe, 0x62, 0x69, 0x6e};
 constexpr std::size_t kWriteBlock = 1 << 20;
 constexpr char kPartial[] = ".partial";
 constexpr int kResumeAgain = -1;  // stream(): start again from what the directory holds
+constexpr int kFailover = -2;     // stream(): the server is gone; another of --upstream goes on by GTID
+constexpr int kGoOn = -3;         // put_event(): written, read on
+constexpr char kFailoverLog[] = ".binlogctl-failover";  // in the directory: a failover happened (see follow_by_gtid)
+
+void store_le32(std::uint8_t* p, std::uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// A server that cannot go on where the directory stands (its history differs, its format
+// differs): reported, and the next server is tried.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The directory's newest transaction, where a failover goes on from (MariaDB GTIDs).
+struct DirHistory {
+  bool have_last = false;
+  MariaGtid last{};                       // its GTID
+  std::string path;                       // the file that holds it
+  std::optional<Fde> fde;                 // that file's format description
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> events;  // its events (ANNOTATE_ROWS left out)
+  MariaGtidList before;                   // per domain, the newest GTID before it
+  MariaGtidList after;                    // per domain, the newest GTID at the end of the file
+  MariaGtidList state;                    // the binlog state there (per domain and server id)
+  bool have_state = false;                // a Gtid_list or a GTID was seen
+  bool has_list = false;                  // the file has a Gtid_list
+};
+
+void set_domain(MariaGtidList& l, const MariaGtid& g) {
+  // one entry per domain (a replica's position): the newest GTID of the domain
+  std::vector<MariaGtid> drop;
+  for (const MariaGtid& e : l.entries())
+    if (e.domain == g.domain && e.server_id != g.server_id) drop.push_back(e);
+  for (const MariaGtid& e : drop) l.erase(e.domain, e.server_id);
+  l.update(g);
+}
+
+DirHistory scan_history(const std::string& path, const std::string& name) {
+  DirHistory h;
+  h.path = path;
+  auto src = open_source(path);
+  DiagnosticCollector ignored;
+  ChainVerifier v(ignored);
+  StreamOptions so;
+  so.resync = false;
+  EventStream s(*src, name, v, so);
+  (void)v.begin_file(InputFile{path, name, false, ""});
+  MariaGtidList state, cur_before;
+  MariaGtid cur{};
+  bool collecting = false, list_seen = false;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> cur_events;
+  Event ev;
+  while (s.next(ev)) {
+    if (ev.damage || s.aborted()) break;
+    v.event(ev);
+    const EventType t = ev.type();
+    if (ev.pos == 4 && t == EventType::format_description) h.fde = *ev.fde;
+    if (t == EventType::mariadb_gtid_list && !list_seen) {
+      list_seen = true;
+      h.has_list = true;
+      ByteReader r = ev.body_reader();
+      if (auto l = decode_gtid_list(r)) {
+        for (const MariaGtid& g : l->entries()) {
+          set_domain(state, g);
+          h.state.update(g);
+        }
+        h.have_state = true;
+      }
+    } else if (t == EventType::mariadb_gtid) {
+      ByteReader r = ev.body_reader();
+      if (auto g = decode_mariadb_gtid(r, ev.header.server_id)) {
+        cur_before = state;
+        cur = g->gtid(ev.header.server_id);
+        collecting = true;
+        cur_events.clear();
+      }
+    }
+    if (collecting && t != EventType::mariadb_annotate_rows)
+      cur_events.emplace_back(ev.pos, static_cast<std::uint32_t>(ev.raw.size()));
+    if (collecting && v.current_transaction_id() == 0) {
+      collecting = false;
+      h.have_last = true;
+      h.last = cur;
+      h.before = cur_before;
+      h.events.swap(cur_events);
+      set_domain(state, cur);
+      h.state.update(cur);
+      h.have_state = true;
+    }
+  }
+  h.after = state;
+  return h;
+}
+
+// The event's body for comparing two servers' copies of one transaction: what the transaction
+// does, without what each server numbers its own way (table ids, XIDs, end_log_pos, CRC32,
+// group commit ids, exec_time). Empty string_view for "nothing to compare".
+struct Normalized {
+  std::uint8_t type = 0;
+  std::string text;  // what is compared
+};
+
+Normalized normalize(Bytes raw, const Fde& fde) {
+  Normalized n;
+  n.type = raw[4];
+  const std::size_t crc = fde.crc32() ? kChecksumLen : 0;
+  if (raw.size() < kCommonHeaderLen + crc) return n;
+  Bytes body(raw.data() + kCommonHeaderLen, raw.size() - kCommonHeaderLen - crc);
+  const auto t = static_cast<EventType>(n.type);
+  auto tail = [&](std::size_t skip) {
+    if (body.size() >= skip) n.text.assign(reinterpret_cast<const char*>(body.data()) + skip, body.size() - skip);
+  };
+  if (t == EventType::mariadb_gtid) {
+    ByteReader r(body);
+    if (auto g = decode_mariadb_gtid(r, load_le32(raw.data() + 5))) n.text = g->gtid(load_le32(raw.data() + 5)).to_string();
+  } else if (t == EventType::xid) {
+    // the XID is each server's own
+  } else if (t == EventType::table_map || is_rows_event(n.type)) {
+    tail(fde.post_header(n.type) == 6 ? 4 : 6);  // after the table id
+  } else if (t == EventType::query) {
+    if (auto q = decode_query(ByteReader(body), fde)) {
+      n.text.assign(q->db);
+      n.text += '\0';
+      n.text.append(q->sql);
+      n.text += '\0';
+      n.text += std::to_string(q->error_code);
+    }
+  } else {
+    tail(0);
+  }
+  return n;
+}
+
+// Same binlog format: the events of one server can go on in a file the other began.
+std::string format_difference(const Fde& a, const Fde& b) {
+  if (a.checksum != b.checksum) return "binlog_checksum differs";
+  if (a.binlog_version != b.binlog_version || a.common_header_len != b.common_header_len)
+    return "the binlog version differs";
+  for (std::size_t t = 1; t < std::min(a.n_post_headers, b.n_post_headers); ++t)
+    if (a.post_header_len[t] != b.post_header_len[t]) return fmt::format("the post-header length of event type {} differs", t);
+  return {};
+}
 
 // Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
 // releases is dropped (memory: about one event).
@@ -138,8 +280,11 @@ LocalScan scan_local(const std::string& path, const std::string& name) {
 class Fetcher {
  public:
   Fetcher(const FetchOptions& o, std::FILE* outf, std::FILE* err)
-      : o_(o), err_(err), out_(outf), printer_(verify_printer(out_, o.format)), v_(*printer_, o.verify),
-        dir_(o.result_dir.empty() ? std::string(".") : o.result_dir) {}
+      : o_(o), err_(err), out_(outf), printer_(verify_printer(out_, o.format)), v_(std::make_unique<ChainVerifier>(*printer_, o.verify)),
+        dir_(o.result_dir.empty() ? std::string(".") : o.result_dir) {
+    servers_.push_back(o.remote);
+    for (const RemoteOptions& r : o.failover) servers_.push_back(r);
+  }
 
   ~Fetcher() {
     g_socket = -1;
@@ -157,12 +302,34 @@ class Fetcher {
     }
     int rc = 0;
     try {
-      connect();
+      // After a failover the directory goes on by GTID only (its positions are its own).
+      bool by_gtid = std::filesystem::exists(std::filesystem::path(dir_) / kFailoverLog);
+      std::size_t first = 0;
+      if (!by_gtid) {
+        try {
+          connect();
+        } catch (const RemoteError& e) {
+          if (servers_.size() == 1 || e.permanent() || !holds_binlogs()) throw;
+          fmt::print(err_, "binlogctl: {}; trying the other servers of --upstream\n", e.what());
+          std::fflush(err_);
+          by_gtid = true;
+          first = 1;
+        }
+      }
       for (;;) {
+        if (by_gtid) {
+          rc = follow_by_gtid(first);
+          break;
+        }
         std::string file;
         std::uint64_t pos = 4;
         if (!resume_point(file, pos)) return 2;
         rc = stream(file, pos);
+        if (rc == kFailover) {
+          by_gtid = true;
+          first = (server_ + 1) % servers_.size();
+          continue;
+        }
         if (rc != kResumeAgain) break;
         replay_after_ = last_closed_;
         // The stream reached a file the directory already holds (after completing an earlier
@@ -173,7 +340,7 @@ class Fetcher {
       }
       if (cur_.fd >= 0) {  // the server's file goes on: it stays NAME.partial
         sync_now();
-        v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
+        v_->end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
         ::close(cur_.fd);
         cur_.fd = -1;
       }
@@ -192,11 +359,11 @@ class Fetcher {
         rc = 2;
       }
     }
-    v_.finish();
-    print_verify_summary(out_, o_.format, v_.summary());
+    v_->finish();
+    print_verify_summary(out_, o_.format, v_->summary());
     out_.flush();
     if (rc == 2) return 2;
-    return damaged_ || v_.summary().errors > 0 ? 1 : rc;
+    return damaged_ || v_->summary().errors > 0 || earlier_errors_ > 0 ? 1 : rc;
   }
 
  private:
@@ -213,8 +380,10 @@ class Fetcher {
     return (std::filesystem::path(dir_) / (partial ? name + kPartial : name)).string();
   }
 
+  std::string label() const { return server_label(servers_[server_]); }
+
   void connect() {
-    client_ = std::make_unique<ReplicationClient>(o_.remote);
+    client_ = std::make_unique<ReplicationClient>(servers_[server_]);
     g_socket = client_->socket_fd();
     if (g_stop) request_fetch_stop();
   }
@@ -300,13 +469,13 @@ class Fetcher {
       auto src = open_source(p);
       StreamOptions so;
       so.resync = false;
-      EventStream s(*src, name, v_, so);
+      EventStream s(*src, name, *v_, so);
       InputFile f{p, name, false, ""};
       f.after_unclosed = std::exchange(after_unclosed_, false);
-      if (!v_.begin_file(f)) continue;
+      if (!v_->begin_file(f)) continue;
       Event ev;
-      while (s.next(ev)) v_.event(ev);
-      v_.end_file(s.offset(), s.skipped_bytes(), s.aborted());
+      while (s.next(ev)) v_->event(ev);
+      v_->end_file(s.offset(), s.skipped_bytes(), s.aborted());
       last_closed_ = name;
     }
   }
@@ -352,7 +521,7 @@ class Fetcher {
       Event ev;
       while (cur_.stream->offset() < off && cur_.src->complete_event_at(std::max<std::uint64_t>(cur_.stream->offset(), 4)) &&
              cur_.stream->next(ev))
-        v_.event(ev);
+        v_->event(ev);
     }
     cur_.size = keep;
   }
@@ -364,10 +533,10 @@ class Fetcher {
     cur_.src = std::make_unique<PushSource>();
     StreamOptions so;
     so.resync = false;
-    cur_.stream = std::make_unique<EventStream>(*cur_.src, name, v_, so);
-    InputFile f{name, name, false, client_->label()};
+    cur_.stream = std::make_unique<EventStream>(*cur_.src, name, *v_, so);
+    InputFile f{name, name, false, label()};
     f.after_unclosed = std::exchange(after_unclosed_, false);
-    (void)v_.begin_file(f);
+    (void)v_->begin_file(f);
   }
 
   void new_file(const std::string& name) {
@@ -419,7 +588,7 @@ class Fetcher {
   // The current file's last event is on disk: sync it, give it its final name.
   void close_complete() {
     sync_now();
-    v_.end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
+    v_->end_file(cur_.stream->offset(), cur_.stream->skipped_bytes(), cur_.stream->aborted());
     ::close(cur_.fd);
     cur_.fd = -1;
     finalize_file(cur_.name);
@@ -446,6 +615,407 @@ class Fetcher {
     }
     close_complete();
     after_unclosed_ = true;
+  }
+
+  // One event of the server's (or placed in the directory's file by a failover), through the
+  // checks first, then written. kGoOn, or what stream() returns.
+  int put_event(Bytes raw, std::string& rotate_next) {
+    cur_.src->append(raw);
+    Event ev;
+    if (!cur_.stream->next(ev) || cur_.stream->aborted()) {
+      damaged_ = true;
+      return 1;
+    }
+    v_->event(ev);
+    if (ev.damage) {
+      damaged_ = true;
+      return 1;
+    }
+    if (ev.type() == EventType::mariadb_start_encryption && !warned_encrypted_) {
+      // The server decrypts what it sends (its START_ENCRYPTION flagged ignorable): the copy
+      // is a binlog in the clear, which every reader takes without a key.
+      warned_encrypted_ = true;
+      fmt::print(err_, "binlogctl: warning: server {}: {} is encrypted on the server (START_ENCRYPTION at {}); "
+                       "the backup holds its events decrypted: it is stored unencrypted\n",
+                 label(), cur_.name, ev.pos);
+      std::fflush(err_);
+    }
+    if (o_.observer != nullptr) o_.observer->on_event(cur_.name, cur_.size, raw);
+    put(raw);
+    if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
+      rotate_next.clear();
+      if (ev.type() == EventType::rotate)
+        if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_next.assign(r->next_file);
+      close_complete();
+      return kGoOn;
+    }
+    if (v_->current_transaction_id() == 0) {
+      write_out();
+      const auto now = std::chrono::steady_clock::now();
+      if (o_.fsync_interval <= 0 || now - last_sync_ >= std::chrono::duration<double>(o_.fsync_interval)) sync_now();
+      if (o_.observer != nullptr && !o_.observer->at_boundary()) return 0;
+    }
+    return kGoOn;
+  }
+
+  bool holds_binlogs() const {
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      std::string n = e.path().filename().string();
+      if (ends_with(n, kPartial)) n.resize(n.size() - (sizeof kPartial - 1));
+      if (e.is_regular_file() && !n.empty() && n[0] != '.' && numeric_suffix(n)) return true;
+    }
+    return false;
+  }
+
+  // ---- failover (--upstream A,B,...): another server goes on where the directory stands ----
+  //
+  // The directory's newest transaction (GTID d-s-n) is asked of the server from the GTID before it
+  // (MariaDB @slave_connect_state, strict mode: a server without that GTID refuses). The server's
+  // copy of it must do what the directory's does, event by event (normalize()): otherwise the
+  // server's history differs and it is refused, nothing of it written. Its later events go on in
+  // the directory's current file: its bytes, but for end_log_pos and the CRC32, which are those
+  // of their place in the file (as a replica's relay log places a primary's events). Where the
+  // server begins a file (ROTATE, or a new format description after a restart), the directory
+  // ends its file with a ROTATE to its own next name and begins that file with the server's
+  // format description, Gtid_list and checkpoint: from there its files are the server's, byte
+  // for byte, but for their names and the ROTATE that ends each. Positions are the directory's
+  // own from the failover on: every later reconnect goes by GTID (kFailoverLog marks it).
+
+  // The directory's files, NAME.partial ones apart, in chain order.
+  void list_dir(std::vector<std::string>& partials, std::vector<std::string>& finals) const {
+    partials.clear();
+    finals.clear();
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      if (!e.is_regular_file()) continue;
+      const std::string n = e.path().filename().string();
+      if (n.empty() || n[0] == '.') continue;
+      if (ends_with(n, kPartial)) partials.push_back(n.substr(0, n.size() - (sizeof kPartial - 1)));
+      else if (numeric_suffix(n)) finals.push_back(n);
+    }
+    std::sort(partials.begin(), partials.end(), chain_before);
+    std::sort(finals.begin(), finals.end(), chain_before);
+  }
+
+  static std::string next_name(const std::string& name) {
+    const auto n = numeric_suffix(name);
+    const std::size_t dot = name.rfind('.');
+    const std::size_t width = dot == std::string::npos ? 6 : name.size() - dot - 1;
+    return fmt::format("{}.{:0{}}", base_name_of(name), n ? *n + 1 : 1, width);
+  }
+
+  // The directory where a failover goes on: its current file cut back to its last complete
+  // transaction and read again through a fresh verifier (the old one saw a transaction that will
+  // not be finished); a file that ended with ROTATE is followed by the (empty) next one.
+  void prepare_dir() {
+    if (cur_.fd >= 0) {
+      write_out();
+      sync_now();
+      ::close(cur_.fd);
+      cur_.fd = -1;
+    }
+    cur_ = OutFile{};
+    earlier_errors_ += v_->summary().errors;
+    v_ = std::make_unique<ChainVerifier>(*printer_, o_.verify);
+    header_phase_ = false;
+    std::vector<std::string> partials, finals;
+    for (;;) {
+      list_dir(partials, finals);
+      if (partials.empty()) break;
+      const std::string name = partials.front();
+      const LocalScan r = scan_local(path(name, true), name);
+      if (r.complete) {  // killed between the ROTATE and the rename
+        finalize_file(name);
+        continue;
+      }
+      open_partial(name, std::max<std::uint64_t>(r.keep, 4));
+      header_phase_ = cur_.size <= 4;
+      return;
+    }
+    if (finals.empty()) throw Refused("the result directory holds no binlog to go on from");
+    const std::string last = finals.back();
+    const LocalScan r = scan_local(path(last, false), last);
+    last_closed_ = last;
+    new_file(r.complete && !r.next.empty() ? r.next : next_name(last));
+    header_phase_ = true;
+  }
+
+  // The newest transaction of the directory: in its current file, else in the complete files
+  // before it (newest first).
+  DirHistory history() {
+    DirHistory cur = scan_history(path(cur_.name, true), cur_.name);
+    if (cur.have_last) return cur;
+    std::vector<std::string> partials, finals;
+    list_dir(partials, finals);
+    for (auto it = finals.rbegin(); it != finals.rend(); ++it) {
+      if (!chain_before(*it, cur_.name)) continue;
+      DirHistory h = scan_history(path(*it, false), *it);
+      if (!h.have_last) continue;
+      if (cur.have_state) {
+        h.after = cur.after;
+        h.state = cur.state;
+      }
+      return h;
+    }
+    return cur;
+  }
+
+  void log_failover(const std::string& gtid) {
+    const std::string p = (std::filesystem::path(dir_) / kFailoverLog).string();
+    const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) throw_errno(p);
+    const std::string line = fmt::format("{} went on after GTID {} at {} {}\n", label(), gtid, cur_.name, cur_.size);
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+    const int e = errno;
+    ::close(fd);
+    if (!ok) throw std::system_error(e, std::generic_category(), p);
+    fsync_dir(dir_);
+  }
+
+  // The event as it stands in the directory's file: end_log_pos (unless 0, MariaDB 11.4's inside
+  // transactions) and the CRC32 for its place there.
+  Bytes place(Bytes raw) {
+    rewrite_.assign(raw.begin(), raw.end());
+    const std::uint64_t end = cur_.size + rewrite_.size();
+    if (end > kMaxDumpPosition) throw Refused(fmt::format("{} would pass 4 GiB", cur_.name));
+    if (load_le32(rewrite_.data() + 13) != 0) store_le32(rewrite_.data() + 13, static_cast<std::uint32_t>(end));
+    if (dir_crc_) store_le32(rewrite_.data() + rewrite_.size() - 4, compute_event_crc(Bytes(rewrite_.data(), rewrite_.size())));
+    return Bytes(rewrite_.data(), rewrite_.size());
+  }
+
+  // A ROTATE to the directory's next file, as the server's own would be (its time, server id).
+  int rotate_dir(std::uint32_t when, std::uint32_t server_id, std::uint16_t flags) {
+    const std::string next = next_name(cur_.name);
+    const std::size_t crc = dir_crc_ ? 4 : 0;
+    std::vector<std::uint8_t> ev(kCommonHeaderLen + 8 + next.size() + crc, 0);
+    store_le32(ev.data(), when);
+    ev[4] = static_cast<std::uint8_t>(EventType::rotate);
+    store_le32(ev.data() + 5, server_id);
+    store_le32(ev.data() + 9, static_cast<std::uint32_t>(ev.size()));
+    store_le32(ev.data() + 13, static_cast<std::uint32_t>(cur_.size + ev.size()));
+    ev[17] = static_cast<std::uint8_t>(flags);
+    ev[18] = static_cast<std::uint8_t>(flags >> 8);
+    store_le32(ev.data() + kCommonHeaderLen, 4);
+    std::memcpy(ev.data() + kCommonHeaderLen + 8, next.data(), next.size());
+    if (crc != 0) store_le32(ev.data() + ev.size() - 4, compute_event_crc(Bytes(ev.data(), ev.size())));
+    std::string rotate_next;
+    const int r = put_event(Bytes(ev.data(), ev.size()), rotate_next);
+    if (r != kGoOn) return r;
+    new_file(next);
+    header_phase_ = true;
+    hdr_fde_ = false;
+    hdr_list_ = false;
+    return kGoOn;
+  }
+
+  // A Gtid_list for a file the directory begins where the server's own file began before the
+  // failover point (its list would say less than the directory holds): the directory's state.
+  int put_gtid_list(const MariaGtidList& state, std::uint32_t when, std::uint32_t server_id) {
+    const auto& es = state.entries();
+    const std::size_t crc = dir_crc_ ? 4 : 0;
+    std::vector<std::uint8_t> ev(kCommonHeaderLen + 4 + 16 * es.size() + crc, 0);
+    store_le32(ev.data(), when);
+    ev[4] = static_cast<std::uint8_t>(EventType::mariadb_gtid_list);
+    store_le32(ev.data() + 5, server_id);
+    store_le32(ev.data() + 9, static_cast<std::uint32_t>(ev.size()));
+    store_le32(ev.data() + 13, static_cast<std::uint32_t>(cur_.size + ev.size()));
+    std::uint8_t* p = ev.data() + kCommonHeaderLen;
+    store_le32(p, static_cast<std::uint32_t>(es.size()));
+    p += 4;
+    for (const MariaGtid& g : es) {
+      store_le32(p, g.domain);
+      store_le32(p + 4, g.server_id);
+      store_le32(p + 8, static_cast<std::uint32_t>(g.seq));
+      store_le32(p + 12, static_cast<std::uint32_t>(g.seq >> 32));
+      p += 16;
+    }
+    if (crc != 0) store_le32(ev.data() + ev.size() - 4, compute_event_crc(Bytes(ev.data(), ev.size())));
+    std::string rotate_next;
+    return put_event(Bytes(ev.data(), ev.size()), rotate_next);
+  }
+
+  // Server `i` goes on after the directory's newest transaction. Returns what run() returns,
+  // or kFailover when the connection was lost after it went on (the caller tries again).
+  // Throws Refused (the server cannot go on here) or RemoteError (it cannot be read).
+  int take_over(std::size_t i) {
+    server_ = i;
+    g_socket = -1;
+    client_.reset();
+    prepare_dir();
+    const DirHistory h = history();
+    const DirHistory here = scan_history(path(cur_.name, true), cur_.name);  // the current file
+    std::optional<Fde> dir_fde = here.fde;
+    hdr_fde_ = here.fde.has_value();
+    hdr_list_ = here.has_list;
+    if (h.have_last && !h.fde) throw Refused(h.path + ": no format description");
+    dir_crc_ = dir_fde && dir_fde->crc32();
+    RemoteOptions ro = servers_[i];
+    // One GTID per domain: the newest before the directory's newest transaction, whose copy
+    // the server then sends first.
+    ro.start_gtid = (h.have_last ? h.before : h.after).to_string();
+    if (ro.start_gtid.empty())
+      throw Refused("the result directory holds no GTID to go on from (failover needs MariaDB GTIDs)");
+    client_ = std::make_unique<ReplicationClient>(ro);
+    g_socket = client_->socket_fd();
+    if (g_stop) request_fetch_stop();
+    if (!client_->is_mariadb()) throw Refused("failover goes on by MariaDB GTID, and this is a MySQL server");
+    BinlogFeed feed(*client_, std::string(), 4, false, true);
+    std::optional<Fde> fde;              // the server's current one
+    std::vector<std::uint8_t> fde_raw;   // its bytes (a directory file that begins here needs one)
+    std::size_t matched = 0;
+    bool compared = !h.have_last;  // nothing to compare: the directory has a state, no transaction
+    bool went_on = false;
+    std::vector<std::uint8_t> mine;
+    int dir_fd = -1;
+    struct Closer {
+      int& fd;
+      ~Closer() {
+        if (fd >= 0) ::close(fd);
+      }
+    } closer{dir_fd};
+    std::string rotate_next;
+    auto go_on = [&]() -> int {
+      went_on = true;
+      fmt::print(err_, "binlogctl: server {}: goes on after GTID {} ({} at {}): the result directory continues "
+                       "with this server's transactions\n",
+                 label(), h.have_last ? h.last.to_string() : std::string("(none)"), cur_.name, cur_.size);
+      std::fflush(err_);
+      log_failover(h.have_last ? h.last.to_string() : ro.start_gtid);
+      if (cur_.size > 4) return kGoOn;
+      // A file the directory began: the server's format description, then the directory's state.
+      if (fde_raw.empty()) throw Refused("it sent no format description");
+      dir_crc_ = fde->crc32();
+      int r = put_event(place(Bytes(fde_raw.data(), fde_raw.size())), rotate_next);
+      if (r != kGoOn) return r;
+      hdr_fde_ = true;
+      hdr_list_ = true;
+      return put_gtid_list(h.state, load_le32(fde_raw.data()), load_le32(fde_raw.data() + 5));
+    };
+    try {
+      for (;;) {
+        if (g_stop) return 0;
+        BinlogFeed::Item& it = feed.next();
+        if (g_stop) return 0;
+        if (it.kind == BinlogFeed::Kind::end) return 0;
+        if (it.kind == BinlogFeed::Kind::file) continue;
+        const Bytes raw = it.raw;
+        if (raw.size() < kCommonHeaderLen) throw Refused("it sent a short event");
+        const auto t = static_cast<EventType>(raw[4]);
+        if (t == EventType::format_description) {
+          auto f = decode_fde(raw, it.pos);
+          if (!f) throw Refused(fmt::format("its format description at {} {} does not decode", it.file, it.pos));
+          if (!went_on && dir_fde)
+            if (std::string d = format_difference(*dir_fde, *f); !d.empty())
+              throw Refused("its binlog format differs from the result directory's: " + d);
+          fde = *f;
+          fde_raw.assign(raw.begin(), raw.end());
+          if (!went_on) continue;
+        }
+        if (!fde && !dir_fde && !h.fde) throw Refused("it sent events before a format description");
+        const Fde& ef = fde ? *fde : (dir_fde ? *dir_fde : *h.fde);
+        if (ef.crc32() && raw.size() >= kCommonHeaderLen + 4 &&
+            compute_event_crc(raw) != load_le32(raw.data() + raw.size() - 4)) {
+          fmt::print(err_, "binlogctl: server {}: {}: offset {}: the event's CRC32 does not match: not written\n",
+                     label(), it.file, it.pos);
+          damaged_ = true;
+          return 1;
+        }
+        // Events of a file's header: the Gtid_list (and START_ENCRYPTION) only begin a file.
+        const bool header = t == EventType::format_description || t == EventType::mariadb_gtid_list ||
+                            t == EventType::mariadb_start_encryption || t == EventType::rotate ||
+                            t == EventType::stop;
+        if (!went_on) {
+          if (header || t == EventType::mariadb_binlog_checkpoint) continue;
+          if (!compared) {
+            if (t == EventType::mariadb_annotate_rows) continue;
+            // The server's copy of the directory's newest transaction, event by event.
+            if (matched == 0 && t != EventType::mariadb_gtid)
+              throw Refused(fmt::format("its first event after GTID {} is not a GTID event", ro.start_gtid));
+            if (matched >= h.events.size()) throw Refused("its copy of GTID " + h.last.to_string() + " is longer");
+            const auto [off, size] = h.events[matched];
+            if (dir_fd < 0) {
+              dir_fd = ::open(h.path.c_str(), O_RDONLY | O_CLOEXEC);
+              if (dir_fd < 0) throw_errno(h.path);
+            }
+            mine.resize(size);
+            if (::pread(dir_fd, mine.data(), size, static_cast<off_t>(off)) != static_cast<ssize_t>(size))
+              throw_errno(h.path);
+            const Normalized a = normalize(Bytes(mine.data(), mine.size()), *h.fde);
+            const Normalized b = normalize(raw, ef);
+            if (a.type != b.type || a.text != b.text)
+              throw Refused(fmt::format("its history differs: its GTID {} is not the result directory's (event {} of "
+                                        "the transaction: type {} at {} {}, the directory's: type {} at {} {})",
+                                        h.last.to_string(), matched + 1, b.type, it.file, it.pos, a.type, h.path, off));
+            if (++matched < h.events.size()) continue;
+            compared = true;
+            if (const int r = go_on(); r != kGoOn) return r;
+            continue;
+          }
+          if (const int r = go_on(); r != kGoOn) return r;
+          // this event is the first one placed
+        }
+        // After the failover point: the server's events go on in the directory's files.
+        int r = kGoOn;
+        if (t == EventType::rotate) {
+          if (!header_phase_)
+            r = rotate_dir(load_le32(raw.data()), load_le32(raw.data() + 5),
+                           static_cast<std::uint16_t>(raw[17] | (raw[18] << 8)));
+        } else if (t == EventType::stop) {
+          // the format description of the server's next file ends the directory's file
+        } else if (t == EventType::format_description) {
+          if (!header_phase_) r = rotate_dir(load_le32(raw.data()), load_le32(raw.data() + 5), 0);
+          if (r == kGoOn && !hdr_fde_) {
+            dir_crc_ = fde->crc32();
+            hdr_fde_ = true;
+            r = put_event(place(raw), rotate_next);
+          }
+        } else if (t == EventType::mariadb_gtid_list) {
+          if (header_phase_ && !hdr_list_) {
+            hdr_list_ = true;
+            r = put_event(place(raw), rotate_next);
+          }
+        } else if (header) {  // START_ENCRYPTION
+          if (header_phase_ && hdr_fde_ && !hdr_list_) r = put_event(place(raw), rotate_next);
+        } else {
+          if (t != EventType::mariadb_binlog_checkpoint) header_phase_ = false;
+          r = put_event(place(raw), rotate_next);
+        }
+        if (r != kGoOn) return r;
+      }
+    } catch (const RemoteError& e) {
+      if (!went_on || g_stop || e.permanent()) throw;
+      fmt::print(err_, "binlogctl: {}\n", e.what());
+      std::fflush(err_);
+      return kFailover;
+    }
+  }
+
+  // The servers of --upstream in turn from `first`, each asked to go on where the directory
+  // stands, until one does; again with fetch's backoff when none can.
+  int follow_by_gtid(std::size_t first) {
+    unsigned backoff = 1;
+    for (;;) {
+      bool again = false;
+      for (std::size_t k = 0; k < servers_.size() && !again; ++k) {
+        if (g_stop) return 0;
+        const std::size_t i = (first + k) % servers_.size();
+        try {
+          const int rc = take_over(i);
+          if (rc != kFailover) return rc;
+          first = i;  // lost after going on: the same server first, after a short wait
+          backoff = 1;
+          again = true;
+        } catch (const Refused& e) {
+          fmt::print(err_, "binlogctl: server {}: refused: {}\n", server_label(servers_[i]), e.what());
+          std::fflush(err_);
+        } catch (const RemoteError& e) {
+          if (g_stop) return 0;
+          fmt::print(err_, "binlogctl: {}; trying the next server of --upstream\n", e.what());
+          std::fflush(err_);
+        }
+      }
+      reconnect_wait(backoff, &g_stop);
+      if (g_stop) return 0;
+    }
   }
 
   int stream(std::string file, std::uint64_t pos) {
@@ -484,42 +1054,9 @@ class Fetcher {
             return 2;
           }
           // Kind::event: through the checks first; written only when sound.
-          cur_.src->append(it.raw);
-          Event ev;
-          if (!cur_.stream->next(ev) || cur_.stream->aborted()) {
-            damaged_ = true;
-            return 1;
-          }
-          v_.event(ev);
-          if (ev.damage) {
-            damaged_ = true;
-            return 1;
-          }
-          if (ev.type() == EventType::mariadb_start_encryption && !warned_encrypted_) {
-            // The server decrypts what it sends (its START_ENCRYPTION flagged ignorable): the copy
-            // is a binlog in the clear, which every reader takes without a key.
-            warned_encrypted_ = true;
-            fmt::print(err_, "binlogctl: warning: server {}: {} is encrypted on the server (START_ENCRYPTION at {}); "
-                             "the backup holds its events decrypted: it is stored unencrypted\n",
-                       client_->label(), cur_.name, it.pos);
-            std::fflush(err_);
-          }
-          if (o_.observer != nullptr) o_.observer->on_event(cur_.name, cur_.size, it.raw);
-          put(it.raw);
+          const int r = put_event(it.raw, rotate_next);
+          if (r != kGoOn) return r;
           backoff = 1;
-          if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
-            rotate_next.clear();
-            if (ev.type() == EventType::rotate)
-              if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_next.assign(r->next_file);
-            close_complete();
-            continue;
-          }
-          if (v_.current_transaction_id() == 0) {
-            write_out();
-            const auto now = std::chrono::steady_clock::now();
-            if (o_.fsync_interval <= 0 || now - last_sync_ >= std::chrono::duration<double>(o_.fsync_interval)) sync_now();
-            if (o_.observer != nullptr && !o_.observer->at_boundary()) return 0;
-          }
         }
       } catch (const RemoteError& e) {
         if (g_stop) return 0;
@@ -535,7 +1072,18 @@ class Fetcher {
         try {
           g_socket = -1;
           client_.reset();
-          connect();
+          if (servers_.size() > 1) {
+            try {
+              connect();
+            } catch (const RemoteError& e) {
+              if (e.permanent()) throw;
+              fmt::print(err_, "binlogctl: {}; trying the other servers of --upstream\n", e.what());
+              std::fflush(err_);
+              return kFailover;
+            }
+          } else {
+            connect();
+          }
           if (cur_.fd >= 0) {
             file = cur_.name;
             pos = cur_.size;
@@ -558,7 +1106,7 @@ class Fetcher {
   std::FILE* err_;
   LineOutput out_;
   std::unique_ptr<DiagnosticSink> printer_;
-  ChainVerifier v_;
+  std::unique_ptr<ChainVerifier> v_;
   std::string dir_;
   std::unique_ptr<ReplicationClient> client_;
   OutFile cur_;
@@ -566,7 +1114,14 @@ class Fetcher {
   std::string replay_after_;  // see replay_finals_before
   bool after_unclosed_ = false;  // the file closed last was left open by its server (close_unclosed)
   bool damaged_ = false;
-  bool warned_encrypted_ = false;  // the warning that the backup of an encrypted log is in the clear, once
+  bool warned_encrypted_ = false;
+  std::vector<RemoteOptions> servers_;  // --upstream's servers: the first, then the failover ones
+  std::size_t server_ = 0;              // the one read
+  std::vector<std::uint8_t> rewrite_;   // place()'s event
+  bool dir_crc_ = false;                // the directory's current file has CRC32s (failover)
+  bool header_phase_ = false;           // it holds its header events only (failover)
+  bool hdr_fde_ = false, hdr_list_ = false;  // its header has a format description, a Gtid_list
+  std::uint64_t earlier_errors_ = 0;    // findings of the verifiers before a failover  // the warning that the backup of an encrypted log is in the clear, once
   std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
 };
 

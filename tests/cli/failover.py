@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""binlogctl serve --upstream A,C,B: the relay's failover (issue 33, item 3), with real servers.
+
+usage: failover.py BINLOGCTL
+
+  A  the upstream primary (server-id 1), under a bounded write workload, killed with SIGKILL in the
+     middle of it;
+  C  a server with a conflicting history: the same GTIDs (server-id 1, domain 0) for other rows;
+  B  a replica of the relay itself (log_slave_updates): it holds what the relay's directory holds,
+     and is promoted (STOP SLAVE, RESET SLAVE ALL) once the relay went on with it, then written to;
+  D  a mariadbd replica of the relay (GTID, 4 parallel threads), and a `mariadb-binlog -R --raw
+     --stop-never` client reading by file and position, both connected before the kill.
+
+`serve --upstream A,C,B` lists C before B: when A dies the relay asks C, which it must refuse (its
+copy of the directory's newest GTID does other things), then B, which goes on.
+
+Checks: C is refused with a message naming the differing history, and B taken; D's tables equal B's
+(CHECKSUM TABLE) and its gtid_slave_pos equals B's gtid_binlog_pos; the raw client's files are the
+directory's, byte for byte, across the failover and the relay's own ROTATE; `binlogctl verify` finds the
+directory's complete files sound (positions, checksums, GTID continuity); the directory's
+.binlogctl-failover names B. BINLOGCTL_FAILOVER_BREAK=name,... makes a named check compare against a
+wrong value (refused, replica, raw, verify). Exits 77 without mariadbd or serve --upstream.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import mdb
+
+SKIP = 77
+USER, PW = "repl", "secret"
+RELAY_USER, RELAY_PW = "relay", "relaypw"
+BREAK = set(os.environ.get("BINLOGCTL_FAILOVER_BREAK", "").split(","))
+COMMON = ("--binlog-format=ROW", "--binlog-checksum=CRC32", "--max-binlog-size=1M", "--gtid-domain-id=0")
+SCHEMA = "CREATE DATABASE w; CREATE TABLE w.t (id INT PRIMARY KEY, v INT, s VARCHAR(100));"
+
+
+class Fail(Exception):
+    pass
+
+
+def mdb_free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def statements(base, n, tag):
+    parts = []
+    for i in range(n):
+        k = base + i
+        parts.append(f"INSERT INTO w.t VALUES ({k}, {i}, '{tag}-{i}');")
+        if i % 3 == 2:
+            parts.append(f"BEGIN; UPDATE w.t SET v = v + 1 WHERE id = {k - 1}; "
+                         f"INSERT INTO w.t VALUES ({k + 500000}, {i}, '{tag}'); COMMIT;")
+        parts.append("DO SLEEP(0.01);")
+    return "\n".join(parts)
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    for prog in ("mariadbd", "mariadb-install-db", "mariadb", "mariadb-binlog"):
+        if mdb.find(prog) is None:
+            print(f"skip: {prog} is not installed")
+            return SKIP
+    h = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True)
+    if h.returncode != 0 or "--upstream" not in h.stdout:
+        print("skip: this binlogctl has no serve --upstream")
+        return SKIP
+    t0 = time.time()
+    failures = []
+    checks = [0]
+
+    def check(cond, what):
+        checks[0] += 1
+        if not cond:
+            failures.append(what)
+            print("FAIL:", what, flush=True)
+        return cond
+
+    def step(name):
+        print(f"[{time.time() - t0:6.1f}s] {name}", flush=True)
+
+    tmp = tempfile.mkdtemp(prefix="binlogctl-failover-")
+    a = mdb.Server(os.path.join(tmp, "a"), ("--server-id=1", "--log-bin=a-bin", *COMMON), tcp=True)
+    c = mdb.Server(os.path.join(tmp, "c"), ("--server-id=1", "--log-bin=c-bin", *COMMON), tcp=True)
+    b = mdb.Server(os.path.join(tmp, "b"), ("--server-id=2", "--log-bin=b-bin", "--log-slave-updates", *COMMON),
+                   tcp=True)
+    d = mdb.Server(os.path.join(tmp, "d"), ["--server-id=4"])
+    servers = (a, c, b, d)
+    for s in servers:
+        os.makedirs(s.dir)
+    serve = None
+    raw = None
+    try:
+        step("servers A, C, B, D: install, start")
+        for s in servers:
+            s.start()
+        for s in (a, c, b):
+            s.apply(f"CREATE USER {RELAY_USER}@'127.0.0.1' IDENTIFIED BY '{RELAY_PW}'; "
+                    f"GRANT ALL ON *.* TO {RELAY_USER}@'127.0.0.1';".encode())
+        a.sql(SCHEMA + statements(1, 30, "a"))
+        # C: the same GTIDs as A will write, for other rows (more of them than A will have).
+        c.sql(SCHEMA + statements(1, 600, "c").replace("DO SLEEP(0.01);", ""))
+
+        step("serve --upstream A,C,B")
+        result = os.path.join(tmp, "dir")
+        errlog = os.path.join(tmp, "serve.err")
+        ups = ",".join(f"127.0.0.1:{s.port}" for s in (a, c, b))
+        port = mdb_free_port()
+
+        def start_serve(log):
+            p = subprocess.Popen(
+                [binary, "serve", "--port", str(port), "--user", USER, "--password=" + PW, "--upstream", ups,
+                 "--upstream-user", RELAY_USER, "--upstream-password=" + RELAY_PW, "--result-dir", result],
+                stdout=open(os.path.join(tmp, "serve.out"), "ab"), stderr=open(log, "wb"))
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                if re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(log, "rb").read()):
+                    return p
+                if p.poll() is not None:
+                    raise Fail(f"serve exited {p.returncode}: {open(log, 'rb').read()[-800:]!r}")
+                time.sleep(0.05)
+            raise Fail("serve did not listen within 30 s")
+        serve = start_serve(errlog)
+
+        step("downstream: B and D replicate from the relay; a raw client")
+        for s in (b, d):
+            s.sql(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, MASTER_USER='{USER}', "
+                  f"MASTER_PASSWORD='{PW}', MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=1, "
+                  f"MASTER_USE_GTID=slave_pos; SET GLOBAL slave_parallel_threads=4; START SLAVE;")
+        rawdir = os.path.join(tmp, "raw")
+        os.makedirs(rawdir)
+        first = a.binlogs()[0]
+        raw = subprocess.Popen([mdb.find("mariadb-binlog"), "--no-defaults", "-R", "--raw", "--stop-never",
+                                "-h", "127.0.0.1", "-P", str(port), "-u", USER, "-p" + PW,
+                                "--result-file=" + rawdir + "/", first],
+                               stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "raw.err"), "wb"))
+
+        step("workload on A; SIGKILL of A in the middle of it")
+        work = threading.Thread(target=lambda: a.sql(statements(1000, 400, "a"), check_rc=False), daemon=True)
+        work.start()
+        time.sleep(3.0)
+        a.proc.kill()
+        a.proc.wait()
+        work.join(30)
+        step("A killed")
+
+        step("waiting for the relay to go on with B")
+        deadline = time.time() + 120
+        err = ""
+        while time.time() < deadline:
+            err = open(errlog, "rb").read().decode(errors="replace")
+            if re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID", err):
+                break
+            if serve.poll() is not None:
+                raise Fail(f"serve exited {serve.returncode}: {err[-1500:]}")
+            time.sleep(0.2)
+        m = re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID (\S+)", err)
+        if not m:
+            raise Fail(f"the relay did not go on with B within 120 s: {err[-2000:]}")
+        step(f"relay: B goes on after GTID {m.group(1)}")
+        refused = re.search(rf"server 127\.0\.0\.1:{c.port}: refused: its history differs", err)
+        check(bool(refused) if "refused" not in BREAK else not refused,
+              f"C was not refused for its history: {err[-2000:]}")
+        check(not re.search(rf"server 127\.0\.0\.1:{c.port}: goes on", err), "the relay went on with C")
+        log = open(os.path.join(result, ".binlogctl-failover")).read() if \
+            os.path.exists(os.path.join(result, ".binlogctl-failover")) else ""
+        check(f"127.0.0.1:{b.port} went on after GTID {m.group(1)}" in log, f".binlogctl-failover: {log!r}")
+
+        step("B promoted and written to; FLUSH BINARY LOGS on B")
+        b.sql("STOP SLAVE; RESET SLAVE ALL;")
+        b.sql(statements(5000, 150, "b") + " FLUSH BINARY LOGS; " + statements(9000, 20, "b2"))
+        want_pos = b.query("SELECT @@gtid_binlog_pos").strip()
+        want_sum = b.rows("CHECKSUM TABLE w.t")[0][1]
+        step(f"B: gtid_binlog_pos {want_pos}")
+
+        step("waiting for D and the raw client")
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if d.query("SELECT @@gtid_slave_pos").strip() == want_pos:
+                break
+            time.sleep(0.5)
+        finals = sorted(f for f in os.listdir(result) if re.fullmatch(r"a-bin\.\d+", f))
+        while time.time() < deadline:
+            if all(os.path.exists(os.path.join(rawdir, f)) and
+                   os.path.getsize(os.path.join(rawdir, f)) >= os.path.getsize(os.path.join(result, f))
+                   for f in finals):
+                break
+            time.sleep(0.5)
+        time.sleep(1.0)
+
+        pos = d.query("SELECT @@gtid_slave_pos").strip()
+        got_sum = (d.rows("CHECKSUM TABLE w.t") or [[0, None]])[0][1]
+        if "replica" in BREAK:
+            want_sum = "0"
+        check(pos == want_pos, f"D: gtid_slave_pos {pos} != B's gtid_binlog_pos {want_pos}")
+        check(got_sum == want_sum, f"D: CHECKSUM TABLE {got_sum} != B's {want_sum}")
+        check(finals == ["a-bin.000001"] and os.path.exists(os.path.join(result, "a-bin.000002.partial")),
+              f"the relay's own ROTATE after B's: {sorted(os.listdir(result))}")
+        # From the relay's ROTATE on, its file is B's, byte for byte (B's own copy has its in-use flag).
+        mine = open(os.path.join(result, "a-bin.000002.partial"), "rb").read()
+        bfile = bytearray(open(os.path.join(b.data, b.binlogs()[-1]), "rb").read())
+        bfile[21] &= 0xfe
+        check(mine == bytes(bfile), f"a-bin.000002 ({len(mine)} bytes) is not B's {b.binlogs()[-1]} ({len(bfile)})")
+        for f in finals:
+            mine = open(os.path.join(result, f), "rb").read()
+            got = open(os.path.join(rawdir, f), "rb").read() if os.path.exists(os.path.join(rawdir, f)) else None
+            if "raw" in BREAK and f == finals[-1]:
+                mine = mine[:-1]
+            check(got == mine, f"raw client: {f}: {None if got is None else len(got)} bytes, not the directory's "
+                               f"{len(mine)} bytes")
+        v = subprocess.run([binary, "verify", *[os.path.join(result, f) for f in finals]],
+                           capture_output=True, text=True)
+        check((v.returncode == 0) if "verify" not in BREAK else v.returncode != 0,
+              f"verify of the directory's files: exit {v.returncode}: {v.stdout[-1500:]} {v.stderr[-800:]}")
+
+        def stop_serve(log):
+            serve.send_signal(signal.SIGTERM)
+            try:
+                rc = serve.wait(30)
+            except subprocess.TimeoutExpired:
+                rc = None
+            check(rc == 0, f"serve after SIGTERM: exit {rc}")
+            err = open(log, "rb").read().decode(errors="replace")
+            check("runtime error" not in err and "AddressSanitizer" not in err, f"serve's stderr: {err[-1500:]}")
+        stop_serve(errlog)
+
+        step("serve started again on the directory: it goes on by GTID (A is gone, C refused, B taken)")
+        errlog2 = os.path.join(tmp, "serve2.err")
+        serve = start_serve(errlog2)
+        b.sql(statements(20000, 30, "b3"))
+        want_pos = b.query("SELECT @@gtid_binlog_pos").strip()
+        want_sum = b.rows("CHECKSUM TABLE w.t")[0][1]
+        deadline = time.time() + 90
+        while time.time() < deadline and d.query("SELECT @@gtid_slave_pos").strip() != want_pos:
+            time.sleep(0.5)
+        pos = d.query("SELECT @@gtid_slave_pos").strip()
+        check(pos == want_pos, f"after the restart: D's gtid_slave_pos {pos} != B's {want_pos}")
+        check(d.rows("CHECKSUM TABLE w.t")[0][1] == want_sum, "after the restart: D's table is not B's")
+        err = open(errlog2, "rb").read().decode(errors="replace")
+        check(re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID", err) and
+              not re.search(rf"server 127\.0\.0\.1:{c.port}: goes on", err),
+              f"after the restart: B did not go on by GTID: {err[-1500:]}")
+
+        step("serve stopped right after it began a file (the directory's current file holds its magic only)")
+        b.sql("FLUSH BINARY LOGS")
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(os.path.join(result, "a-bin.000003.partial")):
+            time.sleep(0.2)
+        time.sleep(0.5)
+        stop_serve(errlog2)
+        os.truncate(os.path.join(result, "a-bin.000003.partial"), 4)
+        errlog3 = os.path.join(tmp, "serve3.err")
+        serve = start_serve(errlog3)
+        b.sql(statements(30000, 30, "b4") + " FLUSH BINARY LOGS;")
+        want_pos = b.query("SELECT @@gtid_binlog_pos").strip()
+        want_sum = b.rows("CHECKSUM TABLE w.t")[0][1]
+        deadline = time.time() + 90
+        while time.time() < deadline and (d.query("SELECT @@gtid_slave_pos").strip() != want_pos or
+                                          not os.path.exists(os.path.join(result, "a-bin.000004.partial"))):
+            time.sleep(0.5)
+        pos = d.query("SELECT @@gtid_slave_pos").strip()
+        check(pos == want_pos, f"after the file cut back to its magic: D's gtid_slave_pos {pos} != B's {want_pos}")
+        check(d.rows("CHECKSUM TABLE w.t")[0][1] == want_sum, "after the file cut back to its magic: D is not B")
+        finals = sorted(f for f in os.listdir(result) if re.fullmatch(r"a-bin\.\d+", f))
+        v = subprocess.run([binary, "verify", *[os.path.join(result, f) for f in finals]],
+                           capture_output=True, text=True)
+        check(finals == ["a-bin.000001", "a-bin.000002", "a-bin.000003"] and v.returncode == 0,
+              f"verify of {finals} after the file cut back to its magic: exit {v.returncode}: {v.stdout[-1500:]}")
+        err = open(errlog3, "rb").read().decode(errors="replace")
+        check(re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID \S+ \(a-bin\.000003 at 4\)", err),
+              f"after the file cut back to its magic: not from a-bin.000003 at 4: {err[-1500:]}")
+        dump = subprocess.run([binary, "dump", os.path.join(result, "a-bin.000003")], capture_output=True, text=True)
+        heads = [ln.split("\t")[2] if "\t" in ln else ln for ln in dump.stdout.splitlines()[:4]]
+        step(f"a-bin.000003 begins: {heads}")
+        check("Gtid_list" in dump.stdout.split("\n", 3)[2] if dump.stdout.count("\n") > 3 else False,
+              f"a-bin.000003 does not begin with a format description and a Gtid_list: {dump.stdout[:800]}")
+        stop_serve(errlog3)
+        serve = None
+    except Fail as e:
+        failures.append(str(e))
+        print("FAIL:", e, flush=True)
+    finally:
+        if raw is not None and raw.poll() is None:
+            raw.kill()
+            raw.wait()
+        if serve is not None and serve.poll() is None:
+            serve.kill()
+            serve.wait()
+        for s in (b, d):
+            try:
+                s.sql("STOP SLAVE", check_rc=False)
+            except Exception:
+                pass
+        for s in servers:
+            s.stop()
+    step(f"{checks[0]} checks, {len(failures)} failed")
+    if failures:
+        print(f"kept {tmp} for inspection")
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
