@@ -32,6 +32,7 @@ import threading
 import time
 
 import mdb
+import socket
 
 SKIP = 77
 USER, PW = "repl", "secret"
@@ -43,6 +44,79 @@ SCHEMA = "CREATE DATABASE w; CREATE TABLE w.t (id INT PRIMARY KEY, v INT, s VARC
 
 class Fail(Exception):
     pass
+
+
+MARKER = b"cut-here-7f3a"
+
+
+class CutProxy:
+    """127.0.0.1:port -> A. Cuts the connection (and refuses new ones, as a dead server does) 20,000
+    bytes after the first MARKER it forwards from A: inside the transaction whose statement holds it."""
+
+    def __init__(self, target):
+        self.target = target
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(4)
+        self.port = self.ls.getsockname()[1]
+        self.cut = False
+        self.conns = []
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            try:
+                u = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:  # A is gone: so is its port
+                c.close()
+                continue
+            self.conns += [c, u]
+            threading.Thread(target=self.pump, args=(c, u, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(u, c, True), daemon=True).start()
+
+    def pump(self, a, b, watch):
+        seen = b""
+        left = None
+        try:
+            while not self.cut:
+                d = a.recv(65536)
+                if not d:
+                    break
+                if watch and left is None:
+                    i = (seen[-len(MARKER):] + d).find(MARKER)
+                    if i >= 0:
+                        left = 20000 + max(0, len(d) - (i - len(seen[-len(MARKER):])))
+                    seen = d[-len(MARKER):]
+                if left is not None:
+                    if len(d) >= left:
+                        b.sendall(d[:left])
+                        self.kill()
+                        return
+                    left -= len(d)
+                b.sendall(d)
+        except OSError:
+            pass
+
+    def kill(self):
+        self.cut = True
+        try:
+            self.ls.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
+        except OSError:
+            pass
+        try:
+            self.ls.close()
+        except OSError:
+            pass
+        for s in self.conns:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+            except OSError:
+                pass
 
 
 def mdb_free_port():
@@ -96,6 +170,7 @@ def main():
     b = mdb.Server(os.path.join(tmp, "b"), ("--server-id=2", "--log-bin=b-bin", "--log-slave-updates", *COMMON),
                    tcp=True)
     d = mdb.Server(os.path.join(tmp, "d"), ["--server-id=4"])
+    proxy = None
     servers = (a, c, b, d)
     for s in servers:
         os.makedirs(s.dir)
@@ -108,14 +183,15 @@ def main():
         for s in (a, c, b):
             s.apply(f"CREATE USER {RELAY_USER}@'127.0.0.1' IDENTIFIED BY '{RELAY_PW}'; "
                     f"GRANT ALL ON *.* TO {RELAY_USER}@'127.0.0.1';".encode())
-        a.sql(SCHEMA + statements(1, 30, "a"))
+        a.sql(SCHEMA + "CREATE TABLE w.big (n INT PRIMARY KEY, b VARCHAR(200));" + statements(1, 30, "a"))
+        proxy = CutProxy(a.port)
         # C: the same GTIDs as A will write, for other rows (more of them than A will have).
         c.sql(SCHEMA + statements(1, 600, "c").replace("DO SLEEP(0.01);", ""))
 
         step("serve --upstream A,C,B")
         result = os.path.join(tmp, "dir")
         errlog = os.path.join(tmp, "serve.err")
-        ups = ",".join(f"127.0.0.1:{s.port}" for s in (a, c, b))
+        ups = ",".join(f"127.0.0.1:{p}" for p in (proxy.port, c.port, b.port))
         port = mdb_free_port()
 
         def start_serve(log):
@@ -146,14 +222,23 @@ def main():
                                 "--result-file=" + rawdir + "/", first],
                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "raw.err"), "wb"))
 
-        step("workload on A; SIGKILL of A in the middle of it")
-        work = threading.Thread(target=lambda: a.sql(statements(1000, 400, "a"), check_rc=False), daemon=True)
+        step("workload on A; its connection to the relay cut inside its last transaction; SIGKILL of A")
+        # The last transaction (~1 MB of rows) holds the marker: the relay gets its first 20,000 bytes
+        # after the marker, then A is gone. None of that transaction may reach D (a MariaDB GTID replica's
+        # IO thread stops on an unfinished group), and it is not in B, which only has what the relay has.
+        big = (f"INSERT INTO w.big (n, b) SELECT seq, CONCAT('{MARKER.decode()}', REPEAT('x', 150)) "
+               f"FROM w.seq_1_to_6000;")
+        work = threading.Thread(target=lambda: a.sql(statements(1000, 250, "a") + big, check_rc=False),
+                                daemon=True)
         work.start()
-        time.sleep(3.0)
+        deadline = time.time() + 60
+        while time.time() < deadline and not proxy.cut:
+            time.sleep(0.05)
+        check(proxy.cut, "the proxy never saw the last transaction's marker")
         a.proc.kill()
         a.proc.wait()
         work.join(30)
-        step("A killed")
+        step("A cut off and killed")
 
         step("waiting for the relay to go on with B")
         deadline = time.time() + 120
@@ -201,6 +286,10 @@ def main():
 
         pos = d.query("SELECT @@gtid_slave_pos").strip()
         got_sum = (d.rows("CHECKSUM TABLE w.t") or [[0, None]])[0][1]
+        io = d.sql("SHOW SLAVE STATUS\\G").stdout.decode(errors="replace")
+        m_io = re.search(r"Last_IO_Error: (.*)", io)
+        check(m_io is not None and m_io.group(1).strip() == "", f"D's IO thread: {m_io.group(1) if m_io else io[-800:]}")
+        check(d.rows("SELECT COUNT(*) FROM w.big")[0][0] == "0", "D has rows of A's unfinished transaction")
         if "replica" in BREAK:
             want_sum = "0"
         check(pos == want_pos, f"D: gtid_slave_pos {pos} != B's gtid_binlog_pos {want_pos}")
@@ -270,7 +359,9 @@ def main():
                                           not os.path.exists(os.path.join(result, "a-bin.000004.partial"))):
             time.sleep(0.5)
         pos = d.query("SELECT @@gtid_slave_pos").strip()
-        check(pos == want_pos, f"after the file cut back to its magic: D's gtid_slave_pos {pos} != B's {want_pos}")
+        if not check(pos == want_pos, f"after the file cut back to its magic: D's gtid_slave_pos {pos} != B's {want_pos}"):
+            print(d.sql("SHOW SLAVE STATUS\\G").stdout.decode(errors="replace"))
+            print(open(errlog3, "rb").read().decode(errors="replace")[-3000:])
         check(d.rows("CHECKSUM TABLE w.t")[0][1] == want_sum, "after the file cut back to its magic: D is not B")
         finals = sorted(f for f in os.listdir(result) if re.fullmatch(r"a-bin\.\d+", f))
         v = subprocess.run([binary, "verify", *[os.path.join(result, f) for f in finals]],
@@ -291,6 +382,8 @@ def main():
         failures.append(str(e))
         print("FAIL:", e, flush=True)
     finally:
+        if proxy is not None:
+            proxy.kill()
         if raw is not None and raw.poll() is None:
             raw.kill()
             raw.wait()

@@ -17,8 +17,12 @@ class FetchObserver {
   virtual ~FetchObserver() = default;
   // The server's file `name` begins (fetch writes its magic; its events follow).
   virtual void on_file(const std::string& name) = 0;
-  // One event of `file` at `pos`, through verify's checks, about to be written there: exactly
-  // the bytes the file will hold at [pos, pos + raw.size()). `raw` is valid during the call.
+  // One event of `file` at `pos`, through verify's checks, as it is written there: exactly the
+  // bytes the file holds at [pos, pos + raw.size()) once on_written() passes them. `raw` is
+  // valid during the call. Events come when fetch writes its buffer: at transaction boundaries,
+  // so that a transaction comes whole (as a primary sends it), unless it passes fetch's 1 MiB
+  // write buffer; the unfinished transaction of a server that went away is never told (fetch
+  // drops it, and a failover goes on from the transaction before it).
   virtual void on_event(const std::string& file, std::uint64_t pos, Bytes raw) = 0;
   // The file (NAME.partial or NAME) holds every byte below `end`: a reader of the file sees them.
   virtual void on_written(const std::string& file, std::uint64_t end) = 0;

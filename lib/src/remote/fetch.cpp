@@ -372,6 +372,9 @@ class Fetcher {
     int fd = -1;
     std::uint64_t size = 0;        // bytes in the file, buffered ones included
     std::vector<std::uint8_t> buf; // not written yet
+    // Events in `buf` the observer is told of when they are written (write_out): a transaction
+    // reaches serve's replicas whole, as a primary sends it, unless it passes the 1 MiB buffer.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> told;
     std::unique_ptr<PushSource> src;
     std::unique_ptr<EventStream> stream;
   };
@@ -558,6 +561,12 @@ class Fetcher {
   }
 
   void write_out() {
+    if (o_.observer != nullptr && !cur_.told.empty()) {
+      const std::uint64_t base = cur_.size - cur_.buf.size();
+      for (const auto& [pos, len] : cur_.told)
+        o_.observer->on_event(cur_.name, pos, Bytes(cur_.buf.data() + (pos - base), len));
+      cur_.told.clear();
+    }
     const std::uint8_t* p = cur_.buf.data();
     std::size_t n = cur_.buf.size();
     while (n > 0) {
@@ -640,7 +649,7 @@ class Fetcher {
                  label(), cur_.name, ev.pos);
       std::fflush(err_);
     }
-    if (o_.observer != nullptr) o_.observer->on_event(cur_.name, cur_.size, raw);
+    if (o_.observer != nullptr) cur_.told.emplace_back(cur_.size, static_cast<std::uint32_t>(raw.size()));
     put(raw);
     if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
       rotate_next.clear();
@@ -708,8 +717,12 @@ class Fetcher {
   // not be finished); a file that ended with ROTATE is followed by the (empty) next one.
   void prepare_dir() {
     if (cur_.fd >= 0) {
-      write_out();
-      sync_now();
+      // What is not written yet is the unfinished transaction of the server that went away: it
+      // is dropped, never told to the observer (its replicas get no part of it).
+      cur_.size -= cur_.buf.size();
+      cur_.buf.clear();
+      cur_.told.clear();
+      if (::fdatasync(cur_.fd) != 0) throw_errno(path(cur_.name, true));
       ::close(cur_.fd);
       cur_.fd = -1;
     }
