@@ -391,12 +391,10 @@ class Fetcher {
     if (g_stop) request_fetch_stop();
   }
 
-  // Where to start: after what the directory holds, else the given or first listed file. The
-  // first NAME.partial of the chain comes first: one left in the middle (a server crash, before
-  // fetch knew to complete such files) is completed from the server before the later ones.
-  bool resume_point(std::string& file, std::uint64_t& pos) {
-   for (;;) {
-    std::vector<std::string> partials, finals;
+  // The directory's files, NAME.partial ones apart, in chain order.
+  void list_dir(std::vector<std::string>& partials, std::vector<std::string>& finals) const {
+    partials.clear();
+    finals.clear();
     for (const auto& e : std::filesystem::directory_iterator(dir_)) {
       if (!e.is_regular_file()) continue;
       const std::string n = e.path().filename().string();
@@ -406,6 +404,15 @@ class Fetcher {
     }
     std::sort(partials.begin(), partials.end(), chain_before);
     std::sort(finals.begin(), finals.end(), chain_before);
+  }
+
+  // Where to start: after what the directory holds, else the given or first listed file. The
+  // first NAME.partial of the chain comes first: one left in the middle (a server crash, before
+  // fetch knew to complete such files) is completed from the server before the later ones.
+  bool resume_point(std::string& file, std::uint64_t& pos) {
+   for (;;) {
+    std::vector<std::string> partials, finals;
+    list_dir(partials, finals);
     if (!partials.empty()) {
       const std::string name = partials.front();
       const LocalScan r = scan_local(path(name, true), name);
@@ -689,21 +696,6 @@ class Fetcher {
   // format description, Gtid_list and checkpoint: from there its files are the server's, byte
   // for byte, but for their names and the ROTATE that ends each. Positions are the directory's
   // own from the failover on: every later reconnect goes by GTID (kFailoverLog marks it).
-
-  // The directory's files, NAME.partial ones apart, in chain order.
-  void list_dir(std::vector<std::string>& partials, std::vector<std::string>& finals) const {
-    partials.clear();
-    finals.clear();
-    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
-      if (!e.is_regular_file()) continue;
-      const std::string n = e.path().filename().string();
-      if (n.empty() || n[0] == '.') continue;
-      if (ends_with(n, kPartial)) partials.push_back(n.substr(0, n.size() - (sizeof kPartial - 1)));
-      else if (numeric_suffix(n)) finals.push_back(n);
-    }
-    std::sort(partials.begin(), partials.end(), chain_before);
-    std::sort(finals.begin(), finals.end(), chain_before);
-  }
 
   static std::string next_name(const std::string& name) {
     const auto n = numeric_suffix(name);
