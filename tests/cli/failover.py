@@ -207,6 +207,21 @@ def main():
                     raise Fail(f"serve exited {p.returncode}: {open(log, 'rb').read()[-800:]!r}")
                 time.sleep(0.05)
             raise Fail("serve did not listen within 30 s")
+        step("an empty directory and the first server unreachable: the next one is read from its first file")
+        dead = mdb_free_port()
+        dir0 = os.path.join(tmp, "dir0")
+        p0 = subprocess.Popen([binary, "serve", "--port", "0", "--user", USER, "--password=" + PW, "--upstream",
+                               f"127.0.0.1:{dead},127.0.0.1:{c.port}", "--upstream-user", RELAY_USER,
+                               "--upstream-password=" + RELAY_PW, "--result-dir", dir0],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "serve0.err"), "wb"))
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(os.path.join(dir0, "c-bin.000001.partial")):
+            time.sleep(0.1)
+        p0.send_signal(signal.SIGTERM)
+        p0.wait(30)
+        check(os.path.exists(os.path.join(dir0, "c-bin.000001.partial")),
+              f"serve --upstream DEAD,C on an empty directory: {os.listdir(dir0) if os.path.isdir(dir0) else None}")
+
         serve = start_serve(errlog)
 
         step("downstream: B and D replicate from the relay; a raw client")

@@ -309,11 +309,25 @@ class Fetcher {
         try {
           connect();
         } catch (const RemoteError& e) {
-          if (servers_.size() == 1 || e.permanent() || !holds_binlogs()) throw;
+          if (servers_.size() == 1 || e.permanent()) throw;
           fmt::print(err_, "binlogctl: {}; trying the other servers of --upstream\n", e.what());
           std::fflush(err_);
-          by_gtid = true;
-          first = 1;
+          if (holds_binlogs()) {
+            by_gtid = true;
+            first = 1;
+          } else {
+            // Nothing to go on from: the first server that answers is read from its first file.
+            for (server_ = 1;; ++server_) {
+              try {
+                connect();
+                break;
+              } catch (const RemoteError& e2) {
+                if (server_ + 1 == servers_.size() || e2.permanent()) throw;
+                fmt::print(err_, "binlogctl: {}\n", e2.what());
+                std::fflush(err_);
+              }
+            }
+          }
         }
       }
       for (;;) {
