@@ -17,10 +17,12 @@ copy of the directory's newest GTID does other things), then B, which goes on.
 Checks: C is refused with a message naming the differing history, and B taken; D's tables equal B's
 (CHECKSUM TABLE) and its gtid_slave_pos equals B's gtid_binlog_pos; the raw client's files are the
 directory's, byte for byte, across the failover and the relay's own ROTATE; `binlogctl verify` finds the
-directory's complete files sound (positions, checksums, GTID continuity); the directory's
+directory's complete files sound (positions, checksums, GTID continuity); the status file names B as the
+upstream after one failover; the directory's
 .binlogctl-failover names B. BINLOGCTL_FAILOVER_BREAK=name,... makes a named check compare against a
-wrong value (refused, replica, raw, verify). Exits 77 without mariadbd or serve --upstream.
+wrong value (refused, replica, raw, verify, status). Exits 77 without mariadbd or serve --upstream.
 """
+import json
 import os
 import re
 import shutil
@@ -193,11 +195,13 @@ def main():
         errlog = os.path.join(tmp, "serve.err")
         ups = ",".join(f"127.0.0.1:{p}" for p in (proxy.port, c.port, b.port))
         port = mdb_free_port()
+        status_file = os.path.join(tmp, "status.json")
 
         def start_serve(log):
             p = subprocess.Popen(
                 [binary, "serve", "--port", str(port), "--user", USER, "--password=" + PW, "--upstream", ups,
-                 "--upstream-user", RELAY_USER, "--upstream-password=" + RELAY_PW, "--result-dir", result],
+                 "--upstream-user", RELAY_USER, "--upstream-password=" + RELAY_PW, "--result-dir", result,
+                 "--status-file", status_file, "--status-interval", "0.5"],
                 stdout=open(os.path.join(tmp, "serve.out"), "ab"), stderr=open(log, "wb"))
             deadline = time.time() + 30
             while time.time() < deadline:
@@ -276,6 +280,11 @@ def main():
         log = open(os.path.join(result, ".binlogctl-failover")).read() if \
             os.path.exists(os.path.join(result, ".binlogctl-failover")) else ""
         check(f"127.0.0.1:{b.port} went on after GTID {m.group(1)}" in log, f".binlogctl-failover: {log!r}")
+
+        time.sleep(1.0)  # one status period
+        st = json.load(open(status_file)).get("relay", {}) if os.path.exists(status_file) else {}
+        check(st.get("upstream") == f"127.0.0.1:{b.port}" and st.get("failovers") == (1 if "status" not in BREAK else 7),
+              f"status: relay upstream {st.get('upstream')}, failovers {st.get('failovers')}")
 
         step("B promoted and written to; FLUSH BINARY LOGS on B")
         b.sql("STOP SLAVE; RESET SLAVE ALL;")

@@ -30,6 +30,12 @@ class FetchObserver {
   // here (it then reads nothing from the server: back-pressure through TCP) until it returns.
   // False asks fetch to stop.
   virtual bool at_boundary() = 0;
+  // fetch reads `server` ("host:port" or a socket path) from now on; `failover`: it went on with
+  // it after another server of --upstream was lost (the directory's history goes on there).
+  virtual void on_server(const std::string& server, bool failover) {
+    (void)server;
+    (void)failover;
+  }
 };
 
 }  // namespace binlogctl

@@ -95,6 +95,8 @@ struct RelayStatus {
   AreaCounters counters;
   std::uint64_t events = 0, bytes = 0;  // received from the upstream
   std::uint64_t upstream_waits = 0;     // times fetch was held at a boundary
+  std::string upstream;              // the server fetch reads (host:port or socket)
+  std::uint64_t failovers = 0;       // times fetch went on with another server of --upstream
   std::string file;                  // where the upstream stream is
   std::uint64_t position = 0;
   std::vector<RelayReplicaStatus> replicas;
@@ -123,6 +125,7 @@ class RelayTail final : public FetchObserver {
   void on_written(const std::string& file, std::uint64_t end) override;
   // Blocks while the area is paused (until it resumes or stop()); false after stop().
   bool at_boundary() override;
+  void on_server(const std::string& server, bool failover) override;
   // Ends every wait of the producer (serve stops).
   void stop();
   // The area is paused: at_boundary() would hold the producer now (after the timers ran).
@@ -224,6 +227,8 @@ class RelayTail final : public FetchObserver {
   std::uint64_t peak_held_ = 0;
   std::vector<Replica> replicas_;
   std::uint64_t events_in_ = 0, bytes_in_ = 0, upstream_waits_ = 0;
+  std::string upstream_;
+  std::uint64_t failovers_ = 0;
   std::uint64_t area_paused_since_ = 0, last_release_us_ = 0;
   std::uint64_t last_pending_ = 0;
   std::size_t actions_seen_ = 0;

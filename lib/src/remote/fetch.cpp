@@ -402,6 +402,7 @@ class Fetcher {
   void connect() {
     client_ = std::make_unique<ReplicationClient>(servers_[server_]);
     g_socket = client_->socket_fd();
+    if (o_.observer != nullptr) o_.observer->on_server(label(), false);
     if (g_stop) request_fetch_stop();
   }
 
@@ -899,6 +900,7 @@ class Fetcher {
                  label(), h.have_last ? h.last.to_string() : std::string("(none)"), cur_.name, cur_.size);
       std::fflush(err_);
       log_failover(h.have_last ? h.last.to_string() : ro.start_gtid);
+      if (o_.observer != nullptr) o_.observer->on_server(label(), true);
       if (cur_.size > 4) return kGoOn;
       // A file the directory began: the server's format description, then the directory's state.
       if (fde_raw.empty()) throw Refused("it sent no format description");

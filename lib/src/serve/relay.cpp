@@ -135,6 +135,12 @@ void RelayTail::on_event(const std::string& file, std::uint64_t pos, Bytes raw) 
   trim();
 }
 
+void RelayTail::on_server(const std::string& server, bool failover) {
+  std::lock_guard lock(mu_);
+  upstream_ = server;
+  if (failover) ++failovers_;
+}
+
 void RelayTail::on_written(const std::string& file, std::uint64_t end) {
   std::lock_guard lock(mu_);
   written_ = Key{file_index(file, true), end};
@@ -499,6 +505,8 @@ RelayStatus RelayTail::status() const {
   s.events = events_in_;
   s.bytes = bytes_in_;
   s.upstream_waits = upstream_waits_;
+  s.upstream = upstream_;
+  s.failovers = failovers_;
   if (have_file_ && end_.file < files_.size()) {
     s.file = files_[end_.file];
     s.position = end_.pos;

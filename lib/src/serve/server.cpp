@@ -388,6 +388,8 @@ class StatusReporter {
     }
     if (rs) {
       nlohmann::ordered_json a;
+      a["upstream"] = rs->upstream;
+      a["failovers"] = rs->failovers;
       a["upstream_file"] = rs->file;
       a["upstream_position"] = rs->position;
       a["events"] = rs->events;
