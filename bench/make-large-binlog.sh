@@ -4,12 +4,12 @@
 #
 #   bench/make-large-binlog.sh [--shape mixed|wide] [--size-mb N] [--out DIR] [--seed S] [--no-stats]
 #
-#   --shape S     the workload (default mixed, described below; wide: see WIDE)
+#   --shape S     the workload (default mixed, described below; wide: see WIDE; oltp: see OLTP)
 #   --size-mb N   stop once the binlog file is at least N MiB (default 1024,
 #                 at most 1024: the file must stay a single file and
 #                 max_binlog_size is at most 1 GiB)
 #   --out DIR     where to put it (default bench/work/mariadb-<N>mb for mixed,
-#                 bench/work/mariadb-wide-<N>mb for wide; bench/work is gitignored)
+#                 bench/work/mariadb-<shape>-<N>mb for wide and oltp; bench/work is gitignored)
 #   --seed S      seed of the generated workload (default 1)
 #   --no-stats    skip the SHOW BINLOG EVENTS pass that counts events per type
 #   --encrypt     encrypt_binlog=ON with file_key_management (a random 256-bit key id 1 in
@@ -39,6 +39,27 @@
 # UPDATE of 2-5 columns by primary key, 12% DELETE; 15% of them BEGIN/COMMIT
 # with 2-3 statements), and 1 in 1000 a transaction of 1000-3000 rows
 # (INSERT ... SELECT from seq_0_to_N, or an UPDATE of an id range).
+#
+# OLTP (--shape oltp, issue 38), same server options: the type mix of an OLTP application, one
+# database (oltp) of 12 tables: users (utf8 names and emails, a status word, DECIMAL balance,
+# DATETIME(6), TIMESTAMP(3), BIT(8), JSON), orders (DECIMAL, DATETIME, DATE, utf8 notes),
+# order_items (composite primary key), events (short words, utf8 text up to 200 characters,
+# TIMESTAMP(6), TIME(3)), metrics (DOUBLE, FLOAT, DATETIME(3)), blobs (BLOB up to 2000 bytes,
+# BINARY(20)), sessions (ASCII CHAR(32) key, VARBINARY, TIMESTAMP), audit_log (no primary key:
+# INSERTs, and UPDATE/DELETE ... LIMIT by a non-key column), counters (upserts), places (POINT),
+# wide41 (41 columns: id and 40 of 20 types, INT to ENUM, every kind of date and time, BIT,
+# DECIMAL, DOUBLE, FLOAT, YEAR, VARCHAR, CHAR; updates of 2-4 columns, 10% NULLs) and kv (ASCII
+# key, VARBINARY value, upserts and deletes). Preloaded by INSERT ... SELECT (50k users, 10k
+# wide41 rows, 20k keys, ...), then rounds of 1,000 small transactions, each one business
+# operation (1 in 5: two in one BEGIN/COMMIT) of 1 to 20 row changes: a new order (order, 1-12
+# items, balance update, maybe an event), order status updates (1-5 rows), user touches (1-8
+# rows, a few columns with full images), profile edits (utf8 + JSON), event and metric batches
+# (1-10, 5-20 rows), sessions (insert, expire 1-3), audit rows, counter and kv upserts, place,
+# wide41 and blob updates, order deletes (items then order); and one bulk transaction per round
+# of 2,000-6,000 rows, in turn: INSERT ... SELECT into metrics, a range UPDATE of users, INSERT
+# ... SELECT into events, a range UPDATE of wide41, INSERT ... SELECT into audit_log (no key),
+# DELETE of old metrics. One client statement per operation (multi-row VALUES, IN lists), the
+# bulk work server-side: no round trip per row.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -65,15 +86,15 @@ while [ $# -gt 0 ]; do
     --no-stats) STATS=0; shift ;;
     --encrypt) ENCRYPT=AES_CBC; shift ;;
     --encrypt=*) ENCRYPT=${1#*=}; shift ;;
-    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case $SIZE_MB in ''|*[!0-9]*) mdb_die "--size-mb wants a positive integer" ;; esac
 if [ "$SIZE_MB" -lt 1 ] || [ "$SIZE_MB" -gt 1024 ]; then mdb_die "--size-mb must be 1..1024"; fi
-case $SHAPE in mixed|wide) ;; *) mdb_die "--shape wants mixed or wide" ;; esac
+case $SHAPE in mixed|wide|oltp) ;; *) mdb_die "--shape wants mixed, wide or oltp" ;; esac
 if [ -z "$OUT" ]; then
-    if [ "$SHAPE" = mixed ]; then OUT=$HERE/work/mariadb-${SIZE_MB}mb; else OUT=$HERE/work/mariadb-wide-${SIZE_MB}mb; fi
+    if [ "$SHAPE" = mixed ]; then OUT=$HERE/work/mariadb-${SIZE_MB}mb; else OUT=$HERE/work/mariadb-$SHAPE-${SIZE_MB}mb; fi
 fi
 
 export LC_ALL=C.UTF-8 TZ=UTC
@@ -492,6 +513,346 @@ while n < MAX_TRX:
         break
     if n % 10000 == 0:
         print("  %d transactions generated, binlog %.1f MiB" % (n, size / 1048576.0), file=sys.stderr)
+PY
+}
+
+workload_oltp() {
+    cat <<'PY'
+import hashlib, os, random, sys
+
+binlog = os.environ["MDB_BINLOG"]
+target = int(os.environ["MDB_TARGET"])
+r = random.Random(int(os.environ["MDB_SEED"]))
+out = sys.stdout
+ts = 1709251200
+
+WORDS = ("the a of and to in is for on with order paid ship late soon ok fine thanks please "
+         "café naïve crème brûlée 東京 大阪 Ωmega straße ünïcode Zürich Łódź Ελλάδα Москва 😀 👍 "
+         "\"quoted\" back\\slash it's").split(" ")
+FIRST = ("Anna José Zoë Søren Łukasz Ελένη Дмитрий 李 明 Ana Chloé Björn Renée Ngozi Aiko "
+         "Mohammed Fatima Olga Jürgen Siobhán Tomás Ines Kenji Priya").split()
+LAST = ("Smith García Müller Nowak Δημητρίου Иванов 王 佐藤 O'Brien Dubois Rossi Kowalski "
+        "Núñez Öztürk Hansen Björk Silva Kim Nguyen Ødegaard").split()
+DOMAINS = ["example.com", "mail.example.org", "exämple.de", "corp.example.net"]
+USTATUS = ["active", "idle", "away", "pending", "locked", "closed"]
+OSTATUS = ["new", "paid", "packed", "shipped", "delivered", "cancelled", "returned"]
+EKINDS = ["login", "logout", "view", "click", "search", "cart", "purchase", "error", "rate", "share"]
+HOSTS = ["db-%02d" % i for i in range(24)] + ["web-%02d" % i for i in range(40)]
+MNAMES = ["cpu", "mem", "disk_r", "disk_w", "net_in", "net_out", "p99_ms", "qps", "conns"]
+MIMES = ["image/png", "image/jpeg", "application/pdf", "application/octet-stream", "text/plain"]
+PKINDS = ["cafe", "shop", "park", "station", "school", "museum", "hotel"]
+N_USERS, N_PLACES, N_BLOBS, N_WIDE, N_KV, N_CNT = 50000, 5000, 2000, 10000, 20000, 600
+
+def words(n):
+    return " ".join(r.choice(WORDS) for _ in range(n))
+
+def q(s):
+    return "'" + s.replace("\\", "\\\\").replace("'", "''") + "'"
+
+def w(s):
+    out.write(s)
+    out.write("\n")
+
+def person():
+    return "%s %s" % (r.choice(FIRST), r.choice(LAST))
+
+def email(uid):
+    return "%s.%d@%s" % (r.choice(FIRST).lower(), uid, r.choice(DOMAINS))
+
+def dt(back, frac):
+    t = ts - r.randint(0, back)
+    if frac:
+        return "FROM_UNIXTIME(%d.%0*d)" % (t, frac, r.randint(0, 10**frac - 1))
+    return "FROM_UNIXTIME(%d)" % t
+
+def time3():
+    return "'%s%d:%02d:%02d.%03d'" % (r.choice(["", "", "-"]), r.randint(0, 838), r.randint(0, 59), r.randint(0, 59), r.randint(0, 999))
+
+def prefs():
+    return q('{"lang": "%s", "theme": "%s", "notify": %s, "tags": [%s], "nick": "%s", "score": %d}'
+             % (r.choice(["en", "fr", "de", "ja", "pl", "el"]), r.choice(["dark", "light"]), r.choice(["true", "false"]),
+                ", ".join('"%s"' % r.choice(EKINDS) for _ in range(r.randint(0, 4))),
+                r.choice(FIRST), r.randint(0, 10**6)))
+
+# 40 columns of the wide41 table (with id: 41): SQL type, literal, expression of seq (bulk)
+WTYPES = [
+    ("INT", lambda: str(r.randint(-2**31, 2**31 - 1)), "CAST(seq * 7919 % 2147483647 AS SIGNED) - 1073741823"),
+    ("BIGINT", lambda: str(r.randint(-2**63, 2**63 - 1)), "seq * 1000000007"),
+    ("SMALLINT", lambda: str(r.randint(-32768, 32767)), "CAST(seq % 65536 AS SIGNED) - 32768"),
+    ("TINYINT UNSIGNED", lambda: str(r.randint(0, 255)), "seq % 256"),
+    ("MEDIUMINT", lambda: str(r.randint(-2**23, 2**23 - 1)), "CAST(seq % 16777216 AS SIGNED) - 8388608"),
+    ("DECIMAL(10,2)", lambda: "%.2f" % r.uniform(-1e7, 1e7), "seq * 1.25"),
+    ("DECIMAL(20,6)", lambda: "%.6f" % r.uniform(-1e13, 1e13), "seq / 7"),
+    ("DOUBLE", lambda: repr(r.uniform(-1e9, 1e9)), "seq * 3.14159e0"),
+    ("FLOAT", lambda: "%.5g" % r.uniform(-1e6, 1e6), "seq / 3e0"),
+    ("DATE", lambda: "DATE(%s)" % dt(10**9, 0), "FROM_DAYS(730000 + seq % 10000)"),
+    ("DATETIME", lambda: dt(10**8, 0), "FROM_UNIXTIME(1700000000 + seq * 37)"),
+    ("DATETIME(3)", lambda: dt(10**8, 3), "FROM_UNIXTIME(1700000000.123 + seq * 41)"),
+    ("TIMESTAMP(6) NULL", lambda: dt(10**7, 6), "FROM_UNIXTIME(1700000000.000001 * 1 + seq)"),
+    ("TIME(3)", time3, "SEC_TO_TIME(seq % 86400)"),
+    ("YEAR", lambda: str(r.randint(1901, 2155)), "1901 + seq % 255"),
+    ("VARCHAR(32)", lambda: q(words(r.randint(1, 4))[:32]), "CONCAT('w', seq)"),
+    ("VARCHAR(200)", lambda: q(words(r.randint(3, 30))[:200]), "CONCAT('text ', seq, ' café ', REPEAT('ab', seq % 50))"),
+    ("CHAR(8)", lambda: q(r.choice(WORDS)[:8]), "LPAD(seq % 100000, 8, '0')"),
+    ("BIT(8)", lambda: str(r.randint(0, 255)), "seq % 256"),
+    ("ENUM('a','b','c','d')", lambda: q(r.choice("abcd")), "1 + seq % 4"),
+]
+WCOLS = [("c%02d" % (i + 1), WTYPES[i % len(WTYPES)]) for i in range(40)]
+
+# ---------------------------------------------------------------- schema
+w("SET SESSION time_zone = '+00:00';")
+w("SET timestamp = %d;" % ts)
+w("CREATE DATABASE oltp DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;")
+w("USE oltp;")
+w("""CREATE TABLE users (id INT UNSIGNED NOT NULL PRIMARY KEY, name VARCHAR(80) NOT NULL, email VARCHAR(120) NOT NULL,
+  status VARCHAR(12) NOT NULL, balance DECIMAL(12,2) NOT NULL DEFAULT 0, created DATETIME(6) NOT NULL,
+  last_seen TIMESTAMP(3) NULL, flags BIT(8) NOT NULL DEFAULT b'0', prefs JSON NULL) ENGINE=InnoDB;""")
+w("""CREATE TABLE orders (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, user_id INT UNSIGNED NOT NULL, total DECIMAL(12,2) NOT NULL,
+  placed DATETIME NOT NULL, ship_date DATE NULL, status VARCHAR(12) NOT NULL, notes VARCHAR(255) NULL, KEY k_user (user_id)) ENGINE=InnoDB;""")
+w("""CREATE TABLE order_items (order_id BIGINT UNSIGNED NOT NULL, line SMALLINT UNSIGNED NOT NULL, sku CHAR(10) NOT NULL,
+  qty SMALLINT NOT NULL, price DECIMAL(10,2) NOT NULL, PRIMARY KEY (order_id, line)) ENGINE=InnoDB;""")
+w("""CREATE TABLE events (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, kind VARCHAR(16) NOT NULL,
+  user_id INT UNSIGNED NULL, body VARCHAR(200) NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), took TIME(3) NULL) ENGINE=InnoDB;""")
+w("""CREATE TABLE metrics (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, host VARCHAR(32) NOT NULL,
+  name VARCHAR(32) NOT NULL, value DOUBLE NOT NULL, fval FLOAT NULL, at DATETIME(3) NOT NULL) ENGINE=InnoDB;""")
+w("""CREATE TABLE blobs (id INT UNSIGNED NOT NULL PRIMARY KEY, mime VARCHAR(40) NOT NULL, data BLOB NOT NULL,
+  sha1 BINARY(20) NOT NULL, updated DATETIME NOT NULL) ENGINE=InnoDB;""")
+w("""CREATE TABLE sessions (token CHAR(32) CHARACTER SET ascii NOT NULL PRIMARY KEY, user_id INT UNSIGNED NOT NULL,
+  ip VARBINARY(16) NULL, started DATETIME(6) NOT NULL, expires TIMESTAMP NULL, data VARCHAR(255) NULL) ENGINE=InnoDB;""")
+w("""CREATE TABLE audit_log (user_id INT UNSIGNED NULL, action VARCHAR(32) NOT NULL, detail VARCHAR(120) NULL,
+  at DATETIME(6) NOT NULL) ENGINE=InnoDB;""")
+w("""CREATE TABLE counters (name VARCHAR(64) NOT NULL PRIMARY KEY, n BIGINT NOT NULL,
+  updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP) ENGINE=InnoDB;""")
+w("""CREATE TABLE places (id INT UNSIGNED NOT NULL PRIMARY KEY, name VARCHAR(80) NOT NULL, pt POINT NOT NULL,
+  kind VARCHAR(16) NOT NULL, rating TINYINT UNSIGNED NULL) ENGINE=InnoDB;""")
+w("CREATE TABLE wide41 (id INT UNSIGNED NOT NULL PRIMARY KEY, %s) ENGINE=InnoDB;"
+  % ", ".join("%s %s%s" % (c, t[0], "" if "NULL" in t[0] else " NULL") for c, t in WCOLS))
+w("""CREATE TABLE kv (k VARCHAR(64) CHARACTER SET ascii NOT NULL PRIMARY KEY, v VARBINARY(512) NOT NULL,
+  ver INT UNSIGNED NOT NULL, ttl DATETIME NULL) ENGINE=InnoDB;""")
+w("INSERT INTO users SELECT seq, CONCAT(ELT(1 + seq % 6, 'José', 'Zoë', 'Søren', 'Ελένη', 'Дмитрий', '李'), ' ', seq), "
+  "CONCAT('u', seq, '@example.com'), ELT(1 + seq % 6, 'active', 'idle', 'away', 'pending', 'locked', 'closed'), seq / 10, "
+  "FROM_UNIXTIME(1600000000.5 + seq * 97), NULL, seq % 256, JSON_OBJECT('lang', ELT(1 + seq % 4, 'en', 'fr', 'de', 'ja'), 'n', seq) "
+  "FROM seq_1_to_" + str(N_USERS) + ";")
+w("INSERT INTO places SELECT seq, CONCAT('place ', seq, ' Straße'), POINT(CAST(seq % 360 AS SIGNED) - 180, CAST(seq % 180 AS SIGNED) - 90), "
+  "ELT(1 + seq % 7, 'cafe', 'shop', 'park', 'station', 'school', 'museum', 'hotel'), seq % 6 FROM seq_1_to_" + str(N_PLACES) + ";")
+w("INSERT INTO blobs SELECT seq, 'application/octet-stream', REPEAT(UNHEX(SHA2(seq, 256)), 1 + seq % 8), UNHEX(SHA1(seq)), "
+  "FROM_UNIXTIME(1700000000 + seq) FROM seq_1_to_" + str(N_BLOBS) + ";")
+w("INSERT INTO wide41 SELECT seq, %s FROM seq_1_to_%d;" % (", ".join(t[2] for _, t in WCOLS), N_WIDE))
+w("INSERT INTO kv SELECT CONCAT('key:', seq), UNHEX(MD5(seq)), 1, NULL FROM seq_1_to_" + str(N_KV) + ";")
+w("INSERT INTO counters (name, n) SELECT CONCAT('ctr.', seq), 0 FROM seq_1_to_" + str(N_CNT) + ";")
+
+order_lo, order_hi = 1, 0        # live order ids
+order_lines = {}                 # order id -> number of items (live orders only)
+metric_lo, metric_hi = 1, 0      # metrics ids (approximate live range)
+sessions = []                    # live session tokens
+rows = 0                         # row changes of the current transaction (informational)
+
+# ---------------------------------------------------------------- small transactions
+def new_order():
+    global order_hi
+    order_hi += 1
+    oid, uid, k = order_hi, r.randint(1, N_USERS), r.randint(1, 12)
+    items = [(i + 1, "SKU%07d" % r.randint(1, 99999), r.randint(1, 9), r.uniform(0.5, 300)) for i in range(k)]
+    total = sum(qn * p for _, _, qn, p in items)
+    order_lines[oid] = k
+    w("INSERT INTO orders VALUES (%d, %d, %.2f, NOW(), NULL, 'new', %s);"
+      % (oid, uid, total, "NULL" if r.random() < 0.6 else q(words(r.randint(2, 25))[:255])))
+    w("INSERT INTO order_items VALUES %s;" % ", ".join("(%d, %d, '%s', %d, %.2f)" % (oid, ln, sku, qn, p) for ln, sku, qn, p in items))
+    w("UPDATE users SET balance = balance - %.2f, last_seen = NOW(3) WHERE id = %d;" % (min(total, 9999), uid))
+    if r.random() < 0.5:
+        w("INSERT INTO events (kind, user_id, body, at, took) VALUES ('purchase', %d, %s, NOW(6), %s);" % (uid, q("order %d" % oid), time3()))
+    return 2
+
+def order_update():
+    if order_hi - order_lo < 10:
+        return new_order()
+    ids = sorted(set(r.randint(max(order_lo, order_hi - 5000), order_hi) for _ in range(r.randint(1, 5))))
+    st = r.choice(OSTATUS)
+    w("UPDATE orders SET status = '%s', ship_date = %s WHERE id IN (%s);"
+      % (st, "DATE(NOW())" if st in ("shipped", "delivered") else "ship_date", ", ".join(map(str, ids))))
+    return 1
+
+def order_delete():
+    global order_lo
+    if order_hi - order_lo < 20000:
+        return new_order()
+    oid = order_lo
+    order_lo += 1
+    order_lines.pop(oid, None)
+    w("DELETE FROM order_items WHERE order_id = %d;" % oid)
+    w("DELETE FROM orders WHERE id = %d;" % oid)
+    return 2
+
+def user_touch():
+    ids = sorted(set(r.randint(1, N_USERS) for _ in range(r.randint(1, 8))))
+    w("UPDATE users SET last_seen = NOW(3), status = '%s', flags = flags ^ %d WHERE id IN (%s);"
+      % (r.choice(USTATUS), 1 << r.randint(0, 7), ", ".join(map(str, ids))))
+    return 1
+
+def user_edit():
+    uid = r.randint(1, N_USERS)
+    w("UPDATE users SET name = %s, email = %s, prefs = %s WHERE id = %d;" % (q(person()), q(email(uid)), prefs(), uid))
+    return 1
+
+def events():
+    k = r.randint(1, 10)
+    w("INSERT INTO events (kind, user_id, body, at, took) VALUES %s;" % ", ".join(
+        "('%s', %s, %s, NOW(6), %s)" % (r.choice(EKINDS), "NULL" if r.random() < 0.1 else r.randint(1, N_USERS),
+                                       "NULL" if r.random() < 0.2 else q(words(r.randint(1, 40))[:200]),
+                                       "NULL" if r.random() < 0.3 else time3()) for _ in range(k)))
+    return 1
+
+def metrics():
+    global metric_hi
+    k = r.randint(5, 20)
+    metric_hi += k
+    h = r.choice(HOSTS)
+    w("INSERT INTO metrics (host, name, value, fval, at) VALUES %s;" % ", ".join(
+        "('%s', '%s', %r, %s, NOW(3))" % (h, r.choice(MNAMES), r.random() * 1000, "NULL" if r.random() < 0.1 else "%.4f" % r.random())
+        for _ in range(k)))
+    return 1
+
+def session():
+    tok = "%032x" % r.getrandbits(128)
+    ip = "x'%08x'" % r.getrandbits(32) if r.random() < 0.7 else "x'%032x'" % r.getrandbits(128)
+    w("INSERT INTO sessions VALUES ('%s', %d, %s, NOW(6), FROM_UNIXTIME(%d), %s);"
+      % (tok, r.randint(1, N_USERS), ip, ts + 3600, "NULL" if r.random() < 0.5 else q('{"ua": "%s"}' % words(3))))
+    sessions.append(tok)
+    n = 1
+    if len(sessions) > 5000:
+        k = r.randint(1, 3)
+        w("DELETE FROM sessions WHERE token IN (%s);" % ", ".join("'%s'" % t for t in sessions[:k]))
+        del sessions[:k]
+        n += 1
+    return n
+
+def audit():
+    x = r.random()
+    if x < 0.75:
+        w("INSERT INTO audit_log VALUES %s;" % ", ".join(
+            "(%d, '%s', %s, NOW(6))" % (r.randint(1, 500), r.choice(EKINDS), q(words(r.randint(1, 12))[:120])) for _ in range(r.randint(1, 4))))
+    elif x < 0.9:   # UPDATE and DELETE without a key: the server logs whatever rows it finds
+        w("UPDATE audit_log SET detail = %s WHERE user_id = %d LIMIT 2;" % (q(words(3)), r.randint(1, 500)))
+    else:
+        w("DELETE FROM audit_log WHERE user_id = %d LIMIT 3;" % r.randint(1, 500))
+    return 1
+
+def counters():
+    names = sorted(set("ctr.%d" % r.randint(1, N_CNT + 100) for _ in range(r.randint(1, 5))))
+    w("INSERT INTO counters (name, n) VALUES %s ON DUPLICATE KEY UPDATE n = n + VALUES(n);"
+      % ", ".join("('%s', %d)" % (n, r.randint(1, 10)) for n in names))
+    return 1
+
+def places():
+    pid = r.randint(1, N_PLACES)
+    if r.random() < 0.5:
+        w("UPDATE places SET pt = POINT(%.6f, %.6f), rating = %s WHERE id = %d;"
+          % (r.uniform(-180, 180), r.uniform(-90, 90), "NULL" if r.random() < 0.2 else r.randint(0, 5), pid))
+    else:
+        w("UPDATE places SET name = %s, kind = '%s' WHERE id = %d;" % (q(words(r.randint(1, 4))[:80]), r.choice(PKINDS), pid))
+    return 1
+
+def wide():
+    ids = sorted(set(r.randint(1, N_WIDE) for _ in range(r.randint(1, 3))))
+    cols = r.sample(WCOLS, r.randint(2, 4))
+    w("UPDATE wide41 SET %s WHERE id IN (%s);"
+      % (", ".join("%s = %s" % (c, "NULL" if r.random() < 0.1 else t[1]()) for c, t in cols), ", ".join(map(str, ids))))
+    return 1
+
+def kv():
+    x = r.random()
+    if x < 0.8:
+        keys = sorted(set(r.randint(1, N_KV + 2000) for _ in range(r.randint(1, 6))))
+        w("INSERT INTO kv VALUES %s ON DUPLICATE KEY UPDATE v = VALUES(v), ver = ver + 1, ttl = VALUES(ttl);" % ", ".join(
+            "('key:%d', x'%s', 1, %s)" % (k, r.randbytes(r.randint(4, 200)).hex(), "NULL" if r.random() < 0.7 else "FROM_UNIXTIME(%d)" % (ts + 86400))
+            for k in keys))
+    else:
+        w("DELETE FROM kv WHERE k IN (%s);" % ", ".join("'key:%d'" % r.randint(1, N_KV + 2000) for _ in range(r.randint(1, 2))))
+    return 1
+
+def blob():
+    data = r.randbytes(r.randint(32, 2000))
+    w("UPDATE blobs SET mime = '%s', data = x'%s', sha1 = x'%s', updated = NOW() WHERE id = %d;"
+      % (r.choice(MIMES), data.hex(), hashlib.sha1(data).hexdigest(), r.randint(1, N_BLOBS)))
+    return 1
+
+OPS = [(new_order, 20), (order_update, 10), (order_delete, 3), (user_touch, 12), (user_edit, 4), (events, 10),
+       (metrics, 8), (session, 7), (audit, 6), (counters, 6), (places, 3), (wide, 5), (kv, 8), (blob, 2)]
+OP_LIST = [f for f, n in OPS for _ in range(n)]
+
+def small():
+    # one business operation, now and then two in the same transaction
+    n = 2 if r.random() < 0.2 else 1
+    body = []
+    global out
+    real = out
+    class Buf:
+        def write(self, s):
+            body.append(s)
+    out = Buf()
+    stmts = 0
+    for _ in range(n):
+        stmts += r.choice(OP_LIST)()
+    out = real
+    text = "".join(body)
+    if stmts > 1:
+        w("BEGIN;")
+        out.write(text)
+        w("COMMIT;")
+    else:
+        out.write(text)
+
+# ---------------------------------------------------------------- one bulk transaction per round
+def bulk(i):
+    global metric_lo, metric_hi
+    n = r.randint(2000, 6000)
+    x = i % 6
+    if x == 0:
+        metric_hi += n
+        w("INSERT INTO metrics (host, name, value, fval, at) SELECT CONCAT('web-', LPAD(seq %% 40, 2, '0')), "
+          "ELT(1 + seq %% 9, 'cpu', 'mem', 'disk_r', 'disk_w', 'net_in', 'net_out', 'p99_ms', 'qps', 'conns'), "
+          "seq * %.6f, seq / 7, NOW(3) FROM seq_1_to_%d;" % (r.random(), n))
+    elif x == 1:
+        lo = r.randint(1, N_USERS - n)
+        w("UPDATE users SET balance = balance + 1.25, flags = flags ^ 128 WHERE id BETWEEN %d AND %d;" % (lo, lo + n - 1))
+    elif x == 2:
+        w("INSERT INTO events (kind, user_id, body, at, took) SELECT ELT(1 + seq %% 10, 'login', 'logout', 'view', 'click', "
+          "'search', 'cart', 'purchase', 'error', 'rate', 'share'), 1 + seq %% %d, CONCAT('batch ', seq, ' Grüße 😀'), NOW(6), "
+          "SEC_TO_TIME(seq %% 3600 + 0.5) FROM seq_1_to_%d;" % (N_USERS, n))
+    elif x == 3:
+        lo = r.randint(1, N_WIDE - n)
+        a, b = r.sample(WCOLS[:8], 2)
+        w("UPDATE wide41 SET %s = %s, c11 = NOW() WHERE id BETWEEN %d AND %d;" % (a[0], b[0] if a[1] == b[1] else "NULL", lo, lo + n - 1))
+    elif x == 4:
+        w("INSERT INTO audit_log SELECT 1 + seq %% 500, 'batch', CONCAT('nightly job ', seq), NOW(6) FROM seq_1_to_%d;" % n)
+    else:
+        if metric_hi - metric_lo > n + 10000:
+            w("DELETE FROM metrics WHERE id < %d;" % (metric_lo + n))
+            metric_lo += n
+        else:
+            w("UPDATE kv SET ver = ver + 1, ttl = NOW() WHERE k BETWEEN 'key:1' AND 'key:3';")
+
+n = 0
+rnd = 0
+MAX_ROUNDS = 100000   # bound: the loop ends by size, this only guards against a stuck binlog
+while rnd < MAX_ROUNDS:
+    for _ in range(1000):
+        n += 1
+        if n % 50 == 0:
+            ts += 1
+            w("SET timestamp = %d;" % ts)
+        small()
+    bulk(rnd)
+    rnd += 1
+    out.flush()
+    try:
+        size = os.path.getsize(binlog)
+    except OSError:
+        size = 0
+    if size >= target or os.path.exists(binlog[:-6] + "000002"):
+        break
+    if rnd % 20 == 0:
+        print("  %d rounds, binlog %.1f MiB" % (rnd, size / 1048576.0), file=sys.stderr)
 PY
 }
 
