@@ -310,8 +310,8 @@ while True:
     out.flush()
     try:
         size = os.path.getsize(binlog)
-    except OSError:
-        size = 0
+    except OSError as e:  # the server writes it from its start: its absence ends the run
+        sys.exit("make-large-binlog: %s: %s (is the server running?)" % (binlog, e.strerror))
     if size >= target or os.path.exists(binlog[:-6] + "000002"):
         break
     if n % 50000 == 0:
@@ -507,8 +507,8 @@ while n < MAX_TRX:
     out.flush()
     try:
         size = os.path.getsize(binlog)
-    except OSError:
-        size = 0
+    except OSError as e:  # the server writes it from its start: its absence ends the run
+        sys.exit("make-large-binlog: %s: %s (is the server running?)" % (binlog, e.strerror))
     if size >= target or os.path.exists(binlog[:-6] + "000002"):
         break
     if n % 10000 == 0:
@@ -847,8 +847,8 @@ while rnd < MAX_ROUNDS:
     out.flush()
     try:
         size = os.path.getsize(binlog)
-    except OSError:
-        size = 0
+    except OSError as e:  # the server writes it from its start: its absence ends the run
+        sys.exit("make-large-binlog: %s: %s (is the server running?)" % (binlog, e.strerror))
     if size >= target or os.path.exists(binlog[:-6] + "000002"):
         break
     if rnd % 20 == 0:
