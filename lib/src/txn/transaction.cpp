@@ -148,7 +148,7 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       break;
     default: {
       const std::uint8_t t = ev.type_code();
-      const bool rows = (t >= 20 && t <= 25) || (t >= 30 && t <= 32) || t == 39 || (t >= 166 && t <= 171);
+      const bool rows = is_rows_event(t);
       if (t == 19 || rows) {
         if (!st_.open) {
           start(ts);
