@@ -1,7 +1,8 @@
 // run_canal_convert: inputs -> EventStream -> transactions -> Canal Entry messages (canal.h).
 #include <binlogctl/canal.h>
 #include <binlogctl/chain.h>
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/inputs.h>

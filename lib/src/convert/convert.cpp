@@ -2,7 +2,8 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
 #include "../txn/txn_front.h"
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
