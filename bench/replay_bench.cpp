@@ -4,7 +4,8 @@
 //   build/bench/replay_bench [--path-by table|schema|hash:N] bench/work/mariadb-1024mb/mariadb-bin.000001
 // (--path-by hash:N also decodes every row to hash its key: the load is slower, and the engine
 // sees one sub-event per bucket a rows event reaches.)
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/progress.h>
 #include <binlogctl/replay.h>
 #include <binlogctl/replay_binlog.h>
 

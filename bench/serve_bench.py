@@ -34,7 +34,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import struct
 import subprocess
@@ -45,6 +44,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
 import mdb  # noqa: E402
+import support  # noqa: E402
 
 HAVE_SERVE = True
 TARGET_ARGS = ["--server-id=2", "--innodb-flush-log-at-trx-commit=1", "--sync-binlog=1", "--log-bin=target-bin",
@@ -69,34 +69,25 @@ def _start_and_track(self, *args):
 mdb.Server.start = _start_and_track
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+class Serve(support.Serve):
+    """binlogctl serve --port 0 on `files` (or with `args` instead), stderr in ROOT/serve.err; when
+    timed, under /usr/bin/time for its peak RSS (stop() returns it). Exits the bench when serve does
+    not start."""
 
-
-class Serve:
-    def __init__(self, binary, files, root, timed=False):
+    def __init__(self, binary, files, root, timed=False, args=None):
         os.makedirs(root, exist_ok=True)
         self.err = os.path.join(root, "serve.err")
         self.timefile = os.path.join(root, "serve.time")
-        cmd = [binary, "serve", "--port", "0", "--user", "repl", "--password=secret", "--server-id", "1", *files]
-        if timed:
-            cmd = ["/usr/bin/time", "-o", self.timefile, "-f", "%M", *cmd]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.err, "wb"))
+        open(self.err, "wb").close()  # a fresh log: start() reads the port from it
+        super().__init__(binary, self.err, ["--server-id", "1", *files] if args is None else args,
+                         prefix=["/usr/bin/time", "-o", self.timefile, "-f", "%M"] if timed else [])
+        try:
+            self.start(0, timeout=60, check_port=False)
+        except support.ServeStartError as e:
+            if self.proc is not None:
+                STARTED.append(self.proc)
+            sys.exit(str(e))
         STARTED.append(self.proc)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(self.err, "rb").read())
-            if m:
-                self.port = int(m.group(1))
-                return
-            if self.proc.poll() is not None:
-                sys.exit("serve exited: " + open(self.err).read()[-1000:])
-            time.sleep(0.05)
-        sys.exit("serve did not start")
 
     def stop(self):
         # under /usr/bin/time: signal serve itself (time dies of SIGTERM before writing its figure)
@@ -357,20 +348,10 @@ def fanout(binary, files, root, repeat, n=8):
         cpu0 = cpu_seconds(up.proc.pid)
         t0 = time.time()
         if way == "relay":
-            err = os.path.join(out, "serve.err")
-            serve = subprocess.Popen([binary, "serve", "--port", "0", "--user", "repl", "--password=secret",
-                                      "--upstream", f"127.0.0.1:{up.port}", "--upstream-user", "repl",
-                                      "--upstream-password=secret", "--result-dir", os.path.join(out, "dir")],
-                                     stdout=subprocess.DEVNULL, stderr=open(err, "wb"))
-            STARTED.append(serve)
-            port = None
-            while port is None and time.time() < t0 + 60:
-                m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(err, "rb").read())
-                if m:
-                    port = int(m.group(1))
-                elif serve.poll() is not None:
-                    sys.exit("serve --upstream exited: " + open(err).read()[-1000:])
-                time.sleep(0.02)
+            relay = Serve(binary, [], out,
+                          args=["--upstream", f"127.0.0.1:{up.port}", "--upstream-user", "repl",
+                                "--upstream-password=secret", "--result-dir", os.path.join(out, "dir")])
+            serve, port = relay.proc, relay.port
         clients = []
         for i in range(n):
             cd = os.path.join(out, f"c{i}")

@@ -1,6 +1,5 @@
 // binlogctl convert: options -> binlogctl::run_convert.
 #include <binlogctl/convert.h>
-#include <binlogctl/dump.h>
 #include <binlogctl/sql.h>
 #ifdef BINLOGCTL_HAVE_CANAL
 #include <binlogctl/canal.h>

@@ -1,5 +1,5 @@
 // binlogctl replay: options -> ReplayOptions -> run_replay over the binlog chain.
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
 #include <binlogctl/replay.h>
 #include <binlogctl/replay_binlog.h>
 

@@ -1,6 +1,7 @@
 #include <csignal>
 #include <binlogctl/datetime.h>
-#include <binlogctl/dump.h>
+#include <binlogctl/progress.h>
+#include <binlogctl/selection.h>
 
 #include <fmt/format.h>
 

@@ -13,28 +13,13 @@ import os
 import subprocess
 import sys
 
-
-def varint(data, i):
-    """(value, next offset) of the protobuf varint at data[i]."""
-    n, shift = 0, 0
-    while True:
-        c = data[i]
-        i += 1
-        n |= (c & 0x7f) << shift
-        shift += 7
-        if c < 0x80:
-            return n, i
+from support import split_stream, varint
 
 
 def entries(binlogctl, path):
     data = subprocess.run([binlogctl, "convert", "--format", "canal-proto", path],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
-    i, out = 0, []
-    while i < len(data):
-        n, i = varint(data, i)
-        out.append(data[i:i + n])
-        i += n
-    return out
+    return split_stream(data)
 
 
 def decode(protoc, proto_dir, msg, raw):

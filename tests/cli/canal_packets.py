@@ -14,7 +14,8 @@ import sys
 import zlib
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from canal_protoc import fields, split_stream  # noqa: E402
+from canal_protoc import fields  # noqa: E402
+from support import split_stream  # noqa: E402
 
 PKG = "com.alibaba.otter.canal.protocol"
 

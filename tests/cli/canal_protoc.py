@@ -19,31 +19,9 @@ import re
 import subprocess
 import sys
 
+from support import split_stream, varint
+
 PKG = "com.alibaba.otter.canal.protocol"
-
-
-def varint(buf, i):
-    shift = v = 0
-    while True:
-        if i >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return v, i
-
-
-def split_stream(data):
-    out, i = [], 0
-    while i < len(data):
-        n, i = varint(data, i)
-        if i + n > len(data):
-            raise ValueError(f"message at {i} runs past the end ({n} bytes)")
-        out.append(data[i:i + n])
-        i += n
-    return out
 
 
 def fields(msg):

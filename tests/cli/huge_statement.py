@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+from support import split_stream, varint
+
 SIZE_MB = 32
 
 
@@ -42,26 +44,6 @@ def peak_kb(cmd, stdout=subprocess.DEVNULL):
 
 
 PKG = "com.alibaba.otter.canal.protocol"
-
-
-def varint(buf, i):
-    shift = v = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return v, i
-
-
-def split_stream(data):
-    out, i = [], 0
-    while i < len(data):
-        n, i = varint(data, i)
-        out.append(data[i:i + n])
-        i += n
-    return out
 
 
 def fields(msg):

@@ -35,10 +35,8 @@ rss). Exits 77 when mariadbd or serve is absent.
 """
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +44,7 @@ import threading
 import time
 
 import mdb
+import support
 
 SKIP = 77
 USER, PW = "repl", "secret"
@@ -60,41 +59,22 @@ class Fail(Exception):
     pass
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class Proxy:
+class Proxy(support.TcpProxy):
     """127.0.0.1:port -> 127.0.0.1:target; what comes back is read at `rate` bytes/s (0: no limit), and
     not at all from `stall_from` to `stall_from + stall` seconds after the first byte."""
 
     def __init__(self, target, rate=0, stall_from=None, stall=0):
-        self.target, self.rate, self.stall_from, self.stall = target, rate, stall_from, stall
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(4)
-        self.port = self.ls.getsockname()[1]
+        super().__init__(target, backlog=4, rcvbuf=32 * 1024)
+        self.rate, self.stall_from, self.stall = rate, stall_from, stall
         self.stop = False
         self.stalled_seen = False
-        threading.Thread(target=self.accept, daemon=True).start()
+        self.start()
 
-    def accept(self):
-        while not self.stop:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            u = socket.socket()
-            u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
-            u.connect(("127.0.0.1", self.target))
-            threading.Thread(target=self.pump, args=(c, u, 0, None), daemon=True).start()
-            threading.Thread(target=self.pump, args=(u, c, self.rate, self.stall_from), daemon=True).start()
+    def accepting(self):
+        return not self.stop
 
-    def pump(self, a, b, rate, stall_from):
+    def pump(self, a, b, down):
+        rate, stall_from = (self.rate, self.stall_from) if down else (0, None)
         t0 = None
         sent = 0
         try:
@@ -117,11 +97,7 @@ class Proxy:
                         time.sleep(ahead)
         except OSError:
             pass
-        for s in (a, b):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        support.shut(a, b)
 
 
 def workload(up, rounds):
@@ -195,23 +171,19 @@ def main():
         timeline = os.path.join(tmp, "timeline.jsonl")
         plot = os.path.join(tmp, "relay.svg")
         errlog = os.path.join(tmp, "serve.err")
-        serve = subprocess.Popen(
-            [binary, "serve", "--port", "0", "--user", USER, "--password=" + PW, "--upstream", "localhost",
+        launcher = support.Serve(
+            binary, errlog,
+            ["--upstream", "localhost",
              "--upstream-socket", up.sock, "--upstream-user", "root", "--result-dir", result,
              "--quota", str(QUOTA), "--path-pause", "0.6", "--path-resume", "0.3", "--status-file", status_file,
              "--status-interval", "0.5", "--timeline", timeline, "--plot", plot],
-            stdout=open(os.path.join(tmp, "serve.out"), "wb"), stderr=open(errlog, "wb"))
-        port = None
-        deadline = time.time() + 30
-        while time.time() < deadline and port is None:
-            m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(errlog, "rb").read())
-            if m:
-                port = int(m.group(1))
-            elif serve.poll() is not None:
-                raise Fail(f"serve exited {serve.returncode}: {open(errlog, 'rb').read()[-800:]!r}")
-            time.sleep(0.05)
-        if port is None:
-            raise Fail("serve did not listen within 30 s")
+            USER, PW, stdout=open(os.path.join(tmp, "serve.out"), "wb"))
+        try:
+            port = launcher.start(0, check_port=False)
+        except support.ServeStartError as e:
+            raise Fail(str(e))
+        finally:
+            serve = launcher.proc
         first = up.binlogs()[0]
 
         step("downstream: replica, slow raw client, stalling raw client")
@@ -348,7 +320,7 @@ def main():
     finally:
         for px in proxies:
             px.stop = True
-            px.ls.close()
+            px.close()
         for _, p, _ in raws:
             if p.poll() is None:
                 p.kill()

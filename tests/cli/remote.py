@@ -43,10 +43,10 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import mdb
+import support
 
 SKIP = 77
 
@@ -72,37 +72,14 @@ def wait_dumping(srv, proxy, before, timeout=30):
     return False
 
 
-class FlipProxy(threading.Thread):
+class FlipProxy(support.TcpProxy):
     """A TCP proxy to the server that flips one byte of the first occurrence of `marker` in what
-    the server sends (so one event's bytes no longer match its CRC32)."""
+    the server sends (so one event's bytes no longer match its CRC32). self.upstream (every
+    connection to the server, in accept order) serves wait_dumping."""
 
     def __init__(self, port, marker):
-        super().__init__(daemon=True)
-        self.lsn = socket.socket()
-        self.lsn.bind(("127.0.0.1", 0))
-        self.lsn.listen(4)
-        self.port = self.lsn.getsockname()[1]
-        self.target, self.marker, self.flipped = port, marker, False
-        self.conns = []
-        self.upstream = []  # every connection to the server, in accept order (wait_dumping)
-        self.lock = threading.Lock()
-
-    def accepted(self):
-        with self.lock:
-            return len(self.upstream)
-
-    def run(self):
-        while True:
-            try:
-                c, _ = self.lsn.accept()
-            except OSError:
-                return
-            s = socket.create_connection(("127.0.0.1", self.target))
-            with self.lock:
-                self.conns += [c, s]
-                self.upstream.append(s)
-            threading.Thread(target=self.pump, args=(c, s, False), daemon=True).start()
-            threading.Thread(target=self.pump, args=(s, c, True), daemon=True).start()
+        super().__init__(port, backlog=4)
+        self.marker, self.flipped = marker, False
 
     def pump(self, src, dst, flip):
         held = b""
@@ -129,25 +106,7 @@ class FlipProxy(threading.Thread):
         except OSError:
             pass
         finally:
-            for x in (src, dst):
-                try:
-                    x.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def drop(self):
-        """Cuts every connection made so far (the server or the network going away)."""
-        with self.lock:
-            conns, self.conns = self.conns, []
-        for x in conns:
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self):
-        self.drop()
-        self.lsn.close()
+            support.shut(src, dst)
 
 
 WORKLOAD = """

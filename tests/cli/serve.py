@@ -59,6 +59,7 @@ import threading
 import time
 
 import mdb
+import support
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -211,32 +212,13 @@ def closed_or_error_within(s, seconds):
     return False
 
 
-class SlowProxy(threading.Thread):
+class SlowProxy(support.TcpProxy):
     """A TCP proxy to 127.0.0.1:target that passes what the server sends at `rate` bytes/s (so that a
     replica is mid-transfer for seconds); counts the bytes passed down (self.down)."""
 
     def __init__(self, target, rate):
-        super().__init__(daemon=True)
-        self.lsn = socket.socket()
-        self.lsn.bind(("127.0.0.1", 0))
-        self.lsn.listen(8)
-        self.port = self.lsn.getsockname()[1]
-        self.target, self.rate, self.down, self.socks = target, rate, 0, []
-
-    def run(self):
-        while True:
-            try:
-                c, _ = self.lsn.accept()
-            except OSError:
-                return
-            try:
-                u = socket.create_connection(("127.0.0.1", self.target))
-            except OSError:
-                c.close()  # the server is away: the client retries
-                continue
-            self.socks += [c, u]
-            threading.Thread(target=self.pump, args=(c, u, False), daemon=True).start()
-            threading.Thread(target=self.pump, args=(u, c, True), daemon=True).start()
+        super().__init__(target, backlog=8)
+        self.rate, self.down = rate, 0
 
     def pump(self, src, dst, slow):
         try:
@@ -251,80 +233,23 @@ class SlowProxy(threading.Thread):
         except OSError:
             pass
         finally:
-            for x in (src, dst):
-                try:
-                    x.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.lsn.close()
-        for x in self.socks:
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            support.shut(src, dst)
 
 
 # ---- servers ---------------------------------------------------------------------------------------
 
-class Serve:
+class Serve(support.Serve):
     """binlogctl serve on a directory; start() with port 0 learns the port from its stderr line."""
 
     def __init__(self, binary, root, name, args):
-        self.binary, self.root, self.name, self.args = binary, root, name, args
-        self.proc, self.port = None, 0
-        self.errlog = os.path.join(root, f"serve-{name}.err")
+        super().__init__(binary, os.path.join(root, f"serve-{name}.err"), ["--server-id", "1", *args], USER, PW)
+        self.name, self.root = name, root
 
     def start(self, port=None):
-        port = self.port if port is None else port
-        err = open(self.errlog, "ab")
-        self.proc = subprocess.Popen([self.binary, "serve", "--port", str(port), "--user", USER, "--password=" + PW,
-                                      "--server-id", "1", *self.args], stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            m = re.search(rb"binlogctl serve: listening on 127\.0\.0\.1:(\d+)", open(self.errlog, "rb").read())
-            if m and (port == 0 or int(m.group(1)) == port) and self.listening(int(m.group(1))):
-                self.port = int(m.group(1))
-                return
-            if self.proc.poll() is not None:
-                raise Fail(f"serve {self.name} exited {self.proc.returncode} at start: {self.stderr()[-600:]}")
-            time.sleep(0.05)
-        raise Fail(f"serve {self.name} did not say it was listening within 30 s: {self.stderr()[-600:]}")
-
-    @staticmethod
-    def listening(port):
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=2).close()
-            return True
-        except OSError:
-            return False
-
-    def stderr(self):
-        return open(self.errlog, "rb").read().decode(errors="replace")
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill9(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(30)
-
-    def stop(self):
-        """SIGTERM; the exit status (None when it had to be killed)."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                return None
-        rc = self.proc.returncode
-        self.proc = None
-        return rc
+            super().start(port)
+        except support.ServeStartError as e:
+            raise Fail(f"serve {self.name}: {e}")
 
 
 class PrimaryAsUpstream:

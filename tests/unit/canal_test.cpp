@@ -7,7 +7,9 @@
 #include <binlogctl/canal.h>
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/progress.h>
 #include <binlogctl/events.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/table_map.h>

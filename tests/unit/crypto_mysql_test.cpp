@@ -6,6 +6,8 @@
 #include <binlogctl/source.h>
 #include <doctest/doctest.h>
 
+#include "decrypted_chain.h"
+
 #include <openssl/evp.h>
 
 #include <cstring>
@@ -21,10 +23,8 @@ namespace {
 const std::string kDir = std::string(BINLOGCTL_SOURCE_DIR) + "/testdata/mysql-8-encrypted";
 const std::string kMasterKeyId = "MySQLReplicationKey_cfe557b7-766c-11eb-afbf-3cfdfed34198_2";
 
-std::vector<std::uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test_support::slurp;
+
 Bytes as_bytes(const std::vector<std::uint8_t>& v) { return {v.data(), v.size()}; }
 
 std::vector<std::uint8_t> drain(Source& s) {
@@ -55,31 +55,10 @@ std::vector<std::uint8_t> as_version_1(std::vector<std::uint8_t> kr) {
   return kr;
 }
 
-struct Collect : DiagnosticSink {
-  std::vector<Diagnostic> all;
-  void report(const Diagnostic& d) override { all.push_back(d); }
-};
+using Read = test_support::DecryptedRead;
 
-struct Read {
-  std::vector<std::uint64_t> pos, next;
-  Collect diag;
-};
 Read read_chain(const std::vector<std::uint8_t>& file, const KeyRing& keys, bool as_stream) {
-  auto inner = memory_inputs({{"binlog.000221", as_bytes(file)}}, as_stream);
-  auto set = decrypting_inputs(*inner, keys);
-  Read r;
-  ChainOptions co;
-  co.input_set = set.get();
-  co.progress = ProgressMode::never;
-  co.threads = 1;
-  struct Hooks : ChainHooks {} hooks;
-  ChainReader reader(co, hooks, r.diag);
-  Event ev;
-  while (reader.next(ev)) {
-    r.pos.push_back(ev.pos);
-    r.next.push_back(ev.header.log_pos);
-  }
-  return r;
+  return test_support::read_decrypted({{"binlog.000221", file}}, keys, as_stream);
 }
 
 }  // namespace

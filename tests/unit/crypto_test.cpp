@@ -5,6 +5,8 @@
 #include <binlogctl/source.h>
 #include <doctest/doctest.h>
 
+#include "decrypted_chain.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -19,42 +21,9 @@ namespace {
 
 const std::string kEnc = std::string(BINLOGCTL_SOURCE_DIR) + "/testdata/mariadb-10.11/encrypted";
 
-std::vector<std::uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Collect : DiagnosticSink {
-  std::vector<Diagnostic> all;
-  void report(const Diagnostic& d) override { all.push_back(d); }
-};
-
-struct Read {
-  std::vector<std::uint64_t> pos;
-  std::vector<std::uint8_t> types;
-  Collect diag;
-};
-
-Read read_files(const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& files, const KeyRing& keys,
-                bool as_streams) {
-  std::vector<std::pair<std::string, Bytes>> mem;
-  for (const auto& [n, b] : files) mem.emplace_back(n, Bytes(b.data(), b.size()));
-  auto inner = memory_inputs(mem, as_streams);
-  auto set = decrypting_inputs(*inner, keys);
-  Read r;
-  ChainOptions co;
-  co.input_set = set.get();
-  co.progress = ProgressMode::never;
-  co.threads = 1;
-  struct Hooks : ChainHooks {} hooks;
-  ChainReader reader(co, hooks, r.diag);
-  Event ev;
-  while (reader.next(ev)) {
-    r.pos.push_back(ev.pos);
-    r.types.push_back(ev.type_code());
-  }
-  return r;
-}
+using test_support::slurp;
+using Read = test_support::DecryptedRead;
+const auto read_files = test_support::read_decrypted;
 
 // The events SHOW BINLOG EVENTS listed on the server that wrote the fixture: (pos, type name).
 std::vector<std::uint64_t> listed_positions(const std::string& name) {

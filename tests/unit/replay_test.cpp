@@ -1,6 +1,6 @@
 // Replay simulator: parsers, determinism, invariants, the scenario matrix S1..S9 of
 // design/flow-control.md §5 per policy, the seed sweep, and the output writers.
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
 #include <binlogctl/replay.h>
 #include <binlogctl/replay_binlog.h>
 #include <doctest/doctest.h>

@@ -320,6 +320,21 @@ TEST_SUITE("rows") {
     CHECK(s == "2024-01-01 00:00:00");
   }
 
+  TEST_CASE("-d/--database selection for the row consumers") {
+    DatabaseSelection every("");
+    CHECK(every.selects("shop"));
+    CHECK(every.selects(""));
+    CHECK_FALSE(every.matched());  // nothing to warn about without -d
+    DatabaseSelection shop("shop");
+    CHECK_FALSE(shop.selects("SHOP"));  // compared exactly, as mysqlbinlog does
+    CHECK_FALSE(shop.selects("shop2"));
+    CHECK_FALSE(shop.matched());
+    CHECK(shop.selects("shop"));
+    CHECK(shop.matched());
+    CHECK_FALSE(shop.selects("crm"));
+    CHECK(shop.matched());  // a match stays noted
+  }
+
   TEST_CASE("filters and GTID selections") {
     auto f = TableFilter::parse("shop\\..*, crm.users");
     REQUIRE(f.ok());

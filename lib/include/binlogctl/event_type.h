@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -87,7 +88,21 @@ std::string_view event_type_name(std::uint8_t code, Flavor flavor, std::uint32_t
 // The upstream constant name ("WRITE_ROWS_EVENT"), for messages.
 std::string_view event_type_constant(std::uint8_t code) noexcept;
 
-// Classification helpers.
+// The rows events, written once (classify_rows_event, event_type.cpp): every test of "is this a
+// rows event, which kind, which version" goes through it.
+enum class RowsKind : std::uint8_t { insert, update, delete_ };
+
+struct RowsEventKind {
+  RowsKind kind = RowsKind::insert;
+  std::uint8_t version = 1;  // 0 pre-GA (20-22), 1 (23-25, MariaDB 166-168), 2 (30-32, 39, 169-171)
+  bool partial_json = false;  // PARTIAL_UPDATE_ROWS (39)
+  bool compressed = false;    // MariaDB 166-171: rows part is zlib-compressed (decompress_mariadb)
+};
+
+// The rows-event family of a type code, or nullopt for other events.
+std::optional<RowsEventKind> classify_rows_event(std::uint8_t type_code) noexcept;
+
+// Classification helpers (classify_rows_event's list).
 bool is_rows_event(std::uint8_t code) noexcept;  // 20..25, 30..32, 39, 166..171
 bool is_mariadb_compressed_rows(std::uint8_t code) noexcept;
 

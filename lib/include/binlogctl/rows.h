@@ -27,6 +27,7 @@
 #include <binlogctl/bytes.h>
 #include <binlogctl/column_value.h>
 #include <binlogctl/columns.h>
+#include <binlogctl/event_type.h>
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
 
@@ -42,17 +43,7 @@
 
 namespace binlogctl {
 
-enum class RowsKind : std::uint8_t { insert, update, delete_ };
-
-struct RowsEventKind {
-  RowsKind kind = RowsKind::insert;
-  std::uint8_t version = 1;  // 0 pre-GA (20-22), 1 (23-25, MariaDB 166-168), 2 (30-32, 39, 169-171)
-  bool partial_json = false;  // PARTIAL_UPDATE_ROWS (39)
-  bool compressed = false;    // MariaDB 166-171: rows part is zlib-compressed (decompress_mariadb)
-};
-
-// The rows-event family of a type code, or nullopt for other events.
-std::optional<RowsEventKind> classify_rows_event(std::uint8_t type_code) noexcept;
+// RowsKind, RowsEventKind and classify_rows_event (the rows event codes): event_type.h.
 
 // "INSERT", "UPDATE", "DELETE"
 const char* rows_kind_name(RowsKind k) noexcept;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace binlogctl {
@@ -54,6 +55,27 @@ class DatabaseFilter {
   std::string db_;
   std::string sql_buf_;
   std::vector<std::uint64_t> skipped_tables_;  // table ids of other databases' TABLE_MAPs
+  bool matched_ = false;
+};
+
+// mysqlbinlog's -d/--database for the row-change consumers (convert's JSON, Canal and SQL): a
+// table, or a statement by its default database, is selected when it is of database `db`
+// (compared exactly), everything when `db` is empty; each selection notes the match for
+// warn_unmatched_database.
+class DatabaseSelection {
+ public:
+  explicit DatabaseSelection(std::string db) : db_(std::move(db)) {}
+  bool selects(std::string_view db) {
+    if (db_.empty()) return true;
+    if (db != db_) return false;
+    matched_ = true;
+    return true;
+  }
+  // Whether any table or statement of the database was selected (warn_unmatched_database).
+  bool matched() const noexcept { return matched_; }
+
+ private:
+  std::string db_;
   bool matched_ = false;
 };
 

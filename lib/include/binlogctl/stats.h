@@ -29,7 +29,8 @@
 #include <binlogctl/bytes.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/diagnostic.h>
-#include <binlogctl/dump.h>
+#include <binlogctl/inputs.h>
+#include <binlogctl/output.h>
 #include <binlogctl/events.h>
 #include <binlogctl/progress.h>
 #include <binlogctl/result.h>

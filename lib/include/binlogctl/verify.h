@@ -15,7 +15,6 @@
 #pragma once
 
 #include <binlogctl/diagnostic.h>
-#include <binlogctl/dump.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>

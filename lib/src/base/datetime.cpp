@@ -1,6 +1,8 @@
 // Datetime text for the selection options (datetime.h).
 #include <binlogctl/datetime.h>
 
+#include "civil_date.h"
+
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -36,14 +38,8 @@ std::optional<std::int64_t> parse_datetime(std::string_view t, std::int32_t tz) 
   static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (v[0] % 4 == 0 && v[0] % 100 != 0) || v[0] % 400 == 0;
   if (v[2] > kDays[v[1] - 1] + (v[1] == 2 && leap ? 1 : 0)) return std::nullopt;
-  // days_from_civil (proleptic Gregorian)
-  int y = v[0] - (v[1] <= 2 ? 1 : 0);
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned mp = static_cast<unsigned>(v[1] > 2 ? v[1] - 3 : v[1] + 9);
-  const unsigned doy = (153 * mp + 2) / 5 + static_cast<unsigned>(v[2]) - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
+  const std::int64_t days =
+      civil::to_days(v[0], static_cast<unsigned>(v[1]), static_cast<unsigned>(v[2]));
   return days * 86400 + v[3] * 3600 + v[4] * 60 + v[5] - tz;
 }
 
@@ -117,24 +113,14 @@ void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
     second = static_cast<unsigned>(tm.tm_sec);
   } else {
     // gmtime_r's calendar (days to civil date, H. Hinnant's algorithm), without its call.
-    const std::int64_t t = seconds + offset_;
-    std::int64_t days = t / 86400, rem = t % 86400;
-    if (rem < 0) {
-      rem += 86400;
-      --days;
-    }
-    hour = static_cast<unsigned>(rem / 3600);
-    minute = static_cast<unsigned>(rem / 60 % 60);
-    second = static_cast<unsigned>(rem % 60);
-    const std::int64_t z = days + 719468;
-    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    const std::int64_t doe = z - era * 146097;
-    const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const std::int64_t mp = (5 * doy + 2) / 153;
-    day = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
-    month = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
-    year = static_cast<unsigned>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+    const civil::DaySeconds t = civil::split_days(seconds + offset_);
+    hour = static_cast<unsigned>(t.seconds / 3600);
+    minute = static_cast<unsigned>(t.seconds / 60 % 60);
+    second = static_cast<unsigned>(t.seconds % 60);
+    const civil::Date date = civil::from_days(t.days);
+    day = date.day;
+    month = date.month;
+    year = static_cast<unsigned>(date.year);
   }
   char b[19] = {static_cast<char>('0' + year / 1000 % 10),
                 static_cast<char>('0' + year / 100 % 10),

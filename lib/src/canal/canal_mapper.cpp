@@ -1,7 +1,8 @@
 // run_canal_convert: inputs -> EventStream -> transactions -> Canal Entry messages (canal.h).
 #include <binlogctl/canal.h>
 #include <binlogctl/chain.h>
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
@@ -1418,14 +1419,7 @@ struct CanalRender {
 class CanalMapper final : public TransactionFront::Hooks {
  public:
   // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
-  bool database_matched() const noexcept { return database_matched_; }
-  // -d/--database selects a table of database `db` (every table without -d); notes the match.
-  bool in_database(std::string_view db) {
-    if (opts_.database.empty()) return true;
-    if (db != opts_.database) return false;
-    database_matched_ = true;
-    return true;
-  }
+  bool database_matched() const noexcept { return database_.matched(); }
   CanalMapper(const ConvertOptions& opts, const CanalOptions& co, EntrySink& sink,
               StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
@@ -1793,8 +1787,7 @@ class CanalMapper final : public TransactionFront::Hooks {
         return;
     }
     if (!front_.selected()) return;
-    if (!opts_.database.empty() && q.db != opts_.database) return;
-    database_matched_ = true;
+    if (!database_.selects(q.db)) return;
     std::string db(q.db), table;
     if (!ddl_table(q.sql, db, table)) table.clear();
     if (!opts_.filter.empty()) {
@@ -1890,7 +1883,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0)
-      tmm.selected = in_database(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+      tmm.selected = database_.selects(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
     auto pi = plans_.find(h->table_id);
     if (pi == plans_.end() ||
@@ -1950,7 +1943,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   }
 
   const ConvertOptions& opts_;
-  bool database_matched_ = false;  // -d met a statement or table of its database
+  DatabaseSelection database_{opts_.database};  // -d/--database
   const bool json_;
   EntrySink& sink_;
   StderrDiagnostics& diag_;

@@ -10,6 +10,8 @@
 
 #include <binlogctl/column_value.h>
 
+#include "../base/civil_date.h"
+
 #include <cstring>
 
 namespace binlogctl::value_detail {
@@ -28,19 +30,6 @@ inline Status bad(std::uint64_t at, const char* what) { return DecodeError{Errc:
 
 inline std::uint32_t u32of(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 
-// Days since 1970-01-01 -> proleptic Gregorian date (Howard Hinnant's civil_from_days).
-inline void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y = static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
-}
-
 inline void set_timestamp(ColumnValue& v, std::uint64_t secs, std::uint32_t usec, unsigned fsp) {
   v.kind = ValueKind::timestamp;
   v.u = secs;
@@ -49,13 +38,11 @@ inline void set_timestamp(ColumnValue& v, std::uint64_t secs, std::uint32_t usec
   v.t.usec = usec;
   if (secs == 0) return;  // the zero timestamp
   const auto s = static_cast<std::int64_t>(secs);
-  std::int64_t y = 0;
-  unsigned m = 0, d = 0;
-  civil_from_days(s / 86400, y, m, d);
+  const civil::Date date = civil::from_days(s / 86400);
   const auto rem = static_cast<std::uint64_t>(s % 86400);
-  v.t.year = u32of(static_cast<std::uint64_t>(y));
-  v.t.month = m;
-  v.t.day = d;
+  v.t.year = u32of(static_cast<std::uint64_t>(date.year));
+  v.t.month = date.month;
+  v.t.day = date.day;
   v.t.hour = u32of(rem / 3600);
   v.t.minute = u32of(rem / 60 % 60);
   v.t.second = u32of(rem % 60);

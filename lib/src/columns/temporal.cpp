@@ -155,17 +155,11 @@ void put_timestamp(JsonBuf& out, std::uint64_t secs, std::uint32_t usec, unsigne
     out.push_back('"');
     out.append("0000-00-00 00:00:00", 19);
   } else {
-    const std::int64_t t = static_cast<std::int64_t>(secs) + tz_offset;
-    std::int64_t days = t / 86400, rem = t % 86400;
-    if (rem < 0) {
-      rem += 86400;
-      --days;
-    }
-    std::int64_t y = 0;
-    unsigned m = 0, d = 0;
-    value_detail::civil_from_days(days, y, m, d);
-    const auto s = static_cast<std::uint64_t>(rem);
-    const auto yy = static_cast<std::uint64_t>(y < 0 ? 0 : y);
+    const civil::DaySeconds t = civil::split_days(static_cast<std::int64_t>(secs) + tz_offset);
+    const civil::Date date = civil::from_days(t.days);
+    const unsigned m = date.month, d = date.day;
+    const auto s = static_cast<std::uint64_t>(t.seconds);
+    const auto yy = static_cast<std::uint64_t>(date.year < 0 ? 0 : date.year);
     if (put_quoted_datetime(out, yy, m, d, s / 3600, s / 60 % 60, s % 60, usec, fsp)) return;
     out.push_back('"');
     put_date(out, yy, m, d);

@@ -2,7 +2,8 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
 #include "../txn/txn_front.h"
-#include <binlogctl/dump.h>
+#include <binlogctl/diagnostic.h>
+#include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
@@ -117,14 +118,7 @@ using convert_detail::RowsView;
 class Converter final : public TransactionFront::Hooks {
  public:
   // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
-  bool database_matched() const noexcept { return database_matched_; }
-  // -d/--database selects a table of database `db` (every table without -d); notes the match.
-  bool in_database(std::string_view db) {
-    if (opts_.database.empty()) return true;
-    if (db != opts_.database) return false;
-    database_matched_ = true;
-    return true;
-  }
+  bool database_matched() const noexcept { return database_.matched(); }
   Converter(const ConvertOptions& opts, LineOutput& out, StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
         out_(out),
@@ -404,8 +398,7 @@ class Converter final : public TransactionFront::Hooks {
     }
     if (k != StatementKind::ddl && k != StatementKind::other) return;  // transaction structure
     if (!front_.selected()) return;
-    if (!opts_.database.empty() && q.db != opts_.database) return;
-    database_matched_ = true;
+    if (!database_.selects(q.db)) return;
     if (!opts_.filter.empty()) {
       std::string db(q.db), table;
       if (k == StatementKind::other) return;  // statements name no table we can check reliably
@@ -485,7 +478,7 @@ class Converter final : public TransactionFront::Hooks {
     if (!front_.selected()) return;
     TableMap& tmm = *tables_.find(h->table_id);
     if (tmm.selected < 0)
-      tmm.selected = in_database(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+      tmm.selected = database_.selects(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tmm.selected == 0) return;
 
     // Per-event parts of every record.
@@ -589,7 +582,7 @@ class Converter final : public TransactionFront::Hooks {
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
 
   const ConvertOptions& opts_;
-  bool database_matched_ = false;  // -d met a statement or table of its database
+  DatabaseSelection database_{opts_.database};  // -d/--database
   LineOutput& out_;
   StderrDiagnostics& diag_;
   std::FILE* err_;

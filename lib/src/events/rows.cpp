@@ -37,7 +37,8 @@ Result<TableMapEvent> decode_table_map(ByteReader r, const Fde& fde) {
 
 namespace {
 bool is_update_type(std::uint8_t c) {
-  return c == 21 || c == 24 || c == 31 || c == 39 || c == 167 || c == 170;
+  const std::optional<RowsEventKind> k = classify_rows_event(c);
+  return k && k->kind == RowsKind::update;
 }
 }  // namespace
 

@@ -10,28 +10,6 @@
 
 namespace binlogctl {
 
-std::optional<RowsEventKind> classify_rows_event(std::uint8_t t) noexcept {
-  switch (t) {
-    case 20: return RowsEventKind{RowsKind::insert, 0, false, false};
-    case 21: return RowsEventKind{RowsKind::update, 0, false, false};
-    case 22: return RowsEventKind{RowsKind::delete_, 0, false, false};
-    case 23: return RowsEventKind{RowsKind::insert, 1, false, false};
-    case 24: return RowsEventKind{RowsKind::update, 1, false, false};
-    case 25: return RowsEventKind{RowsKind::delete_, 1, false, false};
-    case 30: return RowsEventKind{RowsKind::insert, 2, false, false};
-    case 31: return RowsEventKind{RowsKind::update, 2, false, false};
-    case 32: return RowsEventKind{RowsKind::delete_, 2, false, false};
-    case 39: return RowsEventKind{RowsKind::update, 2, true, false};
-    case 166: return RowsEventKind{RowsKind::insert, 1, false, true};
-    case 167: return RowsEventKind{RowsKind::update, 1, false, true};
-    case 168: return RowsEventKind{RowsKind::delete_, 1, false, true};
-    case 169: return RowsEventKind{RowsKind::insert, 2, false, true};
-    case 170: return RowsEventKind{RowsKind::update, 2, false, true};
-    case 171: return RowsEventKind{RowsKind::delete_, 2, false, true};
-    default: return std::nullopt;
-  }
-}
-
 const char* rows_kind_name(RowsKind k) noexcept {
   switch (k) {
     case RowsKind::insert: return "INSERT";

@@ -1191,14 +1191,7 @@ struct SqlRender {
 class SqlConverter final : public TransactionFront::Hooks {
  public:
   // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
-  bool database_matched() const noexcept { return database_matched_; }
-  // -d/--database selects a table of database `db` (every table without -d); notes the match.
-  bool in_database(std::string_view db) {
-    if (opts_.database.empty()) return true;
-    if (db != opts_.database) return false;
-    database_matched_ = true;
-    return true;
-  }
+  bool database_matched() const noexcept { return database_.matched(); }
   SqlConverter(const ConvertOptions& opts, const SqlOptions& sql, LineOutput& out, StderrDiagnostics& diag,
                std::FILE* err)
       : opts_(opts), sql_(sql), out_(out), diag_(diag), err_(err), store_(sql.tmpdir, sql.spill_bytes) {
@@ -2029,10 +2022,9 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
-    if (!opts_.database.empty() && rewritten_db(sql_, q.db) != opts_.database && k != StatementKind::xa_finish &&
+    if (!database_.selects(rewritten_db(sql_, q.db)) && k != StatementKind::xa_finish &&
         k != StatementKind::xa_start)
       return;
-    if (!opts_.database.empty() && rewritten_db(sql_, q.db) == opts_.database) database_matched_ = true;
     std::string db(q.db), table;
     const bool is_ddl = k == StatementKind::ddl;
     if (is_ddl) {
@@ -2197,7 +2189,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     }
     if (!front_.selected()) return;
     if (tm->selected < 0)
-      tm->selected = in_database(rewritten_db(sql_, tm->db)) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
+      tm->selected = database_.selects(rewritten_db(sql_, tm->db)) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
     if (tm->selected == 0) return;
     const std::string table_key = tm->db + '\n' + tm->table;
     if (!tm->has_names()) {
@@ -2407,7 +2399,7 @@ class SqlConverter final : public TransactionFront::Hooks {
 
 
   const ConvertOptions& opts_;
-  bool database_matched_ = false;  // -d met a statement or table of its database
+  DatabaseSelection database_{opts_.database};  // -d/--database
   const SqlOptions& sql_;
   LineOutput& out_;
   StderrDiagnostics& diag_;

@@ -6,6 +6,8 @@
 
 #include <iterator>
 
+#include "../base/civil_date.h"
+
 namespace binlogctl {
 
 
@@ -146,7 +148,7 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       break;
     default: {
       const std::uint8_t t = ev.type_code();
-      const bool rows = (t >= 20 && t <= 25) || (t >= 30 && t <= 32) || t == 39 || (t >= 166 && t <= 171);
+      const bool rows = is_rows_event(t);
       if (t == 19 || rows) {
         if (!st_.open) {
           start(ts);
@@ -177,23 +179,11 @@ void TransactionTracker::end_event() {
 }
 
 void append_utc_datetime(std::string& out, std::int64_t s) {
-  std::int64_t days = s / 86400;
-  std::int64_t rem = s % 86400;
-  if (rem < 0) {
-    rem += 86400;
-    --days;
-  }
-  // civil_from_days (proleptic Gregorian)
-  const std::int64_t z = days + 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const std::int64_t y0 = static_cast<std::int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  const std::int64_t y = y0 + (m <= 2 ? 1 : 0);
+  const civil::DaySeconds t = civil::split_days(s);
+  const std::int64_t rem = t.seconds;
+  const civil::Date date = civil::from_days(t.days);
+  const std::int64_t y = date.year;
+  const unsigned m = date.month, d = date.day;
   if (y < 0 || y > 9999) {
     fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, rem / 3600,
                    (rem / 60) % 60, rem % 60);

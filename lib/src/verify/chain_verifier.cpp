@@ -676,7 +676,8 @@ struct ChainVerifier::Impl {
     require_txn(ev);
     note_ts(ev);
     const std::uint8_t t = ev.type_code();
-    const bool pre_ga = t >= 20 && t <= 22;  // 5.1 pre-GA rows events: no table map rule
+    const std::optional<RowsEventKind> kind = classify_rows_event(t);
+    const bool pre_ga = kind && kind->version == 0;  // 5.1 pre-GA rows events: no table map rule
     std::uint16_t flags = 0;
     const std::uint64_t id = read_table_id(ev, &flags);
     const bool dummy = id == 0xffffffull || id == 0xffffffffffffull;
