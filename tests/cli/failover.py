@@ -35,6 +35,7 @@ import time
 
 import mdb
 import socket
+from support import Serve, ServeStartError, TcpProxy, free_port, shut
 
 SKIP = 77
 USER, PW = "repl", "secret"
@@ -51,83 +52,52 @@ class Fail(Exception):
 MARKER = b"cut-here-7f3a"
 
 
-class CutProxy:
+class CutProxy(TcpProxy):
     """127.0.0.1:port -> A. Cuts the connection (and refuses new ones, as a dead server does) 20,000
     bytes after the first MARKER it forwards from A: inside the transaction whose statement holds it."""
 
     def __init__(self, target):
-        self.target = target
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(4)
-        self.port = self.ls.getsockname()[1]
+        super().__init__(target)
         self.cut = False
-        self.conns = []
-        threading.Thread(target=self.accept, daemon=True).start()
+        self.start()
 
-    def accept(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            try:
-                u = socket.create_connection(("127.0.0.1", self.target))
-            except OSError:  # A is gone: so is its port
-                c.close()
-                continue
-            self.conns += [c, u]
-            threading.Thread(target=self.pump, args=(c, u, False), daemon=True).start()
-            threading.Thread(target=self.pump, args=(u, c, True), daemon=True).start()
+    def accepting(self):
+        return not self.cut
 
-    def pump(self, a, b, watch):
-        seen = b""
+    def pump(self, src, dst, down):
+        if not down:
+            return super().pump(src, dst, down)
+        tail = b""
         left = None
         try:
             while not self.cut:
-                d = a.recv(65536)
+                d = src.recv(65536)
                 if not d:
                     break
-                if watch and left is None:
-                    i = (seen[-len(MARKER):] + d).find(MARKER)
+                if left is None:
+                    i = (tail + d).find(MARKER)
                     if i >= 0:
-                        left = 20000 + max(0, len(d) - (i - len(seen[-len(MARKER):])))
-                    seen = d[-len(MARKER):]
+                        left = 20000 + len(tail) + len(d) - i
+                    tail = d[-len(MARKER):]
+                if left is not None and len(d) >= left:
+                    dst.sendall(d[:left])
+                    self.kill()
+                    return
                 if left is not None:
-                    if len(d) >= left:
-                        b.sendall(d[:left])
-                        self.kill()
-                        return
                     left -= len(d)
-                b.sendall(d)
+                dst.sendall(d)
         except OSError:
             pass
+        finally:
+            shut(src, dst)
 
     def kill(self):
         self.cut = True
         try:
-            self.ls.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
+            self.lsn.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close alone does not)
         except OSError:
             pass
-        try:
-            self.ls.close()
-        except OSError:
-            pass
-        for s in self.conns:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-                s.close()
-            except OSError:
-                pass
-
-
-def mdb_free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+        self.close()
 
 
 def statements(base, n, tag):
@@ -194,25 +164,21 @@ def main():
         result = os.path.join(tmp, "dir")
         errlog = os.path.join(tmp, "serve.err")
         ups = ",".join(f"127.0.0.1:{p}" for p in (proxy.port, c.port, b.port))
-        port = mdb_free_port()
+        port = free_port()
         status_file = os.path.join(tmp, "status.json")
 
         def start_serve(log):
-            p = subprocess.Popen(
-                [binary, "serve", "--port", str(port), "--user", USER, "--password=" + PW, "--upstream", ups,
-                 "--upstream-user", RELAY_USER, "--upstream-password=" + RELAY_PW, "--result-dir", result,
-                 "--status-file", status_file, "--status-interval", "0.5"],
-                stdout=open(os.path.join(tmp, "serve.out"), "ab"), stderr=open(log, "wb"))
-            deadline = time.time() + 30
-            while time.time() < deadline:
-                if re.search(rb"listening on 127\.0\.0\.1:(\d+)", open(log, "rb").read()):
-                    return p
-                if p.poll() is not None:
-                    raise Fail(f"serve exited {p.returncode}: {open(log, 'rb').read()[-800:]!r}")
-                time.sleep(0.05)
-            raise Fail("serve did not listen within 30 s")
+            sv = Serve(binary, log, ["--upstream", ups, "--upstream-user", RELAY_USER,
+                                     "--upstream-password=" + RELAY_PW, "--result-dir", result,
+                                     "--status-file", status_file, "--status-interval", "0.5"],
+                       user=USER, password=PW)
+            try:
+                sv.start(port)
+            except ServeStartError as e:
+                raise Fail(str(e))
+            return sv
         step("an empty directory and the first server unreachable: the next one is read from its first file")
-        dead = mdb_free_port()
+        dead = free_port()
         dir0 = os.path.join(tmp, "dir0")
         p0 = subprocess.Popen([binary, "serve", "--port", "0", "--user", USER, "--password=" + PW, "--upstream",
                                f"127.0.0.1:{dead},127.0.0.1:{c.port}", "--upstream-user", RELAY_USER,
@@ -266,8 +232,8 @@ def main():
             err = open(errlog, "rb").read().decode(errors="replace")
             if re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID", err):
                 break
-            if serve.poll() is not None:
-                raise Fail(f"serve exited {serve.returncode}: {err[-1500:]}")
+            if not serve.alive():
+                raise Fail(f"serve exited: {err[-1500:]}")
             time.sleep(0.2)
         m = re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID (\S+)", err)
         if not m:
@@ -338,11 +304,7 @@ def main():
               f"verify of the directory's files: exit {v.returncode}: {v.stdout[-1500:]} {v.stderr[-800:]}")
 
         def stop_serve(log):
-            serve.send_signal(signal.SIGTERM)
-            try:
-                rc = serve.wait(30)
-            except subprocess.TimeoutExpired:
-                rc = None
+            rc = serve.stop()
             check(rc == 0, f"serve after SIGTERM: exit {rc}")
             err = open(log, "rb").read().decode(errors="replace")
             check("runtime error" not in err and "AddressSanitizer" not in err, f"serve's stderr: {err[-1500:]}")
@@ -411,9 +373,8 @@ def main():
         if raw is not None and raw.poll() is None:
             raw.kill()
             raw.wait()
-        if serve is not None and serve.poll() is None:
-            serve.kill()
-            serve.wait()
+        if serve is not None:
+            serve.stop()
         for s in (b, d):
             try:
                 s.sql("STOP SLAVE", check_rc=False)
