@@ -37,6 +37,7 @@ struct ServeArgs {
   KeyArgs keys;
   // --upstream: the relay
   std::string upstream, result_dir, policy = "doc", quota = "16M", timeline, plot;
+  std::optional<double> failover_wait;
   RemoteArgs up;  // --upstream-user, --upstream-password, --upstream-socket, --upstream-ssl-*
   double hard_limit_ratio = 1.5, path_pause = 0.20, path_resume = 0.10, area_pause = 0.80, area_resume = 0.50;
 };
@@ -103,6 +104,12 @@ void setup_relay(ServeArgs& a, ServeOptions& o) {
   FetchOptions f;
   f.remote = r;
   f.failover.assign(servers.begin() + 1, servers.end());
+  if (a.failover_wait) {
+    if (servers.size() < 2) throw CLI::ValidationError("--failover-wait", "goes with several servers in --upstream");
+    if (!(*a.failover_wait >= 1) || *a.failover_wait > 86400)
+      throw CLI::ValidationError("--failover-wait", "must be 1 to 86400 seconds");
+    f.failover_wait_seconds = static_cast<unsigned>(*a.failover_wait);
+  }
   f.result_dir = a.result_dir;
   o.inputs = {a.result_dir};
   o.upstream = [f](FetchObserver& obs) {
@@ -254,6 +261,10 @@ void setup_serve(CLI::App& app, int& exit_code) {
                   "HOST[:PORT] of a live primary: fetch --stop-never copies its binlogs into --result-dir and serve "
                   "serves that directory, the replicas near the live end from one shared in-memory tail; "
                   "HOST[:PORT],HOST[:PORT],...: failover servers after the first (MariaDB GTID)")
+      ->group(relay);
+  sub->add_option("--failover-wait", a->failover_wait,
+                  "Seconds a failover server may take to begin sending the directory's newest transaction "
+                  "before the next one is asked (default 10)")
       ->group(relay);
   sub->add_option("--result-dir", a->result_dir, "The directory the upstream's binlogs are fetched into (made if missing)")
       ->group(relay);

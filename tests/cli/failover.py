@@ -8,8 +8,12 @@ usage: failover.py BINLOGCTL
   C  a server with a conflicting history: the same GTIDs (server-id 1, domain 0) for other rows;
   B  a replica of the relay itself (log_slave_updates): it holds what the relay's directory holds,
      and is promoted (STOP SLAVE, RESET SLAVE ALL) once the relay went on with it, then written to;
-  D  a mariadbd replica of the relay (GTID, 4 parallel threads), and a `mariadb-binlog -R --raw
-     --stop-never` client reading by file and position, both connected before the kill.
+  D  a mariadbd replica of the relay (GTID, 4 parallel threads, log_slave_updates), and a
+     `mariadb-binlog -R --raw --stop-never` client reading by file and position, both connected
+     before the kill. Later D is stopped one transaction behind the relay, which is started again
+     with --upstream A,D,C,B: D has the GTID before the directory's newest and never gets the
+     newest (a replica of a dead primary), so it must be refused after --failover-wait, not waited
+     for.
 
 `serve --upstream A,C,B` lists C before B: when A dies the relay asks C, which it must refuse (its
 copy of the directory's newest GTID does other things), then B, which goes on.
@@ -19,8 +23,8 @@ Checks: C is refused with a message naming the differing history, and B taken; D
 directory's, byte for byte, across the failover and the relay's own ROTATE; `binlogctl verify` finds the
 directory's complete files sound (positions, checksums, GTID continuity); the status file names B as the
 upstream after one failover; the directory's
-.binlogctl-failover names B. BINLOGCTL_FAILOVER_BREAK=name,... makes a named check compare against a
-wrong value (refused, replica, raw, verify, status). Exits 77 without mariadbd or serve --upstream.
+.binlogctl-failover names B; D, behind, refused after the wait. BINLOGCTL_FAILOVER_BREAK=name,... makes
+a named check compare against a wrong value (refused, replica, raw, verify, status, wait). Exits 77 without mariadbd or serve --upstream.
 """
 import json
 import os
@@ -141,7 +145,8 @@ def main():
     c = mdb.Server(os.path.join(tmp, "c"), ("--server-id=1", "--log-bin=c-bin", *COMMON), tcp=True)
     b = mdb.Server(os.path.join(tmp, "b"), ("--server-id=2", "--log-bin=b-bin", "--log-slave-updates", *COMMON),
                    tcp=True)
-    d = mdb.Server(os.path.join(tmp, "d"), ["--server-id=4"])
+    d = mdb.Server(os.path.join(tmp, "d"), ("--server-id=4", "--log-bin=d-bin", "--log-slave-updates", *COMMON),
+                   tcp=True)
     proxy = None
     servers = (a, c, b, d)
     for s in servers:
@@ -155,6 +160,9 @@ def main():
         for s in (a, c, b):
             s.apply(f"CREATE USER {RELAY_USER}@'127.0.0.1' IDENTIFIED BY '{RELAY_PW}'; "
                     f"GRANT ALL ON *.* TO {RELAY_USER}@'127.0.0.1';".encode())
+        # D's own history must be the relay's only: no GTID of its own
+        d.apply(f"SET sql_log_bin=0; CREATE USER {RELAY_USER}@'127.0.0.1' IDENTIFIED BY '{RELAY_PW}'; "
+                f"GRANT ALL ON *.* TO {RELAY_USER}@'127.0.0.1';".encode())
         a.sql(SCHEMA + "CREATE TABLE w.big (n INT PRIMARY KEY, b VARCHAR(200));" + statements(1, 30, "a"))
         proxy = CutProxy(a.port)
         # C: the same GTIDs as A will write, for other rows (more of them than A will have).
@@ -167,10 +175,10 @@ def main():
         port = free_port()
         status_file = os.path.join(tmp, "status.json")
 
-        def start_serve(log):
-            sv = Serve(binary, log, ["--upstream", ups, "--upstream-user", RELAY_USER,
+        def start_serve(log, upstream=None, extra=()):
+            sv = Serve(binary, log, ["--upstream", upstream or ups, "--upstream-user", RELAY_USER,
                                      "--upstream-password=" + RELAY_PW, "--result-dir", result,
-                                     "--status-file", status_file, "--status-interval", "0.5"],
+                                     "--status-file", status_file, "--status-interval", "0.5", *extra],
                        user=USER, password=PW)
             try:
                 sv.start(port)
@@ -308,11 +316,38 @@ def main():
             check(rc == 0, f"serve after SIGTERM: exit {rc}")
             err = open(log, "rb").read().decode(errors="replace")
             check("runtime error" not in err and "AddressSanitizer" not in err, f"serve's stderr: {err[-1500:]}")
+        step("D stopped; one more transaction on B, in the relay's directory")
+        d.sql("STOP SLAVE")
+        b.sql(statements(15000, 1, "lag"))
+        lag_pos = b.query("SELECT @@gtid_binlog_pos").strip()
+        bcur = os.path.join(b.data, b.binlogs()[-1])
+        mine = os.path.join(result, "a-bin.000002.partial")
+        deadline = time.time() + 30
+        while time.time() < deadline and not (os.path.exists(mine) and
+                                              os.path.getsize(mine) == os.path.getsize(bcur)):
+            time.sleep(0.2)
+        check(os.path.getsize(mine) == os.path.getsize(bcur),
+              f"the relay's file: {os.path.getsize(mine)} bytes, B's {os.path.getsize(bcur)} after {lag_pos}")
         stop_serve(errlog)
 
-        step("serve started again on the directory: it goes on by GTID (A is gone, C refused, B taken)")
+        step("serve started again on the directory: it goes on by GTID (A gone, D behind, C refused, B taken)")
         errlog2 = os.path.join(tmp, "serve2.err")
-        serve = start_serve(errlog2)
+        wait = 2 if "wait" not in BREAK else 600
+        serve = start_serve(errlog2, ",".join(f"127.0.0.1:{p}" for p in (proxy.port, d.port, c.port, b.port)),
+                            ("--failover-wait", str(wait)))
+        deadline = time.time() + 30
+        while time.time() < deadline and not re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID",
+                                                       open(errlog2, "rb").read().decode(errors="replace")):
+            time.sleep(0.2)
+        err = open(errlog2, "rb").read().decode(errors="replace")
+        refused = re.search(rf"server 127\.0\.0\.1:{d.port}: refused: it sent no copy of GTID "
+                            rf"{re.escape(lag_pos)} within {wait} s", err)
+        went_on = re.search(rf"server 127\.0\.0\.1:{b.port}: goes on after GTID {re.escape(lag_pos)}", err)
+        if not (refused and went_on):
+            raise Fail(f"D (behind the directory) is not refused after --failover-wait, or B does not go on: "
+                       f"{err[-1500:]}")  # the phases after it need B
+        checks[0] += 1
+        d.sql("START SLAVE")
         b.sql(statements(20000, 30, "b3"))
         want_pos = b.query("SELECT @@gtid_binlog_pos").strip()
         want_sum = b.rows("CHECKSUM TABLE w.t")[0][1]

@@ -41,6 +41,10 @@ struct FetchOptions {
   // positions are its own: the later events keep their bytes but for end_log_pos and the CRC32,
   // and every later reconnect goes by GTID (the directory's .binlogctl-failover records it).
   std::vector<RemoteOptions> failover;
+  // How long a server asked to go on may take to begin sending its copy of the directory's
+  // newest transaction before it is refused and the next one asked (a replica of a dead primary
+  // that lacks it would never send it); it is asked again in the next round.
+  unsigned failover_wait_seconds = 10;
   // Told of every file, event and write as they happen, and asked at each transaction boundary
   // whether to go on (serve --upstream's relay); must outlive run_fetch.
   FetchObserver* observer = nullptr;

@@ -205,6 +205,7 @@ class BinlogFeed {
     file,   // a file begins (at `pos`: 4, or where the dump started in it)
     event,  // a real event of the current file at `pos`
     end,    // the server's current end (non-blocking dumps)
+    idle,   // a heartbeat: the server has nothing new (only after report_idle(true))
   };
   struct Item {
     Kind kind = Kind::end;
@@ -229,6 +230,9 @@ class BinlogFeed {
   BinlogFeed& operator=(const BinlogFeed&) = delete;
   // The next item; throws RemoteError when the connection fails or the server reports an error.
   Item& next();
+  // Heartbeats come out as Kind::idle items (else they are skipped): a reader waiting for a
+  // given event can give up after a while, which a blocking next() would not let it do.
+  void report_idle(bool on) { report_idle_ = on; }
 
  private:
   PacketSource& c_;
@@ -239,6 +243,7 @@ class BinlogFeed {
   bool file_crc_ = false;    // the current file's events end with a CRC32 (its FDE says)
   bool skip_fde_ = false;    // the FDE copy the server sends when a dump starts past 4
   bool started_ = false;
+  bool report_idle_ = false;
   std::string pending_file_;  // a file that begins with the event held in `held_`
   std::uint64_t pending_pos_ = 0;
   bool held_ = false;

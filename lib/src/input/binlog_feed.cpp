@@ -79,7 +79,12 @@ BinlogFeed::Item& BinlogFeed::next() {
     if (size != raw.size())
       throw RemoteError(fmt::format("server {}: event of {} bytes in a {}-byte packet", c_.label(), size, raw.size()));
     const auto t = static_cast<EventType>(type);
-    if (t == EventType::heartbeat || t == EventType::heartbeat_v2) continue;
+    if (t == EventType::heartbeat || t == EventType::heartbeat_v2) {
+      if (!report_idle_) continue;
+      item_.kind = Kind::idle;
+      item_.raw = {};
+      return item_;
+    }
     if (t == EventType::rotate && (ts == 0 || (flags & kArtificialFlag) != 0)) {
       // Artificial: where the stream is (8-byte position, then the name, then a CRC32). Whether it
       // has a CRC follows the checksum of the file the server was reading (MariaDB: after a file

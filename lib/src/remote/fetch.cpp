@@ -869,6 +869,9 @@ class Fetcher {
     if (h.have_last && !h.fde) throw Refused(h.path + ": no format description");
     dir_crc_ = dir_fde && dir_fde->crc32();
     RemoteOptions ro = servers_[i];
+    // Heartbeats at least twice per wait: they are when a server that sends nothing is given up.
+    const unsigned wait = std::max(1u, o_.failover_wait_seconds);
+    if (ro.heartbeat_seconds == 0 || ro.heartbeat_seconds > (wait + 1) / 2) ro.heartbeat_seconds = (wait + 1) / 2;
     // One GTID per domain: the newest before the directory's newest transaction, whose copy
     // the server then sends first.
     ro.start_gtid = (h.have_last ? h.before : h.after).to_string();
@@ -879,6 +882,8 @@ class Fetcher {
     if (g_stop) request_fetch_stop();
     if (!client_->is_mariadb()) throw Refused("failover goes on by MariaDB GTID, and this is a MySQL server");
     BinlogFeed feed(*client_, std::string(), 4, false, true);
+    feed.report_idle(true);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
     std::optional<Fde> fde;              // the server's current one
     std::vector<std::uint8_t> fde_raw;   // its bytes (a directory file that begins here needs one)
     std::size_t matched = 0;
@@ -918,6 +923,12 @@ class Fetcher {
         if (g_stop) return 0;
         if (it.kind == BinlogFeed::Kind::end) return 0;
         if (it.kind == BinlogFeed::Kind::file) continue;
+        if (!compared && matched == 0 && std::chrono::steady_clock::now() >= give_up)
+          // A server that has the GTID before the directory's newest transaction and not that
+          // one waits for it, which a replica of a dead primary does for ever.
+          throw Refused(fmt::format("it sent no copy of GTID {} within {} s (it lacks it, or lags behind)",
+                                    h.have_last ? h.last.to_string() : ro.start_gtid, wait));
+        if (it.kind == BinlogFeed::Kind::idle) continue;
         const Bytes raw = it.raw;
         if (raw.size() < kCommonHeaderLen) throw Refused("it sent a short event");
         const auto t = static_cast<EventType>(raw[4]);

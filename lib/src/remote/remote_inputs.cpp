@@ -196,6 +196,8 @@ class RemoteFileStream final : public ByteStream {
           pending_ = it.raw;
           gap_next_ = it.gap;  // the server left out the transactions before it (GTID dumps)
           return true;
+        case BinlogFeed::Kind::idle:  // not asked for here
+          continue;
       }
     }
   }
