@@ -112,6 +112,27 @@ BinlogBuilder sample(bool crc = true) {
 }  // namespace
 
 TEST_SUITE("event_stream") {
+  TEST_CASE("encode_event writes what parse_event_header reads, the size its own, the CRC32 over it all") {
+    const std::uint8_t a[] = {4, 0, 0, 0, 0, 0, 0, 0};
+    const std::string name = "x-bin.000002";
+    std::vector<std::uint8_t> out(3, 0xee);  // replaced, not appended to
+    const Bytes ev = encode_event(EventHeader{1700000000, 4, 77, 999, 1234, 0x0020}, Bytes(a, sizeof a),
+                                  Bytes(reinterpret_cast<const std::uint8_t*>(name.data()), name.size()), true, out);
+    REQUIRE(ev.size() == 19 + 8 + name.size() + 4);
+    CHECK(ev.data() == out.data());
+    const EventHeader h = parse_event_header(ev.data());
+    CHECK(h.timestamp == 1700000000);
+    CHECK(h.type_code == 4);
+    CHECK(h.server_id == 77);
+    CHECK(h.event_size == ev.size());  // not the 999 given
+    CHECK(h.log_pos == 1234);
+    CHECK(h.flags == 0x0020);
+    CHECK(std::equal(a, a + sizeof a, ev.data() + 19));
+    CHECK(std::string(reinterpret_cast<const char*>(ev.data()) + 27, name.size()) == name);
+    CHECK(compute_event_crc(ev) == load_le32(ev.data() + ev.size() - 4));
+    CHECK(encode_event(EventHeader{}, {}, {}, false, out).size() == 19);
+  }
+
   TEST_CASE("walks a clean file, with and without checksums") {
     for (bool crc : {true, false}) {
       auto b = sample(crc);

@@ -907,6 +907,13 @@ TEST_SUITE("gtid") {
     CHECK(l->entries()[0] == MariaGtid{20, 2020, 1001});
     CHECK(l->to_info() == "[2-102-5147,20-102-3,20-2020-1001]");
 
+    // encode_gtid_list writes the same bytes back (entries in their order, flags on top)
+    std::vector<std::uint8_t> again;
+    encode_gtid_list(l->entries(), 1, again);
+    CHECK(again == b.b);
+    encode_gtid_list({}, 0, again);
+    CHECK(again == std::vector<std::uint8_t>{0, 0, 0, 0});
+
     Buf empty;
     empty.u32(0).le(0, 2);  // the server pads an empty list
     r = empty.reader();

@@ -59,6 +59,13 @@ inline std::uint16_t load_le16(const std::uint8_t* p) noexcept {
 inline std::uint32_t load_le32(const std::uint8_t* p) noexcept {
   return static_cast<std::uint32_t>(load_le(p, 4));
 }
+// The writers of the same: `n` bytes of v, least significant first, at p.
+inline void store_le(std::uint8_t* p, std::uint64_t v, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+inline void store_le16(std::uint8_t* p, std::uint16_t v) noexcept { store_le(p, v, 2); }
+inline void store_le32(std::uint8_t* p, std::uint32_t v) noexcept { store_le(p, v, 4); }
+inline void store_le64(std::uint8_t* p, std::uint64_t v) noexcept { store_le(p, v, 8); }
 
 class ByteReader {
  public:

@@ -39,6 +39,10 @@ struct EventHeader {
 };
 
 EventHeader parse_event_header(const std::uint8_t* p) noexcept;  // p has >= 19 bytes
+// An event binlogctl writes, into `out` (replacing what it held): h's header (its event_size is
+// not read: the size is the event's), the body `a` then `b`, and the CRC32 of it all when `crc`.
+// Returns the bytes of `out`.
+Bytes encode_event(const EventHeader& h, Bytes a, Bytes b, bool crc, std::vector<std::uint8_t>& out);
 
 // One framed event. Every view borrows from the source (or the payload buffer) and stays
 // valid until the next call to next() on the stream that produced it.

@@ -294,6 +294,8 @@ class MariaGtidList {
 // the later seq). The count is checked against the remaining bytes first (Errc::bad_length at the
 // count). Trailing bytes (the padding of an empty list) are ignored.
 Result<MariaGtidList> decode_gtid_list(ByteReader& body);
+// The same body for `entries` (in their order), `flags` in the count word's top 4 bits.
+void encode_gtid_list(const std::vector<MariaGtid>& entries, std::uint32_t flags, std::vector<std::uint8_t>& body);
 
 struct MariaGtidEvent {
   // flags2 bits (sql/log_event.h, Gtid_log_event)

@@ -43,13 +43,6 @@ struct CtxFree {
 };
 using Ctx = std::unique_ptr<EVP_CIPHER_CTX, CtxFree>;
 
-void store_le16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v);
-  p[1] = static_cast<std::uint8_t>(v >> 8);
-}
-void store_le32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
 // memcpy, or nothing when the bytes are already there (a file decrypted in place: its input is
 // its output).
 void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {

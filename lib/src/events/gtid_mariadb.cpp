@@ -301,6 +301,18 @@ Result<MariaGtidList> decode_gtid_list(ByteReader& body) {
   return list;
 }
 
+void encode_gtid_list(const std::vector<MariaGtid>& entries, std::uint32_t flags, std::vector<std::uint8_t>& body) {
+  body.assign(4 + 16 * entries.size(), 0);
+  store_le32(body.data(), static_cast<std::uint32_t>(entries.size()) | (flags << 28));
+  std::uint8_t* p = body.data() + 4;
+  for (const MariaGtid& g : entries) {
+    store_le32(p, g.domain);
+    store_le32(p + 4, g.server_id);
+    store_le64(p + 8, g.seq);
+    p += 16;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // GTID_EVENT
 // ---------------------------------------------------------------------------------------------

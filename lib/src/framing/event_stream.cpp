@@ -42,6 +42,22 @@ EventHeader parse_event_header(const std::uint8_t* p) noexcept {
   return h;
 }
 
+Bytes encode_event(const EventHeader& h, Bytes a, Bytes b, bool crc, std::vector<std::uint8_t>& out) {
+  const std::size_t size = kCommonHeaderLen + a.size() + b.size() + (crc ? kChecksumLen : 0);
+  out.assign(size, 0);
+  std::uint8_t* p = out.data();
+  store_le32(p, h.timestamp);
+  p[4] = h.type_code;
+  store_le32(p + 5, h.server_id);
+  store_le32(p + 9, static_cast<std::uint32_t>(size));
+  store_le32(p + 13, h.log_pos);
+  store_le16(p + 17, h.flags);
+  if (!a.empty()) std::memcpy(p + kCommonHeaderLen, a.data(), a.size());
+  if (!b.empty()) std::memcpy(p + kCommonHeaderLen + a.size(), b.data(), b.size());
+  if (crc) store_le32(p + size - kChecksumLen, compute_event_crc(Bytes(out.data(), size)));
+  return {out.data(), out.size()};
+}
+
 EventStream::EventStream(Source& src, std::string log_name, DiagnosticSink& diag, StreamOptions opts)
     : src_(src), log_name_(std::move(log_name)), diag_(diag), opts_(opts) {
   if (opts_.parent_fde != nullptr) {

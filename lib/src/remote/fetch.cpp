@@ -37,10 +37,6 @@ constexpr int kFailover = -2;     // stream(): the server is gone; another of --
 constexpr int kGoOn = -3;         // put_event(): written, read on
 constexpr char kFailoverLog[] = ".binlogctl-failover";  // in the directory: a failover happened (see follow_by_gtid)
 
-void store_le32(std::uint8_t* p, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-
 // A server that cannot go on where the directory stands (its history differs, its format
 // differs): reported, and the next server is tried.
 struct Refused : std::runtime_error {
@@ -805,18 +801,13 @@ class Fetcher {
   // A ROTATE to the directory's next file, as the server's own would be (its time, server id).
   int rotate_dir(std::uint32_t when, std::uint32_t server_id, std::uint16_t flags) {
     const std::string next = next_name(cur_.name);
-    const std::size_t crc = dir_crc_ ? 4 : 0;
-    std::vector<std::uint8_t> ev(kCommonHeaderLen + 8 + next.size() + crc, 0);
-    store_le32(ev.data(), when);
-    ev[4] = static_cast<std::uint8_t>(EventType::rotate);
-    store_le32(ev.data() + 5, server_id);
-    store_le32(ev.data() + 9, static_cast<std::uint32_t>(ev.size()));
-    store_le32(ev.data() + 13, static_cast<std::uint32_t>(cur_.size + ev.size()));
-    ev[17] = static_cast<std::uint8_t>(flags);
-    ev[18] = static_cast<std::uint8_t>(flags >> 8);
-    store_le32(ev.data() + kCommonHeaderLen, 4);
-    std::memcpy(ev.data() + kCommonHeaderLen + 8, next.data(), next.size());
-    if (crc != 0) store_le32(ev.data() + ev.size() - 4, compute_event_crc(Bytes(ev.data(), ev.size())));
+    std::uint8_t pos[8];
+    store_le64(pos, 4);
+    const std::size_t size = kCommonHeaderLen + 8 + next.size() + (dir_crc_ ? kChecksumLen : 0);
+    std::vector<std::uint8_t> ev;
+    encode_event(EventHeader{when, static_cast<std::uint8_t>(EventType::rotate), server_id, 0,
+                             static_cast<std::uint32_t>(cur_.size + size), flags},
+                 Bytes(pos, 8), Bytes(reinterpret_cast<const std::uint8_t*>(next.data()), next.size()), dir_crc_, ev);
     std::string rotate_next;
     const int r = put_event(Bytes(ev.data(), ev.size()), rotate_next);
     if (r != kGoOn) return r;
@@ -830,25 +821,13 @@ class Fetcher {
   // A Gtid_list for a file the directory begins where the server's own file began before the
   // failover point (its list would say less than the directory holds): the directory's state.
   int put_gtid_list(const MariaGtidList& state, std::uint32_t when, std::uint32_t server_id) {
-    const auto& es = state.entries();
-    const std::size_t crc = dir_crc_ ? 4 : 0;
-    std::vector<std::uint8_t> ev(kCommonHeaderLen + 4 + 16 * es.size() + crc, 0);
-    store_le32(ev.data(), when);
-    ev[4] = static_cast<std::uint8_t>(EventType::mariadb_gtid_list);
-    store_le32(ev.data() + 5, server_id);
-    store_le32(ev.data() + 9, static_cast<std::uint32_t>(ev.size()));
-    store_le32(ev.data() + 13, static_cast<std::uint32_t>(cur_.size + ev.size()));
-    std::uint8_t* p = ev.data() + kCommonHeaderLen;
-    store_le32(p, static_cast<std::uint32_t>(es.size()));
-    p += 4;
-    for (const MariaGtid& g : es) {
-      store_le32(p, g.domain);
-      store_le32(p + 4, g.server_id);
-      store_le32(p + 8, static_cast<std::uint32_t>(g.seq));
-      store_le32(p + 12, static_cast<std::uint32_t>(g.seq >> 32));
-      p += 16;
-    }
-    if (crc != 0) store_le32(ev.data() + ev.size() - 4, compute_event_crc(Bytes(ev.data(), ev.size())));
+    std::vector<std::uint8_t> body;
+    encode_gtid_list(state.entries(), 0, body);
+    const std::size_t size = kCommonHeaderLen + body.size() + (dir_crc_ ? kChecksumLen : 0);
+    std::vector<std::uint8_t> ev;
+    encode_event(EventHeader{when, static_cast<std::uint8_t>(EventType::mariadb_gtid_list), server_id, 0,
+                             static_cast<std::uint32_t>(cur_.size + size), 0},
+                 Bytes(body.data(), body.size()), {}, dir_crc_, ev);
     std::string rotate_next;
     return put_event(Bytes(ev.data(), ev.size()), rotate_next);
   }

@@ -65,16 +65,6 @@ constexpr std::uint8_t kGtidStandalone = 1;         // Gtid_log_event::FL_STANDA
 constexpr std::size_t kQueryPostHeaderLen = 13;     // thread id, exec time, db len, error, status len
 constexpr std::size_t kGtidPostHeaderLen = 19;      // seq_no, domain, flags2, 6 zero bytes
 
-void put16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v);
-  p[1] = static_cast<std::uint8_t>(v >> 8);
-}
-void put32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-void put64(std::uint8_t* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
 
 // What an old replica gets instead of one event: the event as stored, nothing, or a rewrite.
 enum class Compat { as_stored, omit, rewritten, error };
@@ -99,7 +89,7 @@ bool dummy_event(Bytes ev, bool crc, std::vector<std::uint8_t>& out) {
     static constexpr char name[] = "!dummyvar";
     const std::size_t name_len = data_len - (min_user_var - 1);  // 1 to 9
     p[4] = static_cast<std::uint8_t>(EventType::user_var);
-    put32(q, static_cast<std::uint32_t>(name_len));
+    store_le32(q, static_cast<std::uint32_t>(name_len));
     std::memcpy(q + 4, name, name_len);
     q[4 + name_len] = 1;  // NULL
   } else {
@@ -111,7 +101,7 @@ bool dummy_event(Bytes ev, bool crc, std::vector<std::uint8_t>& out) {
     std::memcpy(q, text.data(), std::min(comment_len, text.size()));
     if (comment_len > text.size()) std::memset(q + text.size(), ' ', comment_len - text.size());
   }
-  if (crc) put32(p + data_len, compute_event_crc(Bytes(out.data(), out.size())));
+  if (crc) store_le32(p + data_len, compute_event_crc(Bytes(out.data(), out.size())));
   return true;
 }
 
@@ -133,18 +123,18 @@ bool gtid_as_begin(Bytes ev, bool crc, std::vector<std::uint8_t>& out) {
   std::memset(q, 0, kQueryPostHeaderLen);
   q += kQueryPostHeaderLen - 2;
   if (plain) {
-    put16(q, 0);
+    store_le16(q, 0);
     q[2] = 0;  // the empty database's NUL
     q += 3;
   } else {
-    put16(q, 2);  // an empty time zone status variable takes up the 2 bytes more
+    store_le16(q, 2);  // an empty time zone status variable takes up the 2 bytes more
     q[2] = 5;     // Q_TIME_ZONE_CODE
     q[3] = 0;
     q[4] = 0;
     q += 5;
   }
   std::memcpy(q, "BEGIN", 5);
-  if (crc) put32(p + data_len, compute_event_crc(Bytes(out.data(), out.size())));
+  if (crc) store_le32(p + data_len, compute_event_crc(Bytes(out.data(), out.size())));
   return true;
 }
 
@@ -411,26 +401,13 @@ bool Cursor::has_successor() const {
 
 Bytes Cursor::artificial(std::uint8_t type, std::uint32_t log_pos, std::uint16_t flags, Bytes a, Bytes b,
                          std::vector<std::uint8_t>& out) {
-  const bool crc = wire_crc();
-  const std::size_t size = kCommonHeaderLen + a.size() + b.size() + (crc ? kChecksumLen : 0);
-  out.assign(size, 0);
-  std::uint8_t* p = out.data();
-  put32(p, 0);  // timestamp 0: not an event of the file
-  p[4] = type;
-  put32(p + 5, server_id_);
-  put32(p + 9, static_cast<std::uint32_t>(size));
-  put32(p + 13, log_pos);
-  p[17] = static_cast<std::uint8_t>(flags);
-  p[18] = static_cast<std::uint8_t>(flags >> 8);
-  if (!a.empty()) std::memcpy(p + kCommonHeaderLen, a.data(), a.size());
-  if (!b.empty()) std::memcpy(p + kCommonHeaderLen + a.size(), b.data(), b.size());
-  if (crc) put32(p + size - kChecksumLen, compute_event_crc(Bytes(out.data(), size)));
-  return {out.data(), out.size()};
+  // timestamp 0: not an event of the file
+  return encode_event(EventHeader{0, type, server_id_, 0, log_pos, flags}, a, b, wire_crc(), out);
 }
 
 Bytes Cursor::fake_rotate() {
   std::uint8_t pos[8];
-  put64(pos, start_);
+  store_le64(pos, start_);
   first_rotate_ = first_file_;
   struct Reset {
     bool& b;
@@ -445,13 +422,8 @@ Bytes Cursor::fake_gtid_list(const MariaGtidList& l, std::uint32_t flags, std::v
   std::sort(v.begin(), v.end(), [](const MariaGtid& x, const MariaGtid& y) {
     return x.domain != y.domain ? x.domain < y.domain : x.seq < y.seq;
   });
-  std::vector<std::uint8_t> body(4 + 16 * v.size());
-  put32(body.data(), static_cast<std::uint32_t>(v.size()) | (flags << 28));
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    put32(body.data() + 4 + 16 * i, v[i].domain);
-    put32(body.data() + 8 + 16 * i, v[i].server_id);
-    put64(body.data() + 12 + 16 * i, v[i].seq);
-  }
+  std::vector<std::uint8_t> body;
+  encode_gtid_list(v, flags, body);
   return artificial(static_cast<std::uint8_t>(EventType::mariadb_gtid_list), static_cast<std::uint32_t>(read_end_),
                     kFlagArtificial, Bytes(body.data(), body.size()), {}, out);
 }
@@ -464,16 +436,16 @@ Bytes Cursor::wire_fde() {
   p[18] = static_cast<std::uint8_t>(flags >> 8);
   bool changed = false;
   if (first_file_ && start_ > 4) {
-    put32(p + 13, 0);  // the replica must not take it for a position of the file
-    if (out_.size() >= kFdeCreatedOffset + 4) put32(p + kFdeCreatedOffset, 0);
+    store_le32(p + 13, 0);  // the replica must not take it for a position of the file
+    if (out_.size() >= kFdeCreatedOffset + 4) store_le32(p + kFdeCreatedOffset, 0);
     changed = true;
   } else if (using_gtid_ && !gtid_start_.empty()) {
     // the replica has seen later GTIDs: `created` would make it drop its temporary tables
-    if (out_.size() >= kFdeCreatedOffset + 4) put32(p + kFdeCreatedOffset, 0);
+    if (out_.size() >= kFdeCreatedOffset + 4) store_le32(p + kFdeCreatedOffset, 0);
     changed = true;
   }
   if (file_crc_ && changed) {
-    put32(p + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
+    store_le32(p + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
   }
   return {out_.data(), out_.size()};
 }
@@ -482,7 +454,7 @@ Bytes Cursor::wire_fde() {
 Bytes Cursor::heartbeat() {
   std::uint8_t sub[8];
   const bool big = read_end_ > 0xffffffffull;
-  put64(sub, read_end_);
+  store_le64(sub, read_end_);
   // MariaDB: log_pos is the position; past 4 GiB it is 0 and an 8-byte position comes first.
   const Bytes name(reinterpret_cast<const std::uint8_t*>(log_name_.data()), log_name_.size());
   return artificial(static_cast<std::uint8_t>(EventType::heartbeat), big ? 0 : static_cast<std::uint32_t>(read_end_),
@@ -1123,8 +1095,8 @@ CursorStep Cursor::next() {
         if (send && start_encryption && !emitted_start_) {
           // Before a start further in: log_pos 0, as the FDE's (the position is not the replica's).
           out_.assign(ev.raw.begin(), ev.raw.end());
-          put32(out_.data() + 13, 0);
-          if (ev.has_checksum) put32(out_.data() + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
+          store_le32(out_.data() + 13, 0);
+          if (ev.has_checksum) store_le32(out_.data() + out_.size() - kChecksumLen, compute_event_crc(Bytes(out_.data(), out_.size())));
           return event_step(Bytes(out_.data(), out_.size()));
         }
         if (send) {
