@@ -174,4 +174,19 @@ Result<HeartbeatEvent> decode_heartbeat(ByteReader r, const Fde& fde, std::uint8
 // must be plausible for the input size).
 Status decompress_mariadb(Bytes compressed, std::uint64_t offset, std::string& out);
 
+// ---- two servers' copies of one event ---------------------------------------------------------
+// What a transaction's event does, without what each server numbers its own way (table ids,
+// XIDs, end_log_pos, CRC32, group commit ids, exec_time): the GTID triple of a GTID event; db,
+// statement and error code of a QUERY; the bytes after the table id of a TABLE_MAP or rows
+// event; nothing of an XID; the whole body of any other. Equal type and text: the same event.
+// Any bytes (type 0 and no text for fewer than a header's).
+struct ComparableEvent {
+  std::uint8_t type = 0;
+  std::string text;
+};
+ComparableEvent comparable_event(Bytes raw, const Fde& fde);
+// Why one server's events cannot go on in a file another began (checksum, binlog version,
+// post-header lengths), or "" when they can.
+std::string format_difference(const Fde& a, const Fde& b);
+
 }  // namespace binlogctl

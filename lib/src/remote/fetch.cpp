@@ -123,55 +123,6 @@ DirHistory scan_history(const std::string& path, const std::string& name) {
   return h;
 }
 
-// The event's body for comparing two servers' copies of one transaction: what the transaction
-// does, without what each server numbers its own way (table ids, XIDs, end_log_pos, CRC32,
-// group commit ids, exec_time). Empty string_view for "nothing to compare".
-struct Normalized {
-  std::uint8_t type = 0;
-  std::string text;  // what is compared
-};
-
-Normalized normalize(Bytes raw, const Fde& fde) {
-  Normalized n;
-  n.type = raw[4];
-  const std::size_t crc = fde.crc32() ? kChecksumLen : 0;
-  if (raw.size() < kCommonHeaderLen + crc) return n;
-  Bytes body(raw.data() + kCommonHeaderLen, raw.size() - kCommonHeaderLen - crc);
-  const auto t = static_cast<EventType>(n.type);
-  auto tail = [&](std::size_t skip) {
-    if (body.size() >= skip) n.text.assign(reinterpret_cast<const char*>(body.data()) + skip, body.size() - skip);
-  };
-  if (t == EventType::mariadb_gtid) {
-    ByteReader r(body);
-    if (auto g = decode_mariadb_gtid(r, load_le32(raw.data() + 5))) n.text = g->gtid(load_le32(raw.data() + 5)).to_string();
-  } else if (t == EventType::xid) {
-    // the XID is each server's own
-  } else if (t == EventType::table_map || is_rows_event(n.type)) {
-    tail(fde.post_header(n.type) == 6 ? 4 : 6);  // after the table id
-  } else if (t == EventType::query) {
-    if (auto q = decode_query(ByteReader(body), fde)) {
-      n.text.assign(q->db);
-      n.text += '\0';
-      n.text.append(q->sql);
-      n.text += '\0';
-      n.text += std::to_string(q->error_code);
-    }
-  } else {
-    tail(0);
-  }
-  return n;
-}
-
-// Same binlog format: the events of one server can go on in a file the other began.
-std::string format_difference(const Fde& a, const Fde& b) {
-  if (a.checksum != b.checksum) return "binlog_checksum differs";
-  if (a.binlog_version != b.binlog_version || a.common_header_len != b.common_header_len)
-    return "the binlog version differs";
-  for (std::size_t t = 1; t < std::min(a.n_post_headers, b.n_post_headers); ++t)
-    if (a.post_header_len[t] != b.post_header_len[t]) return fmt::format("the post-header length of event type {} differs", t);
-  return {};
-}
-
 // Bytes pushed in as they arrive, read by an EventStream at absolute offsets; what the stream
 // releases is dropped (memory: about one event).
 class PushSource final : public Source {
@@ -698,7 +649,7 @@ class Fetcher {
   //
   // The directory's newest transaction (GTID d-s-n) is asked of the server from the GTID before it
   // (MariaDB @slave_connect_state, strict mode: a server without that GTID refuses). The server's
-  // copy of it must do what the directory's does, event by event (normalize()): otherwise the
+  // copy of it must do what the directory's does, event by event (comparable_event()): otherwise the
   // server's history differs and it is refused, nothing of it written. Its later events go on in
   // the directory's current file: its bytes, but for end_log_pos and the CRC32, which are those
   // of their place in the file (as a replica's relay log places a primary's events). Where the
@@ -950,8 +901,8 @@ class Fetcher {
             mine.resize(size);
             if (::pread(dir_fd, mine.data(), size, static_cast<off_t>(off)) != static_cast<ssize_t>(size))
               throw_errno(h.path);
-            const Normalized a = normalize(Bytes(mine.data(), mine.size()), *h.fde);
-            const Normalized b = normalize(raw, ef);
+            const ComparableEvent a = comparable_event(Bytes(mine.data(), mine.size()), *h.fde);
+            const ComparableEvent b = comparable_event(raw, ef);
             if (a.type != b.type || a.text != b.text)
               throw Refused(fmt::format("its history differs: its GTID {} is not the result directory's (event {} of "
                                         "the transaction: type {} at {} {}, the directory's: type {} at {} {})",
