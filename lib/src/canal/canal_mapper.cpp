@@ -10,7 +10,7 @@
 #include <binlogctl/progress.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/source.h>
-#include "../txn/txn_front.h"
+#include "../txn/row_stream.h"
 #include <binlogctl/table_map.h>
 
 #include <fmt/format.h>
@@ -1416,10 +1416,10 @@ struct CanalRender {
 
 // ---- the mapper --------------------------------------------------------------------------------
 
-class CanalMapper final : public TransactionFront::Hooks {
+// The Canal sink of the row-change stream: RowStream finds the transactions, statements and row
+// changes; the mapper makes Canal entries of them (protobuf or flat JSON).
+class CanalMapper final : public RowSink {
  public:
-  // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
-  bool database_matched() const noexcept { return database_.matched(); }
   CanalMapper(const ConvertOptions& opts, const CanalOptions& co, EntrySink& sink,
               StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
@@ -1429,70 +1429,48 @@ class CanalMapper final : public TransactionFront::Hooks {
         err_(err),
         tz_(co.timezone),
         pool_(opts.render_threads, co.render_batch_bytes, render_) {
-    if (opts.schema) schema_ = *opts.schema;
-    loader_.defer_warnings(&deferred_warnings_);
   }
 
   // Writes out everything prepared so far: at the end, and before this thread writes to stderr.
   // Rethrows a write error of the pool.
   void sync() { pool_.sync(); }
   // What this thread reports goes out after every entry and diagnostic prepared before it.
-  void report(const Diagnostic& d) {
+  void report(const Diagnostic& d) override {
     pool_.sync();
     diag_.report(d);
   }
 
-  bool mid_stream = false;
-
-  // TransactionFront::Hooks
-  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
-    undecodable(ev, layer, e);
-  }
-  void gtid_undecodable(const Event& ev) override {
-    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
-  }
-  void open_at_gtid(const Event& ev) override {
-    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
-  }
+  // RowSink
+  void before_stderr() override { pool_.sync(); }
 
   // The end of a file left a transaction without its COMMIT: no TRANSACTIONEND entry follows
   // its entries; said on stderr (binlogctl(1), CUT-OFF TRANSACTIONS).
-  void cut_off(bool more_files) {
-    if (log_name_ == nullptr) return;
-    if (auto c = front_.cut_off(more_files, stop_given)) report(c->diagnostic(file_));
+  void end_file(const TransactionFront::CutOff* c, bool) override {
+    if (c) report(c->diagnostic(stream().file()));
   }
-  bool stop_given = false;
 
-  void begin_file(const InputFile& f) {
-    cut_off(true);
-    file_ = f;
-    log_name_ = &file_.log_name;
-    front_.reset();
-    tables_.clear();
+  void begin_file(const InputFile& f) override {
+    log_name_ = &f.log_name;
+    was_begun_ = false;
     plans_.clear();
     cur_sn_.clear();
     cur_lct_.clear();
   }
 
-  void event(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    const bool was_begun = front_.state().open && front_.state().begun;
-    const TransactionFront::Step& step = front_.begin(ev, *this);
-    if (step.damaged) {  // the damage policy: no entry out of damaged bytes (reported on stderr)
-      front_.end();
-      return;
-    }
-    const bool have_query = step.statement_ok;
-    const QueryEvent& qe = step.query;
-    const TransactionState& ts = front_.state();
+  void tables_cleared() override { plans_.clear(); }
+
+  void statement(const Event& ev, const TransactionFront::Step& step) override { statement(ev, step.query, step.kind); }
+
+  void after_event(const Event&, const TransactionFront::Step&) override {
+    was_begun_ = stream().state().open && stream().state().begun;
+    pool_.maybe_submit();
+  }
+
+  // The events with entries of their own besides statements and rows.
+  void event(const Event& ev, const TransactionFront::Step&) override {
+    const bool was_begun = was_begun_;
+    const TransactionState& ts = stream().state();
     switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-        if (!ev.is_inner()) {
-          tables_.clear();
-          plans_.clear();
-        }
-        break;
       case EventType::previous_gtids: {
         ByteReader r = ev.body_reader();
         if (auto s = decode_previous_gtids(r)) {
@@ -1511,15 +1489,12 @@ class CanalMapper final : public TransactionFront::Hooks {
       case EventType::mariadb_gtid:
         cur_sn_.clear();
         cur_lct_.clear();
-        if (front_.selected() && ts.has_gtid) gtid_entry(ev);
+        if (stream().front().selected() && ts.has_gtid) gtid_entry(ev);
         // MariaDB writes no BEGIN after a GTID that opens a transaction: the GTID is the BEGIN.
-        if (front_.selected() && ts.open && ts.begun && !was_begun) begin_entry(ev, 0, ts.xid);
-        break;
-      case EventType::table_map:
-        table_map(ev);
+        if (stream().front().selected() && ts.open && ts.begun && !was_begun) begin_entry(ev, 0, ts.xid);
         break;
       case EventType::xid:
-        if (front_.selected()) {
+        if (stream().front().selected()) {
           auto x = decode_xid(ev.body_reader(), *ev.fde);
           if (!x) {
             undecodable(ev, "XID", x.error());
@@ -1530,16 +1505,9 @@ class CanalMapper final : public TransactionFront::Hooks {
           }
         }
         break;
-      case EventType::query:
-      case EventType::mariadb_query_compressed:
-        if (have_query) statement(ev, qe);
-        break;
       default:
-        if (auto k = classify_rows_event(t)) rows(ev, *k);
         break;
     }
-    front_.end();
-    pool_.maybe_submit();
   }
 
  private:
@@ -1549,7 +1517,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   }
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
-  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
+  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) override {
     report(Diagnostic{
         Check::undecodable_event, Severity::error, *log_name_, top_pos(ev),
         fmt::format("{} event does not decode: {} at offset {}", what, e.what, e.offset)});
@@ -1557,7 +1525,7 @@ class CanalMapper final : public TransactionFront::Hooks {
 
   // Header.gtid: the executed GTID set (MySQL) or the transaction's GTID; empty without one.
   const std::string& header_gtid() {
-    const TransactionState& ts = front_.state();
+    const TransactionState& ts = stream().state();
     if (!ts.has_gtid) return empty_;
     if (!ts.mysql_gtid || executed_.empty()) return ts.gtid_text;
     if (executed_dirty_) {
@@ -1575,7 +1543,7 @@ class CanalMapper final : public TransactionFront::Hooks {
   std::size_t header(const Event& ev, std::string_view schema, std::string_view table, int event_type,
                      Utf8Logs* logs = nullptr) {
     using W = canal_detail::WireWriter;
-    const TransactionState& ts = front_.state();
+    const TransactionState& ts = stream().state();
     const std::string& gtid = header_gtid();
     std::string& o = header_bytes_;
     o.resize(8 * W::varint_bound() + W::bytes_bound(log_name_->size()) + W::bytes_bound(5) +
@@ -1699,7 +1667,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     }
     emit(canalpb::GTIDLOG, ev, "", "", canalpb::GTID, store_, nullptr);
   }
-  void gtid_entry(const Event& ev) { gtid_entry(ev, "gtid", front_.state().gtid_text); }
+  void gtid_entry(const Event& ev) { gtid_entry(ev, "gtid", stream().state().gtid_text); }
 
   void gtid_list_entry(const Event& ev) {
     ByteReader r = ev.body_reader();
@@ -1725,51 +1693,39 @@ class CanalMapper final : public TransactionFront::Hooks {
       (void)executed_.add(g->uuid, g->tag, g->gno);
       executed_dirty_ = true;
     }
-    if (front_.selected() && front_.state().has_gtid) {
+    if (stream().front().selected() && stream().state().has_gtid) {
       if (g->has_logical_clock) gtid_entry(ev, "sequenceNumber", cur_sn_);
       else gtid_entry(ev);
     }
   }
 
-  void table_map(const Event& ev) {
-    auto l = loader_.load(ev, *log_name_, top_pos(ev));
-    if (!deferred_warnings_.empty()) {
-      pool_.sync();
-      std::fputs(deferred_warnings_.c_str(), err_);
-      deferred_warnings_.clear();
-    }
-    if (!l) {
-      undecodable(ev, "TABLE_MAP", l.error());
-      return;
-    }
-    if (!l->fresh) return;
-    const TableMap& stored = *l->map;
+  void table_map(const Event& ev, const TableMapLoader::Loaded& l) override {
+    if (!l.fresh) return;
+    const TableMap& stored = *l.map;
     // mysqlType: Canal spells it from its DDL-built table meta, whatever the TABLE_MAP carries:
     // the declared type from schema history when it has a fitting definition; else rebuilt from
     // the TABLE_MAP, with display widths as MariaDB and MySQL before 8.0.19 print them.
     const std::uint32_t ver = parse_server_version(ev.fde->server_version);
     const bool widths = ev.fde->server_version.find("MariaDB") != std::string::npos || ver < 80019;
-    plans_[stored.table_id] = std::make_shared<const TablePlan>(make_plan(stored, widths, l->def));
+    plans_[stored.table_id] = std::make_shared<const TablePlan>(make_plan(stored, widths, l.def));
   }
 
-  void statement(const Event& ev, const QueryEvent& q) {
-    const StatementKind k = classify_statement(q.sql);
-    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);  // whatever the selection keeps
+  void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
     switch (k) {
       case StatementKind::begin:
-        if (front_.selected()) begin_entry(ev, q.thread_id);
+        if (stream().front().selected()) begin_entry(ev, q.thread_id);
         return;
       case StatementKind::xa_start:
-        if (front_.selected()) begin_entry(ev, q.thread_id, xa_statement_xid(q.sql));
+        if (stream().front().selected()) begin_entry(ev, q.thread_id, xa_statement_xid(q.sql));
         return;
       case StatementKind::xa_end:
-        if (front_.selected()) end_entry(ev, "0", xa_statement_xid(q.sql));
+        if (stream().front().selected()) end_entry(ev, "0", xa_statement_xid(q.sql));
         return;
       case StatementKind::commit:
-        if (front_.selected()) end_entry(ev, "0");
+        if (stream().front().selected()) end_entry(ev, "0");
         return;
       case StatementKind::xa_finish:
-        if (front_.selected()) {
+        if (stream().front().selected()) {
           const int et = xa_statement_is_rollback(q.sql) ? canalpb::XAROLLBACK : canalpb::XACOMMIT;
           if (q.sql.size() >= kStreamStatementAt) return streamed_statement(ev, q.db, "", et, false, q.sql, {});
           canalpb::RowChange rc;
@@ -1786,8 +1742,8 @@ class CanalMapper final : public TransactionFront::Hooks {
       default:
         return;
     }
-    if (!front_.selected()) return;
-    if (!database_.selects(q.db)) return;
+    if (!stream().front().selected()) return;
+    if (!stream().database().selects(q.db)) return;
     std::string db(q.db), table;
     if (!ddl_table(q.sql, db, table)) table.clear();
     if (!opts_.filter.empty()) {
@@ -1856,49 +1812,17 @@ class CanalMapper final : public TransactionFront::Hooks {
     sink_.entry_pieces(batch, header_bytes_, canalpb::ROWDATA, store_, sql, store_tail_);
   }
 
-  bool rows_type_in_this_server(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    if (t > ev.fde->n_post_headers) return true;
-    const std::uint8_t ph = ev.fde->post_header(t);
-    return ph == 6 || ph == 8 || ph == 10;
-  }
-
-  void rows(const Event& ev, RowsEventKind kind) {
-    if (!rows_type_in_this_server(ev)) return;
-    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
-    if (!h) {
-      undecodable(ev, event_type_constant(ev.type_code()), h.error());
-      return;
-    }
-    const TableMap* tm = tables_.find(h->table_id);
-    if (tm == nullptr) {
-      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
-      report(Diagnostic{Check::transaction_structure,
-                              mid_stream ? Severity::warning : Severity::error, *log_name_,
-                              top_pos(ev),
-                              fmt::format("{} for table id {} without a TABLE_MAP before it",
-                                          event_type_constant(ev.type_code()), h->table_id)});
-      return;
-    }
-    if (!front_.selected()) return;
-    TableMap& tmm = *tables_.find(h->table_id);
-    if (tmm.selected < 0)
-      tmm.selected = database_.selects(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
-    if (tmm.selected == 0) return;
+  void rows(const RowsView& v) override {
+    const Event& ev = *v.ev;
+    const RowsEventHeader* h = v.header;
+    const TableMap* tm = v.map;
+    const RowsEventKind kind = v.kind;
     auto pi = plans_.find(h->table_id);
     if (pi == plans_.end() ||
         pi->second->cols.size() != tm->columns.size())  // not expected: made with the map
       pi = plans_.insert_or_assign(h->table_id, std::make_shared<const TablePlan>(make_plan(*tm, true, nullptr))).first;
-    Bytes rows = h->rows;
-    std::uint64_t rows_at = h->rows_offset;
-    if (kind.compressed) {
-      Status st = decompress_mariadb(rows, rows_at, rows_buf_);
-      if (!st.ok()) {
-        undecodable(ev, event_type_constant(ev.type_code()), st.error());
-        return;
-      }
-      rows = as_bytes(rows_buf_);
-    }
+    const Bytes rows = v.rows;
+    const std::uint64_t rows_at = v.rows_offset;
     const int et = kind.kind == RowsKind::insert   ? canalpb::INSERT
                    : kind.kind == RowsKind::update ? canalpb::UPDATE
                                                    : canalpb::DELETE;
@@ -1909,7 +1833,7 @@ class CanalMapper final : public TransactionFront::Hooks {
     CanalJob& j = b.jobs.emplace_back();
     j.rows = true;
     j.entry_type = canalpb::ROWDATA;
-    j.map = tables_.find_shared(h->table_id);
+    j.map = stream().tables().find_shared(h->table_id);
     j.plan = pi->second;
     j.images = b.add(rows);
     j.present_before = b.add(h->columns_before);
@@ -1943,31 +1867,24 @@ class CanalMapper final : public TransactionFront::Hooks {
   }
 
   const ConvertOptions& opts_;
-  DatabaseSelection database_{opts_.database};  // -d/--database
   const bool json_;
   EntrySink& sink_;
   StderrDiagnostics& diag_;
   std::FILE* err_;
   TimeZone tz_;
-  InputFile file_;  // the file being read (a copy: the input list is gone at the end)
-  const std::string* log_name_ = nullptr;
-  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
-                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
-  TableMapCache tables_;
+  const std::string* log_name_ = nullptr;  // the stream's file's name
+  bool was_begun_ = false;  // the transaction was begun (BEGIN, a MariaDB GTID) before this event
   std::unordered_map<std::uint64_t, std::shared_ptr<const TablePlan>> plans_;
-  SchemaHistory schema_;
-  TableMapLoader loader_{tables_, schema_, err_};
   GtidSet executed_;
   std::string executed_text_;
   bool executed_dirty_ = true;
   const std::string empty_;
   std::string cur_sn_, cur_lct_;
-  std::string rows_buf_, xid_text_;
+  std::string xid_text_;
   std::string store_, header_bytes_;  // an entry's storeValue and header, being made
   OutBuf scratch_;                    // a FlatMessage being made
   OutBuf piece_;                      // a piece of a huge statement, escaped
   std::string store_tail_;            // a huge statement's storeValue after its sql
-  std::string deferred_warnings_;     // the table map loader's, printed in order
   // Rows events: rendered by the pool, or here when large (big_).
   CanalRender render_{json_, tz_, sink_, diag_};
   CanalBatch big_;
@@ -1981,23 +1898,19 @@ int run_canal_convert(const ConvertOptions& opts, const CanalOptions& co, std::F
   StderrDiagnostics diag(errf);
   EntrySink sink(co, outf);
   CanalMapper mapper(opts, co, sink, diag, errf);
-  mapper.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
-  mapper.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
-  struct Visitor : ChainVisitor {
-    CanalMapper& m;
-    explicit Visitor(CanalMapper& mm) : m(mm) {}
-    void begin_file(const InputFile& f) override { m.begin_file(f); }
-    void event(const Event& ev, const InputFile&) override { m.event(ev); }
-  } visitor(mapper);
+  RowStream::Options so = RowStream::options_of(opts);
+  so.database = opts.database;
+  so.err = errf;
+  RowStream stream(std::move(so), mapper);
   // The reader's findings go out after the entries and findings prepared before them.
   convert_detail::DrainFirst<CanalMapper> ordered(mapper, diag);
-  const bool readable = read_chain(chain_options(opts), visitor, ordered, errf);
-  mapper.cut_off(false);
+  const bool readable = read_chain(chain_options(opts), stream, ordered, errf);
+  stream.finish();
   mapper.sync();
   sink.flush();
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
-  warn_unmatched_database(opts.database, mapper.database_matched(), errf);
+  warn_unmatched_database(opts.database, stream.database().matched(), errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

@@ -1,7 +1,7 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
-#include "../txn/txn_front.h"
+#include "../txn/row_stream.h"
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
@@ -113,56 +113,39 @@ namespace {
 using convert_detail::Batch;
 using convert_detail::Job;
 using convert_detail::RenderPool;
-using convert_detail::RowsView;
+using RenderRows = convert_detail::RowsView;
 
-class Converter final : public TransactionFront::Hooks {
+// The JSON sink of the row-change stream: RowStream finds the transactions, statements and row
+// changes; the converter renders them (on the render pool's threads) in stream order.
+class Converter final : public RowSink {
  public:
-  // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
-  bool database_matched() const noexcept { return database_.matched(); }
   Converter(const ConvertOptions& opts, LineOutput& out, StderrDiagnostics& diag, std::FILE* err)
       : opts_(opts),
         out_(out),
         diag_(diag),
         err_(err),
         interactive_(out.interactive()),
-        pool_(interactive_ ? 0u : opts.render_threads, opts.render_batch_bytes, out, diag, opts.render) {
-    if (opts.schema) schema_ = *opts.schema;
-    loader_.defer_warnings(&deferred_warnings_);
-  }
+        pool_(interactive_ ? 0u : opts.render_threads, opts.render_batch_bytes, out, diag, opts.render) {}
 
   // Writes out everything prepared so far (at the end, and before anything goes to stderr).
   void sync() { pool_.sync(); }
 
-  void begin_file(const InputFile& f) {
-    if (log_name_ != nullptr) cut_off(true, f.after_unclosed);
-    file_ = f;
-    log_name_ = &file_.log_name;
-    warned_types_.clear();
-    front_.reset();
-    tables_.clear();
+  // RowSink
+  void begin_file(const InputFile& f) override { log_name_ = &f.log_name; }
+
+  void hole(const Event& ev, std::uint64_t bytes) override {
+    const std::uint64_t at = ev.is_inner() ? ev.pos - bytes : top_pos(ev) - bytes;
+    damage_record(ev, at, ev.skip_check,
+                  fmt::format("{} bytes could not be read as events; reading resumed at the next event", bytes), bytes);
+  }
+  void damaged(const Event& ev) override {
+    damage_record(ev, top_pos(ev), *ev.damage, "the event failed its checksum: none of its contents are passed on",
+                  ev.header.event_size);
   }
 
-  // One event (top-level or inner).
-  void event(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    const TransactionFront::Step& step = front_.begin(ev, *this);
-    if (step.hole_bytes > 0) {
-      const std::uint64_t at = ev.is_inner() ? ev.pos - step.hole_bytes : top_pos(ev) - step.hole_bytes;
-      damage_record(ev, at, ev.skip_check,
-                    fmt::format("{} bytes could not be read as events; reading resumed at the next event", step.hole_bytes),
-                    step.hole_bytes);
-    }
-    if (step.damaged) {
-      damage_record(ev, top_pos(ev), *ev.damage,
-                    "the event failed its checksum: none of its contents are passed on", ev.header.event_size);
-      front_.end();
-      return;
-    }
-    if (step.is_statement && !step.statement_ok) {
-      front_.end();
-      return;
-    }
-    const TransactionState& ts = front_.state();
+  void event(const Event& ev, const TransactionFront::Step& step) override {
+    if (step.is_statement && !step.statement_ok) return;
+    const TransactionState& ts = stream().state();
     if (ts.txn_id != ts_txn_) {
       ts_txn_ = ts.txn_id;
       ts_text_.clear();
@@ -170,126 +153,41 @@ class Converter final : public TransactionFront::Hooks {
       annotate_.clear();
       has_annotate_ = has_thread_ = false;
     }
-    switch (ev.type()) {
-      case EventType::mariadb_annotate_rows:
-      case EventType::rows_query:
-        if (opts_.with_statement) {
-          auto a = ev.type() == EventType::rows_query ? decode_rows_query(ev.body_reader(), *ev.fde)
-                                                      : decode_annotate_rows(ev.body_reader(), *ev.fde);
-          has_annotate_ = static_cast<bool>(a);
-          if (a) annotate_.assign(a->text);
-        }
-        break;
-      case EventType::format_description:
-      case EventType::rotate:
-        if (!ev.is_inner()) tables_.clear();
-        break;
-      case EventType::table_map:
-        table_map(ev);
-        break;
-      case EventType::query:
-      case EventType::mariadb_query_compressed:
-        thread_id_ = step.query.thread_id;
-        has_thread_ = true;
-        statement(ev, step.query);
-        break;
-      default:
-        if (auto k = classify_rows_event(t)) rows(ev, *k);
-        break;
+    if ((ev.type() == EventType::mariadb_annotate_rows || ev.type() == EventType::rows_query) &&
+        opts_.with_statement) {
+      auto a = ev.type() == EventType::rows_query ? decode_rows_query(ev.body_reader(), *ev.fde)
+                                                  : decode_annotate_rows(ev.body_reader(), *ev.fde);
+      has_annotate_ = static_cast<bool>(a);
+      if (a) annotate_.assign(a->text);
     }
-    front_.end();
+  }
+
+  void statement(const Event& ev, const TransactionFront::Step& step) override {
+    thread_id_ = step.query.thread_id;
+    has_thread_ = true;
+    statement(ev, step.query, step.kind);
+  }
+
+  void after_event(const Event&, const TransactionFront::Step&) override {
     if (interactive_) pool_.sync();  // every line as soon as it is complete
     else pool_.maybe_submit();
   }
 
-  bool mid_stream = false;  // a start position/time was given: tolerate missing table maps
-  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
-
-  // The end of the chain (after the last event).
-  void finish() {
-    if (log_name_ != nullptr) cut_off(false);
+  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) override {
+    report(convert_detail::undecodable_rows(*log_name_, top_pos(ev), inner_index(ev), what, e));
   }
-
-  // TransactionFront::Hooks
-  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
-    undecodable(ev, layer, e);
-  }
-  void gtid_undecodable(const Event& ev) override {
-    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
-  }
-  void open_at_gtid(const Event& ev) override {
-    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
-  }
-
- private:
-  static Bytes as_bytes(std::string_view s) {
-    return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-  }
-  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
-
-  static std::int64_t inner_index(const Event& ev) {
-    return ev.is_inner() ? static_cast<std::int64_t>(ev.inner_index) : -1;
-  }
-
   // What this thread reports goes out after every record prepared before it.
-  void report(const Diagnostic& d) {
+  void report(const Diagnostic& d) override {
     pool_.sync();
     diag_.report(d);
   }
-
-  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
-    report(convert_detail::undecodable_rows(*log_name_, top_pos(ev), inner_index(ev), what, e));
-  }
-
-  void table_map(const Event& ev) {
-    auto l = loader_.load(ev, *log_name_, top_pos(ev));
-    if (!deferred_warnings_.empty()) {
-      pool_.sync();
-      std::fputs(deferred_warnings_.c_str(), err_);
-      deferred_warnings_.clear();
-    }
-    if (!l) undecodable(ev, "TABLE_MAP", l.error());
-  }
-
-  // {"type":"DAMAGE","log_name","pos","txn_id","check","message","skipped_bytes"}: where data is
-  // missing, in stream order, so that a consumer of the records can tell (binlogctl-convert(1)).
-  // Inner events of a TRANSACTION_PAYLOAD add payload_pos and inner_index as other records do.
-  void damage_record(const Event& ev, std::uint64_t pos, Check check, std::string_view message,
-                     std::uint64_t skipped) {
-    Batch& batch = pool_.current();
-    const std::size_t at = batch.arena.size();
-    std::string& b = batch.arena;
-    b.append("{\"type\":\"DAMAGE\",\"log_name\":");
-    append_json_quoted(b, *log_name_);
-    b.append(",\"pos\":");
-    append_u64(b, ev.is_inner() ? ev.payload_pos : pos);
-    b.append(",\"txn_id\":");
-    append_u64(b, front_.state().txn_id);
-    b.append(",\"check\":\"");
-    b.append(check_name(check));
-    b.append("\",\"message\":");
-    append_json_quoted(b, message);
-    b.append(",\"skipped_bytes\":");
-    append_u64(b, skipped);
-    if (ev.is_inner()) {
-      b.append(",\"payload_pos\":");
-      append_u64(b, ev.payload_pos);
-      b.append(",\"inner_index\":");
-      append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
-    }
-    b.append("}\n");
-    Job j;
-    j.literal = true;
-    j.text = {at, batch.arena.size() - at};
-    batch.jobs.push_back(std::move(j));
-  }
+  void before_stderr() override { pool_.sync(); }
 
   // The end of a file left a transaction without its COMMIT: say so on stderr and, in order, in
   // the stream: {"type":"CUT_OFF","log_name","pos","txn_id","gtid","message"} (binlogctl(1),
   // CUT-OFF TRANSACTIONS; mysqlbinlog ends such output with a ROLLBACK).
-  void cut_off(bool more_files, bool next_after_unclosed = false) {
-    auto c = front_.cut_off(more_files, stop_given, next_after_unclosed);
-    if (!c) return;
+  void end_file(const TransactionFront::CutOff* c, bool) override {
+    if (c == nullptr) return;
     const std::string message = c->message();
     Batch& batch = pool_.current();
     const std::size_t at = batch.arena.size();
@@ -310,7 +208,47 @@ class Converter final : public TransactionFront::Hooks {
     j.literal = true;
     j.text = {at, batch.arena.size() - at};
     batch.jobs.push_back(std::move(j));
-    report(c->diagnostic(file_));
+    report(c->diagnostic(stream().file()));
+  }
+
+ private:
+  static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+
+  static std::int64_t inner_index(const Event& ev) {
+    return ev.is_inner() ? static_cast<std::int64_t>(ev.inner_index) : -1;
+  }
+
+  // {"type":"DAMAGE","log_name","pos","txn_id","check","message","skipped_bytes"}: where data is
+  // missing, in stream order, so that a consumer of the records can tell (binlogctl-convert(1)).
+  // Inner events of a TRANSACTION_PAYLOAD add payload_pos and inner_index as other records do.
+  void damage_record(const Event& ev, std::uint64_t pos, Check check, std::string_view message,
+                     std::uint64_t skipped) {
+    Batch& batch = pool_.current();
+    const std::size_t at = batch.arena.size();
+    std::string& b = batch.arena;
+    b.append("{\"type\":\"DAMAGE\",\"log_name\":");
+    append_json_quoted(b, *log_name_);
+    b.append(",\"pos\":");
+    append_u64(b, ev.is_inner() ? ev.payload_pos : pos);
+    b.append(",\"txn_id\":");
+    append_u64(b, stream().state().txn_id);
+    b.append(",\"check\":\"");
+    b.append(check_name(check));
+    b.append("\",\"message\":");
+    append_json_quoted(b, message);
+    b.append(",\"skipped_bytes\":");
+    append_u64(b, skipped);
+    if (ev.is_inner()) {
+      b.append(",\"payload_pos\":");
+      append_u64(b, ev.payload_pos);
+      b.append(",\"inner_index\":");
+      append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
+    }
+    b.append("}\n");
+    Job j;
+    j.literal = true;
+    j.text = {at, batch.arena.size() - at};
+    batch.jobs.push_back(std::move(j));
   }
 
   void begin_record(std::string& b, const Event& ev) {
@@ -319,10 +257,10 @@ class Converter final : public TransactionFront::Hooks {
     b.append(",\"pos\":");
     append_u64(b, top_pos(ev));
     b.append(",\"txn_id\":");
-    append_u64(b, front_.state().txn_id);
+    append_u64(b, stream().state().txn_id);
     b.append(",\"gtid\":");
-    if (front_.state().gtid_text.empty()) b.append("null");
-    else append_json_quoted(b, front_.state().gtid_text);
+    if (stream().state().gtid_text.empty()) b.append("null");
+    else append_json_quoted(b, stream().state().gtid_text);
     b.append(",\"timestamp\":\"");
     b.append(ts_text_);
     b.append("\",\"database\":");
@@ -340,9 +278,9 @@ class Converter final : public TransactionFront::Hooks {
         append_u64(b, thread_id_);
       }
     }
-    if (!front_.state().xid.empty()) {
+    if (!stream().state().xid.empty()) {
       b.append(",\"xid\":");
-      append_json_quoted(b, front_.state().xid);
+      append_json_quoted(b, stream().state().xid);
     }
     if (ev.is_inner()) {
       b.append(",\"payload_pos\":");
@@ -369,13 +307,10 @@ class Converter final : public TransactionFront::Hooks {
     batch.jobs.push_back(std::move(j));
   }
 
-  void statement(const Event& ev, const QueryEvent& q) {
-    const StatementKind k = classify_statement(q.sql);
-    // Schema history follows every DDL statement, whatever the selection prints.
-    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
+  void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
     if (k == StatementKind::xa_finish) {
       // The outcome of a prepared XA transaction (or the end of a one-phase one).
-      if (!front_.selected()) return;
+      if (!stream().front().selected()) return;
       const std::string_view xid = xa_statement_xid(q.sql);
       std::string& b = begin_literal(ev);
       append_text_json(b, q.db, 0);
@@ -397,8 +332,8 @@ class Converter final : public TransactionFront::Hooks {
       return;
     }
     if (k != StatementKind::ddl && k != StatementKind::other) return;  // transaction structure
-    if (!front_.selected()) return;
-    if (!database_.selects(q.db)) return;
+    if (!stream().front().selected()) return;
+    if (!stream().database().selects(q.db)) return;
     if (!opts_.filter.empty()) {
       std::string db(q.db), table;
       if (k == StatementKind::other) return;  // statements name no table we can check reliably
@@ -443,44 +378,11 @@ class Converter final : public TransactionFront::Hooks {
     out_.flush();
   }
 
-  // A server whose FDE gives this type code a post-header no rows event has (pre-release 5.2
-  // builds numbered their events differently) does not mean a rows event by it.
-  bool rows_type_in_this_server(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    if (t > ev.fde->n_post_headers) return true;  // not listed: the standard meaning
-    const std::uint8_t ph = ev.fde->post_header(t);
-    if (ph == 6 || ph == 8 || ph == 10) return true;
-    if (warned_types_.insert(t).second) {
-      pool_.sync();
-      fmt::print(err_, "binlogctl: {}:{}: warning: type code {} has a {}-byte post-header in this server's "
-                       "format description ({}): not a rows event here; such events are skipped\n",
-                 *log_name_, top_pos(ev), t, ph, ev.fde->server_version);
-    }
-    return false;
-  }
-
-  void rows(const Event& ev, RowsEventKind kind) {
-    if (!rows_type_in_this_server(ev)) return;
-    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
-    if (!h) {
-      undecodable(ev, event_name(ev), h.error());
-      return;
-    }
-    const TableMap* tm = tables_.find(h->table_id);
-    if (tm == nullptr) {
-      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;  // dummy event (no table)
-      report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error,
-                        *log_name_, top_pos(ev),
-                        fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev),
-                                    h->table_id)});
-      return;
-    }
-    if (!front_.selected()) return;
-    TableMap& tmm = *tables_.find(h->table_id);
-    if (tmm.selected < 0)
-      tmm.selected = database_.selects(tm->db) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
-    if (tmm.selected == 0) return;
-
+  void rows(const RowsView& v) override {
+    const Event& ev = *v.ev;
+    const RowsEventHeader* h = v.header;
+    const TableMap* tm = v.map;
+    const RowsEventKind kind = v.kind;
     // Per-event parts of every record.
     suffix_.clear();
     suffix_.append(",\"primary_key\":[");
@@ -489,13 +391,7 @@ class Converter final : public TransactionFront::Hooks {
       append_json_string(suffix_, tm->columns[tm->primary_key[k]].name);
     }
     suffix_.push_back(']');
-    if (!h->extra.empty()) {
-      const std::uint64_t extra_at = h->rows_offset - h->columns_before.size() - h->columns_after.size();
-      auto x = decode_rows_extra(h->extra, extra_at, kind.kind);
-      if (!x) {
-        undecodable(ev, event_name(ev), x.error());
-        return;
-      }
+    if (const RowsExtraInfo* x = v.extra) {
       if (x->has_partition) {
         suffix_.append(",\"partition_id\":");
         append_u64(suffix_, x->partition_id);
@@ -513,16 +409,8 @@ class Converter final : public TransactionFront::Hooks {
       }
     }
 
-    Bytes rows = h->rows;
-    std::uint64_t rows_at = h->rows_offset;
-    if (kind.compressed) {
-      Status st = decompress_mariadb(rows, rows_at, rows_buf_);
-      if (!st.ok()) {
-        undecodable(ev, event_name(ev), st.error());
-        return;
-      }
-      rows = as_bytes(rows_buf_);
-    }
+    const Bytes rows = v.rows;
+    const std::uint64_t rows_at = v.rows_offset;
     // The parts every record of this event shares.
     prefix_.clear();
     begin_record(prefix_, ev);
@@ -541,18 +429,18 @@ class Converter final : public TransactionFront::Hooks {
       tail_.clear();
     }
 
-    RowsView v;
-    v.map = tm;
-    v.text = prefix_;
-    v.suffix = suffix_;
-    v.tail = tail_;
-    v.rows = rows;
-    v.present_before = h->columns_before;
-    v.present_after = h->columns_after;
-    v.rows_offset = rows_at;
-    v.width = h->width;
-    v.kind = kind.kind;
-    v.partial_json = kind.partial_json;
+    RenderRows r;
+    r.map = tm;
+    r.text = prefix_;
+    r.suffix = suffix_;
+    r.tail = tail_;
+    r.rows = rows;
+    r.present_before = h->columns_before;
+    r.present_after = h->columns_after;
+    r.rows_offset = rows_at;
+    r.width = h->width;
+    r.kind = kind.kind;
+    r.partial_json = kind.partial_json;
     if (rows.size() > opts_.render_inline_bytes) {
       // A large event: rendered here, streaming, rather than copied into a batch.
       pool_.sync();
@@ -569,37 +457,28 @@ class Converter final : public TransactionFront::Hooks {
           b.clear();
         }
       } sink{out_, stream_buf_};
-      auto e = convert_detail::render_rows(v, sink, images_, opts_.render);
+      auto e = convert_detail::render_rows(r, sink, images_, opts_.render);
       sink.write();
       out_.flush();
       if (e) undecodable(ev, event_name(ev), *e);
       return;
     }
-    pool_.current().add_rows(v, tables_.find_shared(h->table_id), *log_name_, top_pos(ev), inner_index(ev),
+    pool_.current().add_rows(r, stream().tables().find_shared(h->table_id), *log_name_, top_pos(ev), inner_index(ev),
                              event_name(ev));
   }
 
   static std::string_view event_name(const Event& ev) { return event_type_constant(ev.type_code()); }
 
   const ConvertOptions& opts_;
-  DatabaseSelection database_{opts_.database};  // -d/--database
   LineOutput& out_;
   StderrDiagnostics& diag_;
   std::FILE* err_;
   bool interactive_;
   RenderPool pool_;
-  std::string deferred_warnings_;
   std::string prefix_, tail_;
   std::size_t literal_at_ = 0;
-  InputFile file_;  // the file being read (a copy: the input list is gone by finish())
-  const std::string* log_name_ = nullptr;
-  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
-                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
-  TableMapCache tables_;
-  SchemaHistory schema_;
-  TableMapLoader loader_{tables_, schema_, err_};
+  const std::string* log_name_ = nullptr;  // the stream's file's name
   RowImageDecoder images_;
-  std::unordered_set<std::uint8_t> warned_types_;
   std::uint64_t ts_txn_ = ~0ull;  // the transaction ts_text_ is the commit time of
   std::string ts_text_;
   // --with-statement: the ANNOTATE_ROWS / ROWS_QUERY text of the current statement, the thread id
@@ -608,7 +487,6 @@ class Converter final : public TransactionFront::Hooks {
   bool has_annotate_ = false, has_thread_ = false;
   std::uint32_t thread_id_ = 0;
   std::string suffix_;
-  std::string rows_buf_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;
   JsonBuf stream_buf_;  // large rows events, rendered here
   static constexpr std::size_t kStreamStatementAt = 1u << 20;  // statements this large: streamed
@@ -628,24 +506,21 @@ int run_convert(const ConvertOptions& opts, std::FILE* outf, std::FILE* errf) {
   StderrDiagnostics diag(errf);
   LineOutput out(outf);
   Converter conv(opts, out, diag, errf);
-  conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
-  conv.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
-  struct Visitor : ChainVisitor {
-    Converter& c;
-    explicit Visitor(Converter& cc) : c(cc) {}
-    void begin_file(const InputFile& f) override { c.begin_file(f); }
-    void event(const Event& ev, const InputFile&) override { c.event(ev); }
-  } visitor(conv);
+  RowStream::Options so = RowStream::options_of(opts);
+  so.database = opts.database;
+  so.decode_extra = true;  // partition_id, ndb_info
+  so.err = errf;
+  RowStream stream(std::move(so), conv);
   // The reader's findings go out after the records and findings prepared before them (the pool
   // reports a batch's findings when it writes the batch).
   convert_detail::DrainFirst<Converter> ordered(conv, diag);
-  const bool readable = read_chain(chain_options(opts), visitor, ordered, errf);
-  conv.finish();
+  const bool readable = read_chain(chain_options(opts), stream, ordered, errf);
+  stream.finish();
   conv.sync();
   out.flush();
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
-  warn_unmatched_database(opts.database, conv.database_matched(), errf);
+  warn_unmatched_database(opts.database, stream.database().matched(), errf);
   return diag.errors() > 0 ? 1 : 0;
 }
 

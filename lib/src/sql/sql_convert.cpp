@@ -15,7 +15,7 @@
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
 #include "../convert/batch_pool.h"
-#include "../txn/txn_front.h"
+#include "../txn/row_stream.h"
 
 #include <fmt/format.h>
 
@@ -1188,16 +1188,14 @@ struct SqlRender {
   void write(Batch& b) const;
 };
 
-class SqlConverter final : public TransactionFront::Hooks {
+// The SQL sink of the row-change stream: RowStream finds the transactions, statements and row
+// changes; the converter writes them as SQL (forward, or reversed by the flashback store).
+class SqlConverter final : public RowSink {
  public:
-  // -d/--database: whether a statement or table of the database was met (warn_unmatched_database).
-  bool database_matched() const noexcept { return database_.matched(); }
   SqlConverter(const ConvertOptions& opts, const SqlOptions& sql, LineOutput& out, StderrDiagnostics& diag,
                std::FILE* err)
       : opts_(opts), sql_(sql), out_(out), diag_(diag), err_(err), store_(sql.tmpdir, sql.spill_bytes) {
-    if (opts.schema) schema_ = *opts.schema;
     renderer_.configure(sql);
-    loader_.defer_warnings(&deferred_warnings_);
     if (!out.interactive() && opts.render_threads > 0)  // a terminal: every line as it is complete
       pool_ = std::make_unique<convert_detail::BatchPool<SqlRender>>(
           opts.render_threads,
@@ -1210,22 +1208,16 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (pool_) pool_->sync();
   }
 
-  bool mid_stream = false;
-
-  void begin_file(const InputFile& f) {
-    if (log_name_ != nullptr) cut_off(true, f.after_unclosed);
-    file_ = f;
-    log_name_ = &file_.log_name;
-    front_.reset();
-    tables_.clear();
-  }
+  // RowSink
+  void begin_file(const InputFile& f) override { log_name_ = &f.log_name; }
+  void before_stderr() override { sync(); }
+  std::string_view selection_db(const TableMap& tm) override { return rewritten_db(sql_, tm.db); }
 
   // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF
   // TRANSACTIONS): the finding on stderr, as every row consumer reports it; the output rolls it
   // back (flashback: it is not undone).
-  void cut_off(bool more_files, bool next_after_unclosed = false) {
-    auto c = front_.cut_off(more_files, stop_given, next_after_unclosed);
-    if (c) report(c->diagnostic(file_));
+  void end_file(const TransactionFront::CutOff* c, bool) override {
+    if (c) report(c->diagnostic(stream().file()));
     if (!open_) return;
     open_ = false;
     if (!sql_.flashback) {
@@ -1243,46 +1235,31 @@ class SqlConverter final : public TransactionFront::Hooks {
     txn_bytes_ = 0;
   }
 
-  bool stop_given = false;  // a stop position/time was given: it may end the reading mid-transaction
+  void hole(const Event& ev, std::uint64_t bytes) override {
+    const std::uint64_t at = top_pos(ev) - (ev.is_inner() ? 0 : bytes);
+    comment_line(fmt::format("# DAMAGE {}:{}: {} bytes could not be read as events; nothing of them is rendered",
+                             clean(*log_name_), at, bytes));
+    note_unsafe(ev, "a hole in the data inside the range", false);
+    if (open_) txn_incomplete_ = true;
+  }
+  void damaged(const Event& ev) override {
+    comment_line(fmt::format("# DAMAGE {}:{}: the event failed its checksum; nothing of it is rendered",
+                             clean(*log_name_), top_pos(ev)));
+    note_unsafe(ev, "a damaged event inside the range", false);
+    if (open_) txn_incomplete_ = true;
+  }
 
-  void event(const Event& ev) {
-    const TransactionFront::Step& step = front_.begin(ev, *this);
-    if (step.hole_bytes > 0) {
-      const std::uint64_t at = top_pos(ev) - (ev.is_inner() ? 0 : step.hole_bytes);
-      comment_line(fmt::format("# DAMAGE {}:{}: {} bytes could not be read as events; nothing of them is rendered",
-                               clean(*log_name_), at, step.hole_bytes));
-      note_unsafe(ev, "a hole in the data inside the range", false);
-      if (open_) txn_incomplete_ = true;
-    }
-    if (step.damaged) {
-      comment_line(fmt::format("# DAMAGE {}:{}: the event failed its checksum; nothing of it is rendered",
-                               clean(*log_name_), top_pos(ev)));
-      note_unsafe(ev, "a damaged event inside the range", false);
-      if (open_) txn_incomplete_ = true;
-      front_.end();
-      return;
-    }
-    if (step.is_statement && !step.statement_ok) {
-      front_.end();
-      return;
-    }
-    const TransactionState& ts = front_.state();
+  void statement(const Event& ev, const TransactionFront::Step& step) override {
+    statement(ev, step.query, step.kind);
+  }
+
+  // The events that carry a statement's context, LOAD DATA, INCIDENT and XA PREPARE (statements,
+  // table maps and rows come through their own calls).
+  void event(const Event& ev, const TransactionFront::Step& step) override {
+    if (step.is_statement && !step.statement_ok) return;
+    const TransactionState& ts = stream().state();
     if (open_ && ts.txn_id != open_txn_) close_open("the next transaction began before it ended");
     switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-        if (!ev.is_inner()) tables_.clear();
-        break;
-      case EventType::table_map: {
-        auto l = loader_.load(ev, *log_name_, top_pos(ev));
-        if (!deferred_warnings_.empty()) {
-          sync();
-          std::fputs(deferred_warnings_.c_str(), err_);
-          deferred_warnings_.clear();
-        }
-        if (!l) undecodable(ev, "TABLE_MAP", l.error());
-        break;
-      }
       case EventType::intvar: {
         auto iv = decode_intvar(ev.body_reader(), *ev.fde);
         if (!iv) {
@@ -1315,16 +1292,12 @@ class SqlConverter final : public TransactionFront::Hooks {
         pending_.append(";\n");
         break;
       }
-      case EventType::query:
-      case EventType::mariadb_query_compressed:
-        statement(ev, step.query, step.kind);
-        break;
       case EventType::load:
       case EventType::new_load:
       case EventType::exec_load:
       case EventType::execute_load_query:
         // LOAD DATA logged as a statement: its file travels in other events; not written as SQL.
-        if (front_.selected()) {
+        if (stream().front().selected()) {
           if (open_) txn_incomplete_ = true;
           comment_line(fmt::format("# SKIPPED {}:{}: LOAD DATA logged as a statement (its data is not written as SQL)",
                                    clean(*log_name_), top_pos(ev)));
@@ -1345,7 +1318,7 @@ class SqlConverter final : public TransactionFront::Hooks {
         if (open_) {
           if (open_xa_) xa_prepared_here_ = true;
           finish(open_xa_ ? "XA END " + ts.xid + ";\nXA PREPARE " + ts.xid + ";\n" : std::string("COMMIT;\n"));
-        } else if (sql_.flashback && front_.selected() && !ts.xid.empty()) {
+        } else if (sql_.flashback && stream().front().selected() && !ts.xid.empty()) {
           // Prepared in the range with nothing to undo (its rows are not selected): its XA COMMIT
           // is then no commit of a transaction prepared before the range.
           sync();
@@ -1353,12 +1326,14 @@ class SqlConverter final : public TransactionFront::Hooks {
         }
         break;
       default:
-        if (auto k = classify_rows_event(ev.type_code())) rows(ev, *k);
         break;
     }
-    front_.end();
+  }
+
+  void after_event(const Event& ev, const TransactionFront::Step& step) override {
+    if (step.is_statement && !step.statement_ok) return;
     if (ev.type() == EventType::xid || ev.type() == EventType::xa_prepare) pending_.clear();
-    if (open_ && !front_.state().open) {
+    if (open_ && !stream().state().open) {
       // The event ended the transaction: XID, COMMIT, or a rows event flagged STMT_END in a
       // transaction without GTID or BEGIN.
       if (step.is_statement && step.kind == StatementKind::rollback) finish("ROLLBACK;\n");
@@ -1377,8 +1352,8 @@ class SqlConverter final : public TransactionFront::Hooks {
       "SET @binlogctl_sql_log_bin=@@session.sql_log_bin, @@session.sql_log_bin=0;\n";
   static constexpr std::string_view kLogBinBack = "SET @@session.sql_log_bin=@binlogctl_sql_log_bin;\n";
 
+  // After RowStream::finish().
   int finish_run() {
-    if (log_name_ != nullptr) cut_off(false);
     sync();  // the writing side is idle from here on
     if (sql_.flashback) {
       for (const auto& [xid, p] : prepared_)
@@ -1402,17 +1377,6 @@ class SqlConverter final : public TransactionFront::Hooks {
     if (sql_.disable_log_bin) put(kLogBinBack);
     out_.flush();
     return 0;
-  }
-
-  // TransactionFront::Hooks
-  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
-    undecodable(ev, layer, e);
-  }
-  void gtid_undecodable(const Event& ev) override {
-    report(TransactionFront::gtid_undecodable_finding(ev, *log_name_));
-  }
-  void open_at_gtid(const Event& ev) override {
-    report(TransactionFront::open_at_gtid_finding(ev, *log_name_));
   }
 
  private:
@@ -1514,7 +1478,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   }
 
   // A diagnostic after everything handed on before it.
-  void report(const Diagnostic& d) {
+  void report(const Diagnostic& d) override {
     sync();
     report_now(d);
   }
@@ -1523,7 +1487,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     out_.flush();
     diag_.report(d);
   }
-  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) {
+  void undecodable(const Event& ev, std::string_view what, const DecodeError& e) override {
     if (open_) txn_incomplete_ = true;
     report(Diagnostic{Check::undecodable_event, Severity::error, *log_name_, e.offset,
                       fmt::format("{} event at {} does not decode: {}", what, top_pos(ev), e.what)});
@@ -1703,7 +1667,7 @@ class SqlConverter final : public TransactionFront::Hooks {
 
   // "# log:pos GTID g YYYY-MM-DD HH:MM:SS" before every statement.
   void position_comment(std::string& s, const Event& ev) {
-    const TransactionState& ts = front_.state();
+    const TransactionState& ts = stream().state();
     s.append("# ");
     s.append(clean(*log_name_));
     s.push_back(':');
@@ -1801,7 +1765,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   // The BEGIN of the current transaction, once something of it is written.
   void open_txn(const Event& ev) {
     if (open_) return;
-    const TransactionState& ts = front_.state();
+    const TransactionState& ts = stream().state();
     open_ = true;
     txn_incomplete_ = false;
     ++txn_seq_;
@@ -1838,7 +1802,7 @@ class SqlConverter final : public TransactionFront::Hooks {
   // GTID_NEXT, 'ANONYMOUS' for anonymous transactions, 'AUTOMATIC' again at the end.
   void gtid_set(std::string& s) {
     if (sql_.flashback || !sql_.gtids) return;
-    const TransactionState& ts = front_.state();
+    const TransactionState& ts = stream().state();
     if (ts.txn_id == gtid_txn_) return;
     gtid_txn_ = ts.txn_id;
     if (ts.has_gtid && !ts.mysql_gtid) {
@@ -1882,14 +1846,14 @@ class SqlConverter final : public TransactionFront::Hooks {
     txn_incomplete_ = false;
     const std::uint64_t seq = txn_seq_++;
     if (!pool_) {
-      finish_txn(closing, incomplete, seq, open_txn_, front_.state().xid);
+      finish_txn(closing, incomplete, seq, open_txn_, stream().state().xid);
       return;
     }
     SqlBatch& b = pool_->current();
     SqlJob j;
     j.kind = SqlJob::Kind::finish;
     j.text = b.add(closing);
-    j.xid = b.add(front_.state().xid);
+    j.xid = b.add(stream().state().xid);
     j.incomplete = incomplete;
     j.seq = seq;
     j.pos = open_txn_;
@@ -2004,7 +1968,6 @@ class SqlConverter final : public TransactionFront::Hooks {
   }
 
   void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
-    if (k == StatementKind::ddl) schema_.apply(q.db, q.sql);
     std::string pending;  // the context events before this statement are for it alone
     pending.swap(pending_);
     switch (k) {
@@ -2020,9 +1983,9 @@ class SqlConverter final : public TransactionFront::Hooks {
       default:
         break;
     }
-    if (!front_.selected()) return;
+    if (!stream().front().selected()) return;
     // -d/--database: statements whose default database it is (mysqlbinlog's meaning)
-    if (!database_.selects(rewritten_db(sql_, q.db)) && k != StatementKind::xa_finish &&
+    if (!stream().database().selects(rewritten_db(sql_, q.db)) && k != StatementKind::xa_finish &&
         k != StatementKind::xa_start)
       return;
     std::string db(q.db), table;
@@ -2069,15 +2032,15 @@ class SqlConverter final : public TransactionFront::Hooks {
       s.append(";\n");
       cur_db_ = std::string(q.db);
     }
-    const bool in_txn = front_.state().begun && !is_ddl && k != StatementKind::xa_finish;
+    const bool in_txn = stream().state().begun && !is_ddl && k != StatementKind::xa_finish;
     // (in a transaction: open_txn writes it before BEGIN; MySQL's XA START is logged as a statement)
-    if (k == StatementKind::xa_finish && xa_prepared_here_ && front_.state().has_gtid &&
-        !front_.state().mysql_gtid && sql_.gtids) {
+    if (k == StatementKind::xa_finish && xa_prepared_here_ && stream().state().has_gtid &&
+        !stream().state().mysql_gtid && sql_.gtids) {
       // MariaDB refuses to set gtid_seq_no in a session that holds a prepared XA transaction:
       // the XA COMMIT / ROLLBACK of one prepared earlier in this output gets the target's GTID.
-      s.append("# GTID ").append(front_.state().gtid_text).append(
+      s.append("# GTID ").append(stream().state().gtid_text).append(
           " not kept: MariaDB sets no GTID in a session holding a prepared XA transaction\n");
-      gtid_txn_ = front_.state().txn_id;
+      gtid_txn_ = stream().state().txn_id;
     }
     if (k == StatementKind::xa_finish) xa_prepared_here_ = false;
     if (!in_txn || k == StatementKind::xa_start) gtid_set(s);
@@ -2086,7 +2049,7 @@ class SqlConverter final : public TransactionFront::Hooks {
       if (!open_) {
         open_ = true;
         open_xa_ = true;
-        open_txn_ = front_.state().txn_id;
+        open_txn_ = stream().state().txn_id;
       }
       std::string x;
       append_statement(x, q.sql);
@@ -2146,51 +2109,35 @@ class SqlConverter final : public TransactionFront::Hooks {
     s.append(d).append("\nDELIMITER ;\n");
   }
 
-  bool rows_type_in_this_server(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    if (t > ev.fde->n_post_headers) return true;
-    const std::uint8_t ph = ev.fde->post_header(t);
-    return ph == 6 || ph == 8 || ph == 10;
-  }
-
   // All `width` columns present in the bitmap.
   static bool full_image(Bytes present, std::uint64_t width, const TableMap& tm) {
     return width == tm.columns.size() && count_bits(present, width) == width;
   }
 
-  void rows(const Event& ev, RowsEventKind kind) {
-    if (!rows_type_in_this_server(ev)) return;
-    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
-    if (!h) {
-      undecodable(ev, event_name(ev), h.error());
+  // A rows event without its TABLE_MAP: after a start inside its transaction, said in the SQL too.
+  void missing_table_map(const Event& ev, const RowsEventHeader& h) override {
+    if (stream().mid_stream() && stream().front().selected()) {
+      // The start fell inside a transaction, after its TABLE_MAP: these rows cannot be written,
+      // and SQL that lacks them is no complete replay of the range: said in the SQL, exit 1.
+      comment_line(fmt::format("# SKIPPED {}:{}: {} for table id {}: the start falls inside its transaction, "
+                               "after the TABLE_MAP (start at the transaction's GTID or BEGIN event to include it)",
+                               clean(*log_name_), top_pos(ev), event_name(ev), h.table_id));
+      report(Diagnostic{Check::transaction_structure, Severity::error, *log_name_, top_pos(ev),
+                        fmt::format("{} for table id {}: the start falls inside its transaction, after the "
+                                    "TABLE_MAP; its rows are not written (start at the transaction's GTID or "
+                                    "BEGIN event to include them)",
+                                    event_name(ev), h.table_id)});
+      if (sql_.flashback && !sql_.skip_unsafe) refused_ = true;
       return;
     }
-    TableMap* tm = tables_.find(h->table_id);
-    if (tm == nullptr) {
-      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL) return;
-      if (mid_stream && front_.selected()) {
-        // The start fell inside a transaction, after its TABLE_MAP: these rows cannot be written,
-        // and SQL that lacks them is no complete replay of the range: said in the SQL, exit 1.
-        comment_line(fmt::format("# SKIPPED {}:{}: {} for table id {}: the start falls inside its transaction, "
-                                 "after the TABLE_MAP (start at the transaction's GTID or BEGIN event to include it)",
-                                 clean(*log_name_), top_pos(ev), event_name(ev), h->table_id));
-        report(Diagnostic{Check::transaction_structure, Severity::error, *log_name_, top_pos(ev),
-                          fmt::format("{} for table id {}: the start falls inside its transaction, after the "
-                                      "TABLE_MAP; its rows are not written (start at the transaction's GTID or "
-                                      "BEGIN event to include them)",
-                                      event_name(ev), h->table_id)});
-        if (sql_.flashback && !sql_.skip_unsafe) refused_ = true;
-        return;
-      }
-      report(Diagnostic{Check::transaction_structure, mid_stream ? Severity::warning : Severity::error, *log_name_,
-                        top_pos(ev),
-                        fmt::format("{} for table id {} without a TABLE_MAP before it", event_name(ev), h->table_id)});
-      return;
-    }
-    if (!front_.selected()) return;
-    if (tm->selected < 0)
-      tm->selected = database_.selects(rewritten_db(sql_, tm->db)) && opts_.filter.matches(tm->db, tm->table) ? 1 : 0;
-    if (tm->selected == 0) return;
+    RowSink::missing_table_map(ev, h);
+  }
+
+  void rows(const RowsView& rv) override {
+    const Event& ev = *rv.ev;
+    const RowsEventHeader* h = rv.header;
+    const TableMap* tm = rv.map;
+    const RowsEventKind kind = rv.kind;
     const std::string table_key = tm->db + '\n' + tm->table;
     if (!tm->has_names()) {
       if (refused_tables_.insert(table_key).second)
@@ -2217,17 +2164,9 @@ class SqlConverter final : public TransactionFront::Hooks {
         return;
       }
     }
-    Bytes data = h->rows;
-    std::uint64_t at = h->rows_offset;
-    if (kind.compressed) {
-      Status st = decompress_mariadb(data, at, rows_buf_);
-      if (!st.ok()) {
-        undecodable(ev, event_name(ev), st.error());
-        return;
-      }
-      data = Bytes(reinterpret_cast<const std::uint8_t*>(rows_buf_.data()), rows_buf_.size());
-    }
-    const bool xa = open_ ? open_xa_ : !front_.state().xid.empty();
+    const Bytes data = rv.rows;
+    const std::uint64_t at = rv.rows_offset;
+    const bool xa = open_ ? open_xa_ : !stream().state().xid.empty();
     if (queries()) set_query_mode(!xa);  // (an XA transaction's statements go one by one)
     open_txn(ev);
     load_generated(*tm);
@@ -2240,7 +2179,7 @@ class SqlConverter final : public TransactionFront::Hooks {
     else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
       session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
     RowsJobView v;
-    v.map = tables_.find_shared(h->table_id);
+    v.map = stream().tables().find_shared(h->table_id);
     v.rows = data;
     v.rows_offset = at;
     v.present_before = h->columns_before;
@@ -2392,27 +2331,19 @@ class SqlConverter final : public TransactionFront::Hooks {
   // Columns a statement must not set: generated ones (VIRTUAL/STORED, known from schema history).
   void load_generated(const TableMap& tm) {
     generated_.assign(tm.columns.size(), '\0');
-    const SchemaTable* def = schema_.find(tm.db, tm.table);
+    const SchemaTable* def = stream().schema().find(tm.db, tm.table);
     if (def == nullptr || def->columns.size() != tm.columns.size()) return;
     for (std::size_t i = 0; i < def->columns.size(); ++i) generated_[i] = def->columns[i].generated ? '\1' : '\0';
   }
 
 
   const ConvertOptions& opts_;
-  DatabaseSelection database_{opts_.database};  // -d/--database
   const SqlOptions& sql_;
   LineOutput& out_;
   StderrDiagnostics& diag_;
   std::FILE* err_;
-  const std::string* log_name_ = nullptr;
-  InputFile file_;  // the file being read (a copy: the input list is gone at the end)
-  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
-                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
-  TableMapCache tables_;
-  SchemaHistory schema_;
-  TableMapLoader loader_{tables_, schema_, err_};
+  const std::string* log_name_ = nullptr;  // the stream's file's name
   InfoScratch scratch_;
-  std::string rows_buf_;
   std::string generated_;  // per column of the table being written (1: generated)
   std::string head_, session_;  // the current rows event's shared parts
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
@@ -2451,7 +2382,6 @@ class SqlConverter final : public TransactionFront::Hooks {
   std::map<std::string, Prepared> prepared_;
   std::size_t prepared_bytes_ = 0;
   bool diag_errors_ = false;
-  std::string deferred_warnings_;  // the table map loader's, written in order
   SqlRowRenderer renderer_;        // this thread's
   JsonBuf stream_buf_;             // rows rendered here, forward
   SqlRender render_{*this, sql_};
@@ -2484,23 +2414,20 @@ int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE
   StderrDiagnostics diag(errf);
   LineOutput out(outf);
   SqlConverter conv(opts, sql, out, diag, errf);
-  conv.mid_stream = opts.start_position.has_value() || opts.start_datetime.has_value();
-  conv.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
+  RowStream::Options so = RowStream::options_of(opts);
+  so.database = opts.database;
+  so.err = errf;
+  RowStream stream(std::move(so), conv);
   conv.begin_run();
-  struct Visitor : ChainVisitor {
-    SqlConverter& c;
-    explicit Visitor(SqlConverter& cc) : c(cc) {}
-    void begin_file(const InputFile& f) override { c.begin_file(f); }
-    void event(const Event& ev, const InputFile&) override { c.event(ev); }
-  } visitor(conv);
   ChainOptions co = chain_options(opts);
   co.threads = 1;
   // The reader's findings go out after the statements and findings prepared before them (the
   // pool reports a batch's findings when it writes the batch).
   convert_detail::DrainFirst<SqlConverter> ordered(conv, diag);
-  const bool readable = read_chain(co, visitor, ordered, errf);
+  const bool readable = read_chain(co, stream, ordered, errf);
   int rc = 0;
   try {
+    stream.finish();
     rc = conv.finish_run();
   } catch (const std::system_error& e) {
     fmt::print(errf, "binlogctl: error: {}\n", e.what());
@@ -2508,7 +2435,7 @@ int run_sql_convert(const ConvertOptions& opts, const SqlOptions& sql, std::FILE
   }
   if (!readable) return 2;
   warn_unmatched_filter_rules(opts.filter, errf);
-  warn_unmatched_database(opts.database, conv.database_matched(), errf);
+  warn_unmatched_database(opts.database, stream.database().matched(), errf);
   return (rc != 0 || diag.errors() > 0 || conv.extra_errors()) ? 1 : 0;
 }
 

@@ -9,7 +9,7 @@
 #include <binlogctl/stats.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include "../txn/txn_front.h"
+#include "../txn/row_stream.h"
 
 #include <fmt/format.h>
 
@@ -79,84 +79,120 @@ struct TypeEntry {
   std::uint64_t count = 0, bytes = 0;
 };
 
-class StatsCollector final : public TransactionFront::Hooks {
+// The counting sink of the row-change stream: RowStream decides what is a transaction, a
+// selected table and a row change; the collector counts.
+class StatsCollector final : public RowSink {
  public:
   StatsCollector(const StatsOptions& opts, DiagnosticSink& diag)
       : opts_(opts), diag_(diag), largest_(opts.top, LargerTxn{}), longest_(opts.top, LongerTxn{}) {
-    if (opts.schema) schema_ = *opts.schema;
     interval_ = opts.interval_seconds == 0 ? 60 : opts.interval_seconds;
-    mid_stream_ = opts.start_position.has_value() || opts.start_datetime.has_value();
   }
 
-  // TransactionFront::Hooks
-  void statement_undecodable(const Event& ev, std::string_view, const DecodeError& e) override {
+  // RowSink
+  void undecodable(const Event& ev, std::string_view, const DecodeError& e) override {
+    if (classify_rows_event(ev.type_code())) {
+      if (!counted_) return;  // rows of unselected transactions are not looked at
+      ++summary_.uncounted_rows_events;
+    }
     undecodable(ev, e);
   }
-  void gtid_undecodable(const Event& ev) override {
-    diag_.report(TransactionFront::gtid_undecodable_finding(ev, log_name_));
-  }
+  void report(const Diagnostic& d) override { diag_.report(d); }
 
   // The end of a file left a transaction without its COMMIT (binlogctl(1), CUT-OFF TRANSACTIONS):
   // counted as incomplete, and said on stderr.
-  void cut_off(bool more_files, bool next_after_unclosed = false) {
-    if (summary_.files == 0) return;
-    if (auto c = front_.cut_off(more_files, stop_given, next_after_unclosed)) diag_.report(c->diagnostic(file_));
+  void end_file(const TransactionFront::CutOff* c, bool) override {
+    if (c != nullptr) diag_.report(c->diagnostic(file_));
   }
-  bool stop_given = false;
 
-  void begin_file(const InputFile& f) {
-    cut_off(true, f.after_unclosed);
-    close_txn(false);  // a transaction cannot go on in the next file
+  void begin_file(const InputFile& f) override {
     log_name_ = f.log_name;
     file_ = f;
     first_file_ = summary_.files == 0;
     ++summary_.files;
-    front_.reset();
-    tables_.clear();
     by_id_.clear();
   }
 
-  void event(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    const TransactionFront::Step& step = front_.begin(ev, *this);
-    if (step.damaged) {  // the damage policy: damaged bytes are counted as nothing
-      front_.end();
+  void transaction_begin(const Event& ev, const TransactionState& ts, bool selected) override {
+    cur_open_ = true;
+    cur_.txn_id = ts.txn_id;
+    cur_.gtid = ts.gtid_text;
+    cur_.log_name = log_name_;
+    cur_.pos = top_pos(ev);
+    cur_.bytes = cur_.events = cur_.rows = 0;
+    cur_.first_time = cur_.last_time = 0;  // set by count_event
+    cur_.commit_time = ts.timestamp;
+    cur_.complete = true;
+    txn_selected_ = selected;  // kept for the transaction until it closes
+  }
+  void transaction_end(const Event*, bool complete) override { close_txn(complete); }
+
+  void event(const Event& ev, const TransactionFront::Step&) override {
+    const bool selected = !cur_open_ || txn_selected_;
+    counted_ = selected && !before_start(ev);
+    if (counted_) count_event(ev);
+  }
+
+  void tables_cleared() override { by_id_.clear(); }
+
+  // TABLE_MAP (loaded by the stream, completed from schema history): its counting entry and how
+  // to skip each value of its columns.
+  void table_map(const Event&, const TableMapLoader::Loaded& l) override {
+    const TableMap* tm = l.map;
+    IdSlot& slot = by_id_[tm->table_id];
+    if (slot.entry == nullptr || slot.entry->s.database != tm->db || slot.entry->s.table != tm->table)
+      slot.entry = &table_entry(*tm);
+    if (l.fresh || slot.rules.size() != tm->columns.size()) {
+      slot.rules.resize(tm->columns.size());
+      for (std::size_t i = 0; i < tm->columns.size(); ++i)
+        slot.rules[i] = value_size_rule(tm->columns[i].type, tm->columns[i].meta);
+      slot.steps = row_skip_steps(slot.rules);
+    }
+  }
+
+  void missing_table_map(const Event& ev, const RowsEventHeader& h) override {
+    if (!counted_) return;
+    ++summary_.uncounted_rows_events;
+    Diagnostic d = RowStream::missing_table_map_finding(ev, h, log_name_, stream().mid_stream());
+    d.message += ": its rows are not counted";
+    diag_.report(d);
+  }
+
+  void rows(const RowsView& v) override {
+    if (!counted_) return;
+    const Event& ev = *v.ev;
+    auto id = by_id_.find(v.header->table_id);
+    if (id == by_id_.end()) return;  // (not expected: every map the stream has went through table_map)
+    TableEntry& e = *id->second.entry;
+    if (!e.selected) return;
+    ++e.s.events;
+    e.s.bytes += ev.header.event_size;
+    if (cur_open_ && e.last_txn != cur_.txn_id) {
+      e.last_txn = cur_.txn_id;
+      ++e.s.transactions;
+    }
+    auto n = count_row_changes(*v.map, *v.header, v.kind, v.rows, v.rows_offset, id->second.rules,
+                               id->second.steps);
+    if (!n) {
+      undecodable(ev, n.error());
+      ++summary_.uncounted_rows_events;
       return;
     }
-    const bool have_query = step.statement_ok;
-    const QueryEvent& q = step.query;
-    const TransactionState& ts = front_.state();
-    if (ts.open && (!cur_open_ || cur_.txn_id != ts.txn_id)) {
-      close_txn(false);  // still open when the next one began
-      open_txn(ev, ts);
+    std::uint64_t StatsSummary::*total = &StatsSummary::inserts;
+    std::uint64_t TableStats::*per_table = &TableStats::inserts;
+    std::uint64_t IntervalStats::*per_interval = &IntervalStats::inserts;
+    if (v.kind.kind == RowsKind::update) {
+      total = &StatsSummary::updates;
+      per_table = &TableStats::updates;
+      per_interval = &IntervalStats::updates;
+    } else if (v.kind.kind == RowsKind::delete_) {
+      total = &StatsSummary::deletes;
+      per_table = &TableStats::deletes;
+      per_interval = &IntervalStats::deletes;
     }
-    const bool selected = !cur_open_ || txn_selected_;
-    const bool counted = selected && !before_start(ev);
-    if (counted) count_event(ev);
-
-    switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-        if (!ev.is_inner()) {
-          tables_.clear();
-          by_id_.clear();
-        }
-        break;
-      case EventType::table_map:
-        table_map(ev);
-        break;
-      case EventType::query:
-      case EventType::mariadb_query_compressed:
-        // Schema history follows every DDL statement, counted or not.
-        if (have_query && classify_statement(q.sql) == StatementKind::ddl)
-          schema_.apply(q.db, q.sql);
-        break;
-      default:
-        if (auto k = classify_rows_event(t); k && counted) rows(ev, *k);
-        break;
-    }
-    front_.end();
-    if (cur_open_ && !front_.state().open) close_txn(true);
+    summary_.*total += *n;
+    e.s.*per_table += *n;
+    if (ev.header.timestamp != 0) interval_at(ev.header.timestamp).*per_interval += *n;
+    if (cur_open_) cur_.rows += *n;
   }
 
   void finish(StatsReport& rep) {
@@ -217,9 +253,6 @@ class StatsCollector final : public TransactionFront::Hooks {
   }
 
  private:
-  static Bytes as_bytes(std::string_view s) {
-    return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-  }
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
   void undecodable(const Event& ev, const DecodeError& e) {
@@ -305,19 +338,6 @@ class StatsCollector final : public TransactionFront::Hooks {
     }
   }
 
-  void open_txn(const Event& ev, const TransactionState& ts) {
-    cur_open_ = true;
-    cur_.txn_id = ts.txn_id;
-    cur_.gtid = ts.gtid_text;
-    cur_.log_name = log_name_;
-    cur_.pos = top_pos(ev);
-    cur_.bytes = cur_.events = cur_.rows = 0;
-    cur_.first_time = cur_.last_time = 0;  // set by count_event
-    cur_.commit_time = ts.timestamp;
-    cur_.complete = true;
-    txn_selected_ = front_.selected();  // kept for the transaction until it closes
-  }
-
   void close_txn(bool complete) {
     if (!cur_open_) return;
     cur_open_ = false;
@@ -327,43 +347,6 @@ class StatsCollector final : public TransactionFront::Hooks {
     if (cur_.commit_time != 0) ++interval_at(cur_.commit_time).transactions;
     largest_.offer(cur_);
     longest_.offer(cur_);
-  }
-
-  // TABLE_MAP: decoded, reused when unchanged, completed from schema history. (Not
-  // TableMapLoader: its warnings are about column names, which stats does not print.)
-  void table_map(const Event& ev) {
-    auto r = decode_table_map(ev.body_reader(), *ev.fde);
-    if (!r) {
-      undecodable(ev, r.error());
-      return;
-    }
-    TableMap* tm = tables_.find(r->table_id);
-    bool fresh = false;
-    if (tm == nullptr || !tm->same_as(*r) || tm->schema_generation != schema_.generation()) {
-      fresh = true;
-      const std::uint64_t base = ev.body_offset();
-      const auto off = [&](Bytes b) {
-        return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
-      };
-      auto parsed = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
-      if (!parsed) {
-        undecodable(ev, parsed.error());
-        return;
-      }
-      tm = &tables_.put(std::move(*parsed));
-      tm->schema_generation = schema_.generation();
-      if (const SchemaTable* def = schema_.find(tm->db, tm->table))
-        (void)apply_table_schema(*tm, *def);
-    }
-    IdSlot& slot = by_id_[tm->table_id];
-    if (slot.entry == nullptr || slot.entry->s.database != tm->db || slot.entry->s.table != tm->table)
-      slot.entry = &table_entry(*tm);
-    if (fresh || slot.rules.size() != tm->columns.size()) {
-      slot.rules.resize(tm->columns.size());
-      for (std::size_t i = 0; i < tm->columns.size(); ++i)
-        slot.rules[i] = value_size_rule(tm->columns[i].type, tm->columns[i].meta);
-      slot.steps = row_skip_steps(slot.rules);
-    }
   }
 
   TableEntry& table_entry(const TableMap& tm) {
@@ -380,89 +363,13 @@ class StatsCollector final : public TransactionFront::Hooks {
     return it->second;
   }
 
-  // A server whose FDE gives this type code a post-header no rows event has (pre-release 5.2
-  // builds numbered their events differently) does not mean a rows event by it.
-  static bool rows_type_in_this_server(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    if (t > ev.fde->n_post_headers) return true;
-    const std::uint8_t ph = ev.fde->post_header(t);
-    return ph == 6 || ph == 8 || ph == 10;
-  }
-
-  void rows(const Event& ev, RowsEventKind kind) {
-    if (!rows_type_in_this_server(ev)) return;
-    auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
-    if (!h) {
-      undecodable(ev, h.error());
-      ++summary_.uncounted_rows_events;
-      return;
-    }
-    const TableMap* tm = tables_.find(h->table_id);
-    auto id = by_id_.find(h->table_id);
-    if (tm == nullptr || id == by_id_.end()) {
-      if (h->table_id == 0xffffff || h->table_id == 0xffffffffffffULL)
-        return;  // dummy event (no table)
-      ++summary_.uncounted_rows_events;
-      diag_.report(Diagnostic{
-          Check::transaction_structure, mid_stream_ ? Severity::warning : Severity::error,
-          log_name_, top_pos(ev),
-          fmt::format("{} for table id {} without a TABLE_MAP before it: its rows are not counted",
-                      event_type_constant(ev.type_code()), h->table_id)});
-      return;
-    }
-    TableEntry& e = *id->second.entry;
-    if (!e.selected) return;
-    ++e.s.events;
-    e.s.bytes += ev.header.event_size;
-    if (cur_open_ && e.last_txn != cur_.txn_id) {
-      e.last_txn = cur_.txn_id;
-      ++e.s.transactions;
-    }
-    Bytes rows = h->rows;
-    if (kind.compressed) {
-      Status st = decompress_mariadb(rows, h->rows_offset, rows_buf_);
-      if (!st.ok()) {
-        undecodable(ev, st.error());
-        ++summary_.uncounted_rows_events;
-        return;
-      }
-      rows = as_bytes(rows_buf_);
-    }
-    auto n = count_row_changes(*tm, *h, kind, rows, h->rows_offset, id->second.rules, id->second.steps);
-    if (!n) {
-      undecodable(ev, n.error());
-      ++summary_.uncounted_rows_events;
-      return;
-    }
-    std::uint64_t StatsSummary::*total = &StatsSummary::inserts;
-    std::uint64_t TableStats::*per_table = &TableStats::inserts;
-    std::uint64_t IntervalStats::*per_interval = &IntervalStats::inserts;
-    if (kind.kind == RowsKind::update) {
-      total = &StatsSummary::updates;
-      per_table = &TableStats::updates;
-      per_interval = &IntervalStats::updates;
-    } else if (kind.kind == RowsKind::delete_) {
-      total = &StatsSummary::deletes;
-      per_table = &TableStats::deletes;
-      per_interval = &IntervalStats::deletes;
-    }
-    summary_.*total += *n;
-    e.s.*per_table += *n;
-    if (ev.header.timestamp != 0) interval_at(ev.header.timestamp).*per_interval += *n;
-    if (cur_open_) cur_.rows += *n;
-  }
-
   const StatsOptions& opts_;
   DiagnosticSink& diag_;
   std::int64_t interval_ = 60;
-  bool mid_stream_ = false;
   bool first_file_ = true;
+  bool counted_ = false;  // the current event counts (selected, not before the start)
   std::string log_name_;
   InputFile file_;
-  TransactionFront front_{opts_.include_gtids ? &*opts_.include_gtids : nullptr,
-                          opts_.exclude_gtids ? &*opts_.exclude_gtids : nullptr};
-  SchemaHistory schema_;
-  TableMapCache tables_;
   // Per table id of this file: its entry, and how to skip each value of its current TABLE_MAP's
   // columns (value_size_rule; refreshed whenever the map is parsed anew) for the row walk.
   struct IdSlot {
@@ -485,7 +392,6 @@ class StatsCollector final : public TransactionFront::Hooks {
   bool txn_selected_ = true;
   TopN<LargerTxn> largest_;
   TopN<LongerTxn> longest_;
-  std::string rows_buf_;
 };
 
 }  // namespace
@@ -493,18 +399,15 @@ class StatsCollector final : public TransactionFront::Hooks {
 bool collect_stats(const StatsOptions& opts, StatsReport& report, DiagnosticSink& diag,
                    std::FILE* err) {
   StatsCollector c(opts, diag);
-  struct Visitor : ChainVisitor {
-    StatsCollector& c;
-    explicit Visitor(StatsCollector& cc) : c(cc) {}
-    void begin_file(const InputFile& f) override { c.begin_file(f); }
-    void event(const Event& ev, const InputFile&) override { c.event(ev); }
-  } visitor(c);
+  RowStream::Options so = RowStream::options_of(opts);
+  so.loader_notes = false;  // its notes are about column names, which stats does not print
+  so.err = err;
+  RowStream stream(std::move(so), c);
   ChainOptions co = chain_options_of(opts);
   co.pass_fde_before_start = true;  // row walking needs the format description in force
   co.threads = opts.threads;
-  c.stop_given = opts.stop_position.has_value() || opts.stop_datetime.has_value();
-  const bool readable = read_chain(co, visitor, diag, err);
-  c.cut_off(false);
+  const bool readable = read_chain(co, stream, diag, err);
+  stream.finish();
   c.finish(report);
   return readable;
 }
