@@ -3,7 +3,7 @@
 #pragma once
 
 #include <binlogctl/column_value.h>
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/datetime.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/result.h>

@@ -1,5 +1,5 @@
 // JSON string escaping, collation ids -> charsets, and charset -> UTF-8 conversion (iconv).
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/json_out.h>
 #include <iconv.h>
 
