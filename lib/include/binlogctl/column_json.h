@@ -63,10 +63,10 @@ inline void append_json_string(JsonBuf& out, std::string_view s) { append_json_q
 inline void append_json_string_body(JsonBuf& out, std::string_view s) { append_json_escaped(out, s); }
 
 // Text in the charset of MySQL/MariaDB collation `collation` (0 = unknown: utf8mb4), converted to
-// UTF-8 and appended as a quoted JSON string. utf8mb3/utf8mb4/ascii pass through; latin1 (MySQL's
-// latin1 is cp1252 with the 5 undefined bytes mapped to U+0081.. as the server does) is converted
-// in place; other charsets go through iconv. Bytes the charset cannot decode are escaped as
-// `\\xHH` like invalid UTF-8 above. Collation 63 (binary) is treated like utf8mb4 here.
+// UTF-8 by append_utf8 (columns.h) with BadBytes::hex_text and appended as a quoted JSON string:
+// exactly append_json_string of append_utf8's result, written in one pass (bytes the charset
+// cannot decode come out as `\\xHH` like invalid UTF-8 above). Collation 63 (binary) is treated
+// like utf8mb4 here.
 void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation);
 
 // Quoted JSON string of binary data per RenderOptions::binary_as.

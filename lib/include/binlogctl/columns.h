@@ -153,11 +153,25 @@ bool collation_is_utf8_compatible(std::uint16_t collation) noexcept;
 
 // ---- building blocks (also used by other modules) ----------------------------------------------
 
-// The same text converted to UTF-8 strictly (for renderers that must not guess): appends it to
-// `out` and returns true when every byte decodes in the collation's charset (utf8mb3/utf8mb4
-// well-formed, ascii below 0x80, latin1 always, others through iconv); else returns false and
-// leaves `out` as it was. Binary and unknown-to-iconv charsets return false.
-bool text_to_utf8(std::string& out, std::string_view bytes, std::uint16_t collation);
+// What append_utf8 does with bytes that the charset cannot decode (ill-formed UTF-8, a byte
+// iconv refuses, a sequence cut at the end):
+//   hex_text  each such byte becomes the four characters \xHH (backslash, 'x', two lowercase hex
+//             digits) and the rest goes on. The UTF-8 compatible charsets (utf8mb4, utf8mb3,
+//             ascii, binary, filename) pass every well-formed UTF-8 sequence; a charset that
+//             glibc's iconv does not know passes ASCII only.
+//   refuse    append_utf8 appends nothing and returns false unless every byte is text of the
+//             charset: utf8mb4 and utf8mb3 well-formed (utf8mb3 without 4-byte sequences), ascii
+//             below 0x80, latin1 always; binary, filename and charsets iconv does not know refuse.
+enum class BadBytes : std::uint8_t { hex_text, refuse };
+
+// Text in the charset of MySQL/MariaDB collation `collation` (0 = unknown: utf8mb4) converted to
+// UTF-8 and appended to `out` as it is (no quoting, no escaping): the one converter behind every
+// text renderer, each of which escapes the result its own way (JSON: append_text_json in
+// column_json.h, which escapes as it converts; Canal: as it is; SQL: quoted, or hex when
+// refused). latin1 is MySQL's (Windows-1252 with the 5 undefined bytes 81 8d 8f 90 9d mapped to
+// the C1 controls, as the server does), converted in place; the charsets that are not UTF-8
+// compatible go through iconv. Returns false only under BadBytes::refuse.
+bool append_utf8(std::string& out, std::string_view bytes, std::uint16_t collation, BadBytes policy);
 
 // Charset name ("utf8mb4", "latin1", "binary", ...) of a collation id of MySQL 5.x-9.x or MariaDB
 // 10.x/11.x; "utf8mb4" for unknown ids.
