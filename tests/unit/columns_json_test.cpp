@@ -1,5 +1,5 @@
 // Column decoders: MySQL binary JSON.
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <doctest/doctest.h>
 
 #include <cstring>

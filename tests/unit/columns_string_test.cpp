@@ -1,5 +1,5 @@
 // Column decoders: CHAR/VARCHAR/BLOB/TEXT, charsets, ENUM/SET, binary, UUID/INET, VECTOR, metadata.
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -252,6 +252,64 @@ TEST_SUITE("columns") {
     CHECK(ok(col(ColumnType::varchar, 40, 45), prefixed("ok\xff", 1)) == R"("ok\\xff")");
     // keybcs2 (37) has no iconv converter: ASCII passes, the rest is escaped
     CHECK(ok(col(ColumnType::varchar, 40, 37), prefixed("a\x80", 1)) == R"("a\\x80")");
+  }
+
+  // One converter: JSON's text is append_utf8's hex_text result escaped the JSON way, and SQL's
+  // strict reading (refuse) gives that same result or nothing.
+  TEST_CASE("append_utf8: the one charset converter behind the JSON, Canal and SQL text") {
+    const std::uint16_t collations[] = {45, 33, 11, 63, 17, 8, 51, 13, 28, 35, 54, 56, 60, 37, 0, 9999};
+    const std::string pieces[] = {"a", "\"", "\\", "\n", std::string(1, '\0'), "\x01", "\xc3\xa9", "\xe2\x82\xac",
+                                  "\xf0\x9f\x98\x80", "\xff", "\x80", "\xe9", "\x93\xfa", "\xd8\x3d", "\xed\xa0\x80", "xyz"};
+    std::uint32_t seed = 5;
+    auto pick = [&](unsigned n) {
+      seed = seed * 1103515245u + 12345u;
+      return (seed >> 16) % n;
+    };
+    for (int k = 0; k < 4000; ++k) {
+      std::string bytes;
+      for (unsigned n = pick(6); n > 0; --n) bytes += pieces[pick(16)];
+      for (std::uint16_t c : collations) {
+        INFO("collation ", c, " bytes ", json(bytes));
+        std::string raw = "[";
+        REQUIRE(append_utf8(raw, bytes, c, BadBytes::hex_text));
+        std::string want, got;
+        append_json_string(want, raw.substr(1));
+        append_text_json(got, bytes, c);
+        CHECK(got == want);
+        std::string strict = "[";
+        if (append_utf8(strict, bytes, c, BadBytes::refuse)) {
+          CHECK(strict == raw);
+        } else {
+          CHECK(strict == "[");
+        }
+      }
+    }
+    auto conv = [](std::string_view b, std::uint16_t c, BadBytes p) {
+      std::string out = "keep:";
+      return append_utf8(out, b, c, p) ? out.substr(5) : out == "keep:" ? std::string("refused") : "changed:" + out;
+    };
+    // hex_text: undecodable bytes as the text \xHH, lowercase, the rest as it is (no escaping)
+    CHECK(conv("ok\xff\"\n", 45, BadBytes::hex_text) == "ok\\xff\"\n");
+    CHECK(conv("\xe9\x80\x81", 8, BadBytes::hex_text) == "\xc3\xa9\xe2\x82\xac\xc2\x81");  // latin1 = cp1252
+    CHECK(conv("\x93\xfa\x96\x7b", 13, BadBytes::hex_text) == "\xe6\x97\xa5\xe6\x9c\xac");  // sjis
+    CHECK(conv("a\xa0\xffz", 13, BadBytes::hex_text).find("\\x") != std::string::npos);
+    CHECK(conv("a\x80", 37, BadBytes::hex_text) == "a\\x80");  // keybcs2: no iconv converter
+    CHECK(conv("\xf0\x9f\x98\x80", 33, BadBytes::hex_text) == "\xf0\x9f\x98\x80");  // utf8mb3 passes 4 bytes
+    CHECK(conv("\xc3\xa9", 11, BadBytes::hex_text) == "\xc3\xa9");  // ascii passes UTF-8
+    CHECK(conv("\xc3\xa9", 63, BadBytes::hex_text) == "\xc3\xa9");  // binary taken as utf8mb4
+    // refuse: every byte must be text of the charset
+    CHECK(conv("ok\xff", 45, BadBytes::refuse) == "refused");
+    CHECK(conv("\xf0\x9f\x98\x80", 45, BadBytes::refuse) == "\xf0\x9f\x98\x80");
+    CHECK(conv("\xf0\x9f\x98\x80", 33, BadBytes::refuse) == "refused");
+    CHECK(conv("\xe2\x82\xac", 33, BadBytes::refuse) == "\xe2\x82\xac");
+    CHECK(conv("abc", 11, BadBytes::refuse) == "abc");
+    CHECK(conv("\xc3\xa9", 11, BadBytes::refuse) == "refused");
+    CHECK(conv("abc", 63, BadBytes::refuse) == "refused");
+    CHECK(conv("abc", 17, BadBytes::refuse) == "refused");
+    CHECK(conv("\x81", 8, BadBytes::refuse) == "\xc2\x81");
+    CHECK(conv("\x93\xfa", 13, BadBytes::refuse) == "\xe6\x97\xa5");
+    CHECK(conv("a\xa0\xffz", 13, BadBytes::refuse) == "refused");
+    CHECK(conv("a", 37, BadBytes::refuse) == "refused");
   }
 
   TEST_CASE("ENUM: 1 and 2 bytes, names or index") {

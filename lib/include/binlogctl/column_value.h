@@ -6,12 +6,12 @@
 // The view borrows: `bytes` points into the row image (or the column's ENUM/SET names stay in
 // the ColumnInfo), nothing is allocated per value. Every read goes through the ByteReader
 // (bounds-checked); a length prefix that promises more bytes than remain fails before anything
-// is read. The formats are those columns.h documents for append_value_json (decode_value.h
+// is read. The formats are those column_json.h documents for append_value_json (decode_value.h
 // reads them).
 #pragma once
 
 #include <binlogctl/bytes.h>
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/result.h>
 
 #include <cstdint>
@@ -91,7 +91,7 @@ Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v,
                            unsigned leniency = kDecodeStrict) noexcept;
 
 // Appends the JSON text of `v`, a value of `col` decoded strictly (kDecodeStrict), to `out`: the
-// text columns.h documents for append_value_json, which is decode_column_value then this. `col`
+// text column_json.h documents for append_value_json, which is decode_column_value then this. `col`
 // gives what the value does not carry: ENUM/SET names, FLOAT/DOUBLE decimals. Errors:
 // Errc::bad_value for a NEWDECIMAL digit group over its digits (at v.offset) and those of a
 // binary JSON document (append_json_binary); `out` is then as it was.

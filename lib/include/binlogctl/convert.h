@@ -78,9 +78,10 @@ struct ConvertOptions {
 
 // Runs the conversion; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable
 // input). Diagnostics (and the once-per-table warning about missing column names) go to `err`.
-// The table a DDL statement names (CREATE/ALTER/DROP/TRUNCATE/RENAME TABLE, CREATE INDEX ... ON
-// t), for filters and headers: db is left as is when the statement does not qualify the table.
-// Returns false when none is found.
+// The (first) table a DDL statement names (CREATE/ALTER/DROP/TRUNCATE/RENAME TABLE, CREATE/DROP
+// INDEX ... ON t, CREATE TRIGGER ... ON t; ddl_targets in schema.h), for filters and headers: db
+// is left as is when the statement does not qualify the table. Returns false when none is found
+// (statements on databases, views, routines, users, privileges; statements not understood).
 bool ddl_table(std::string_view sql, std::string& db, std::string& table);
 
 // How convert reads the chain (positions, times, checksums), for every output format.

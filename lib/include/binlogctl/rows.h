@@ -26,6 +26,7 @@
 
 #include <binlogctl/bytes.h>
 #include <binlogctl/column_value.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/columns.h>
 #include <binlogctl/event_type.h>
 #include <binlogctl/result.h>
@@ -105,14 +106,28 @@ inline Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t 
 
 enum class ImageRole : std::uint8_t { before, after };
 
-// The JSON renderer's plan for one table map, made once per map (TableMap::serial): each
-// column's ColumnInfo with the renderer's fast paths filled in (temporal_size, text_prefix,
-// names_json: ENUM names rendered once; json_fast: which one the row loop takes), and the key written before each value (',', the quoted
-// name and ':'), also in fixed 32-byte slots so that one fixed-size copy writes a short key.
-// Views into the map's ENUM/SET names: valid while the map lives and is not finalized again.
+// The JSON renderer's plan for one table map, made once per map (TableMap::serial): per column
+// the map's ColumnInfo and the renderer's own fast path for it (which one the row loop takes, in
+// one byte it tests once per value; each falls back to decode-then-render on anything odd), and
+// the key written before each value (',', the quoted name and ':'), also in fixed 32-byte slots so
+// that one fixed-size copy writes a short key. The shared column model (columns.h) knows nothing
+// of these. Views into the map's ENUM/SET names: valid while the map lives and is not finalized
+// again.
 struct JsonRowPlan {
   static constexpr std::size_t kKeySlot = 32;
-  std::vector<ColumnInfo> infos;
+  struct Column {
+    ColumnInfo info;  // as the map has it
+    // none: decode, then render; utf8_text: text_prefix's UTF-8 text copied out escaped;
+    // enum_name: an ENUM index of 1 or 2 bytes picking one of names_json; temporal:
+    // temporal_size's remembered rendering.
+    enum class Fast : std::uint8_t { none, utf8_text, enum_name, temporal };
+    Fast fast = Fast::none;
+    std::uint8_t temporal_size = 0;  // fixed_temporal_size, for `temporal`
+    std::uint8_t text_prefix = 0;    // utf8_text_prefix (length prefix 1 or 2), for `utf8_text`
+    // ENUM: each name as append_text_json renders it (quoted, UTF-8), for `enum_name`.
+    std::span<const std::string_view> names_json{};
+  };
+  std::vector<Column> cols;
   std::vector<std::string> keys;                 // per column: ,"name":
   std::string key_slots;                         // (columns + 1) slots, the last one padding
   std::vector<std::uint8_t> key_slot_len;        // 0: the key does not fit in a slot
@@ -120,7 +135,7 @@ struct JsonRowPlan {
   std::vector<std::vector<std::string_view>> enum_json_views;
 
   explicit JsonRowPlan(const TableMap& tm);
-  JsonRowPlan(const JsonRowPlan&) = delete;  // infos view enum_json_views
+  JsonRowPlan(const JsonRowPlan&) = delete;  // cols view enum_json_views
   JsonRowPlan& operator=(const JsonRowPlan&) = delete;
 };
 
@@ -185,7 +200,7 @@ class RowImageDecoder {
   std::array<Recent, kRecent> recent_{};
   std::unique_ptr<JsonRowPlan> unfinalized_;  // a map never finalized (serial 0): made per call
   const JsonRowPlan& plan_slow(const TableMap& tm);
-  Status value(const ColumnInfo& ci, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
+  Status value(const JsonRowPlan::Column& c, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
   Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, JsonBuf& out,
                     const RenderOptions& opts);
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`

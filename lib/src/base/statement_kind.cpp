@@ -1,120 +1,89 @@
 // The one statement classifier (statement_kind.h): every consumer that needs to know what a
-// QUERY event's statement means (verify, convert, Canal, stats, replay) asks here.
+// QUERY event's statement means (verify, convert, Canal, stats, replay) asks here. It reads the
+// statement with the library's one SQL lexer (base/sql_lexer.h).
 #include <binlogctl/statement_kind.h>
+
+#include "sql_lexer.h"
 
 namespace binlogctl {
 
 namespace {
 
+using sql_lexer::Lexer;
+using sql_lexer::Tok;
+using sql_lexer::Token;
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-// Skips whitespace and comments. MySQL-specific comments (/*! ... */) hold code: their content
-// is read as statement text.
-std::size_t skip_noise(std::string_view s, std::size_t i) {
-  for (;;) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    if (s.substr(i, 3) == "/*!" || s.substr(i, 3) == "/*M") {
-      i += 3;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;  // version number
-      continue;
-    }
-    if (s.substr(i, 2) == "/*") {
-      const std::size_t e = s.find("*/", i + 2);
-      i = e == std::string_view::npos ? s.size() : e + 2;
-      continue;
-    }
-    if (s.substr(i, 3) == "-- " || (i < s.size() && s[i] == '#')) {
-      const std::size_t e = s.find('\n', i);
-      i = e == std::string_view::npos ? s.size() : e + 1;
-      continue;
-    }
-    return i;
-  }
-}
-
-// The next word (letters, digits, '_') upper-cased into buf; returns its end.
-std::size_t next_word(std::string_view s, std::size_t i, char (&buf)[16], std::size_t& len) {
-  i = skip_noise(s, i);
-  len = 0;
-  while (i < s.size()) {
-    char c = s[i];
-    const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    if (!word) break;
-    if (len < sizeof buf) buf[len++] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c;
-    ++i;
-  }
-  return i;
+// The first two tokens of a statement (comments skipped, versioned comments read as SQL); a
+// token that is not there is left a punct with no text, which matches no keyword.
+struct Leading {
+  Token w1, w2;
+  std::size_t end = 0;  // offset past w2 (or past w1 when there is no w2)
+};
+void leading(std::string_view sql, Leading& l) {
+  Lexer lex(sql);
+  if (!lex.next(l.w1, false)) return;
+  l.end = lex.pos();
+  if (lex.next(l.w2, false)) l.end = lex.pos();
 }
 
 }  // namespace
 
 StatementKind classify_statement(std::string_view sql) noexcept {
-  char w1b[16], w2b[16];
-  std::size_t n1 = 0, n2 = 0;
-  const std::size_t i = next_word(sql, 0, w1b, n1);
-  next_word(sql, i, w2b, n2);
-  const std::string_view w1(w1b, n1), w2(w2b, n2);
-  if (w1 == "BEGIN") return StatementKind::begin;
-  if (w1 == "START" && w2 == "TRANSACTION") return StatementKind::begin;
-  if (w1 == "COMMIT") return StatementKind::commit;
-  if (w1 == "ROLLBACK") return w2 == "TO" ? StatementKind::savepoint : StatementKind::rollback;
-  if (w1 == "SAVEPOINT" || (w1 == "RELEASE" && w2 == "SAVEPOINT")) return StatementKind::savepoint;
-  if (w1 == "XA") {
-    if (w2 == "START" || w2 == "BEGIN") return StatementKind::xa_start;
-    if (w2 == "END") return StatementKind::xa_end;
-    if (w2 == "PREPARE") return StatementKind::xa_prepare;
-    if (w2 == "COMMIT" || w2 == "ROLLBACK") return StatementKind::xa_finish;
+  Leading l;
+  leading(sql, l);
+  const Token& w1 = l.w1;
+  const Token& w2 = l.w2;
+  if (w1.is_kw("BEGIN")) return StatementKind::begin;
+  if (w1.is_kw("START") && w2.is_kw("TRANSACTION")) return StatementKind::begin;
+  if (w1.is_kw("COMMIT")) return StatementKind::commit;
+  if (w1.is_kw("ROLLBACK")) return w2.is_kw("TO") ? StatementKind::savepoint : StatementKind::rollback;
+  if (w1.is_kw("SAVEPOINT") || (w1.is_kw("RELEASE") && w2.is_kw("SAVEPOINT"))) return StatementKind::savepoint;
+  if (w1.is_kw("XA")) {
+    if (w2.is_kw("START") || w2.is_kw("BEGIN")) return StatementKind::xa_start;
+    if (w2.is_kw("END")) return StatementKind::xa_end;
+    if (w2.is_kw("PREPARE")) return StatementKind::xa_prepare;
+    if (w2.is_kw("COMMIT") || w2.is_kw("ROLLBACK")) return StatementKind::xa_finish;
     return StatementKind::other;
   }
-  if (w1 == "CREATE" || w1 == "ALTER" || w1 == "DROP" || w1 == "RENAME" || w1 == "TRUNCATE" ||
-      w1 == "GRANT" || w1 == "REVOKE")
+  if (w1.is_kw("CREATE") || w1.is_kw("ALTER") || w1.is_kw("DROP") || w1.is_kw("RENAME") || w1.is_kw("TRUNCATE") ||
+      w1.is_kw("GRANT") || w1.is_kw("REVOKE"))
     return StatementKind::ddl;
   return StatementKind::other;
 }
 
 std::string_view xa_statement_xid(std::string_view sql) noexcept {
-  char w[16];
-  std::size_t n = 0;
-  std::size_t i = next_word(sql, 0, w, n);  // XA
-  i = next_word(sql, i, w, n);              // START / END / PREPARE / COMMIT / ROLLBACK
-  i = skip_noise(sql, i);
-  std::string_view rest = sql.substr(i < sql.size() ? i : sql.size());
+  // XA, then START / END / PREPARE / COMMIT / ROLLBACK, then the xid as written.
+  Lexer lex(sql);
+  Token t;
+  lex.next(t, false);
+  lex.next(t, false);
+  lex.skip_space();
+  std::string_view rest = sql.substr(std::min(lex.pos(), sql.size()));
   while (!rest.empty() && (is_space(rest.back()) || rest.back() == ';')) rest.remove_suffix(1);
   // Trailing keywords after the xid (ONE PHASE, SUSPEND [FOR MIGRATE], JOIN, RESUME).
   for (std::string_view suffix : {" ONE PHASE", " FOR MIGRATE", " SUSPEND", " JOIN", " RESUME"}) {
-    if (rest.size() >= suffix.size()) {
-      std::string_view tail = rest.substr(rest.size() - suffix.size());
-      bool eq = true;
-      for (std::size_t k = 0; k < tail.size(); ++k) {
-        char c = tail[k];
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-        if (c != suffix[k]) eq = false;
-      }
-      if (eq) {
-        rest.remove_suffix(suffix.size());
-        while (!rest.empty() && is_space(rest.back())) rest.remove_suffix(1);
-      }
+    if (rest.size() >= suffix.size() && sql_lexer::iequals(rest.substr(rest.size() - suffix.size()), suffix)) {
+      rest.remove_suffix(suffix.size());
+      while (!rest.empty() && is_space(rest.back())) rest.remove_suffix(1);
     }
   }
   return rest;
 }
 
 bool xa_statement_is_rollback(std::string_view sql) noexcept {
-  char w[16];
-  std::size_t n = 0;
-  const std::size_t i = next_word(sql, 0, w, n);
-  next_word(sql, i, w, n);
-  return std::string_view(w, n) == "ROLLBACK";
+  Leading l;
+  leading(sql, l);
+  return l.w2.is_kw("ROLLBACK");
 }
 
 bool xa_statement_one_phase(std::string_view sql) noexcept {
   std::string_view x = xa_statement_xid(sql);
   const std::size_t end = static_cast<std::size_t>(x.data() - sql.data()) + x.size();
-  char w1[16], w2[16];
-  std::size_t n1 = 0, n2 = 0;
-  const std::size_t i = next_word(sql, end, w1, n1);
-  next_word(sql, i, w2, n2);
-  return std::string_view(w1, n1) == "ONE" && std::string_view(w2, n2) == "PHASE";
+  Leading l;
+  leading(sql.substr(end), l);
+  return l.w1.is_kw("ONE") && l.w2.is_kw("PHASE");
 }
 
 const char* statement_kind_name(StatementKind k) noexcept {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <binlogctl/column_value.h>
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/datetime.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/result.h>
@@ -25,25 +25,8 @@
 
 namespace binlogctl::canal_detail {
 
-// How the bytes of a text column (CHAR/VARCHAR/TEXT, collation != binary) become Canal's string,
-// decided once per column from its collation. Each mode gives exactly what the JSON rendering of
-// append_text_json, parsed back as a JSON string, gives:
-//   utf8     utf8mb4/utf8mb3/ascii/binary/filename (and unknown collations): the bytes as they
-//            are, each byte that is not part of well-formed UTF-8 replaced by the 4 characters
-//            \xHH (lowercase hex)
-//   latin1   MySQL's latin1 (Windows-1252 with 81 8d 8f 90 9d as C1 controls) to UTF-8
-//   convert  any other charset: append_text_json (iconv), then the JSON string unescaped
-enum class TextMode : std::uint8_t { utf8, latin1, convert };
-TextMode text_mode(std::uint16_t collation) noexcept;
-
-// Canal's string of a text value (mode = text_mode(collation)).
-void append_canal_text(std::string& out, std::string_view bytes, std::uint16_t collation,
-                       TextMode mode);
 // new String(bytes, "ISO-8859-1") as UTF-8: one code point U+0000..U+00FF per byte.
 void append_iso8859_1(std::string& out, Bytes b);
-// The text of the JSON string `json` (quotes included) appended to `out`, as nlohmann's parser
-// reads it; false (nothing appended) when `json` is not a valid JSON string.
-bool append_json_string_text(std::string& out, std::string_view json);
 // Java's Double.toString / Float.toString appended to `out` (no allocation), or written at `o`
 // (room for kJavaFpMax bytes: the text takes at most 40; returns the end).
 void append_java_double(std::string& out, double v);
@@ -149,8 +132,7 @@ struct ValuePlan {
   std::uint64_t wide_from = ~std::uint64_t{0};  // wider JDBC type for values past the signed range)
   int null_sql_type = 0;  // sqlType of NULL
   std::uint16_t collation = 0;
-  TextMode text = TextMode::utf8;  // text_mode(collation)
-  bool binary = false;    // strings: new String(bytes, "ISO-8859-1") (BLOB), else text by `text`
+  bool binary = false;    // strings: new String(bytes, "ISO-8859-1") (BLOB), else text in `collation`
   bool rendered = true;   // false: Canal prints no value (null, OTHER): VECTOR, NULL, unknown types
 };
 ValuePlan value_plan(const ColumnDef& c);
@@ -263,7 +245,9 @@ Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZo
       if (p.binary)
         append_iso8859_1(out, cv.bytes);
       else
-        append_canal_text(out, as_string_view(cv.bytes), p.collation, p.text);
+        // Canal's string of text: the bytes in UTF-8 as they are (no escaping), each byte the
+        // charset cannot decode as the 4 characters \xHH: what convert's JSON string reads back as.
+        append_utf8(out, as_string_view(cv.bytes), p.collation, BadBytes::hex_text);
       return {};
     }
     default:

@@ -32,6 +32,7 @@
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
 #include "canal_internal.h"
+#include "../base/sql_lexer.h"
 #include "../convert/batch_pool.h"
 
 namespace canalpb = com::alibaba::otter::canal::protocol;
@@ -44,104 +45,57 @@ using canal_detail::CanalValue;
 
 namespace {
 
-// The leading words of a statement, upper-cased, comments and whitespace skipped.
-std::vector<std::string> leading_words(std::string_view sql, std::size_t n) {
-  std::vector<std::string> words;
-  std::size_t i = 0;
-  while (i < sql.size() && words.size() < n) {
-    const char c = sql[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      ++i;
-    } else if (sql.substr(i, 2) == "/*") {
-      const std::size_t e = sql.find("*/", i + 2);
-      i = e == std::string_view::npos ? sql.size() : e + 2;
-    } else if (sql.substr(i, 2) == "--" || c == '#') {
-      const std::size_t e = sql.find('\n', i);
-      i = e == std::string_view::npos ? sql.size() : e + 1;
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      std::string w;
-      while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_'))
-        w.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i++]))));
-      words.push_back(std::move(w));
-    } else {
-      break;
-    }
-  }
-  return words;
+// Statements are read as Canal reads them: versioned comments (/*!NNNNN ... */) are comments.
+using sql_lexer::Lexer;
+using sql_lexer::Tok;
+using sql_lexer::Token;
+constexpr Lexer::Versioned kCanalComments = Lexer::Versioned::comment;
+
+// The run of unquoted words that follows in `lex` (comments and whitespace skipped) into
+// w[from..max); returns how many were read.
+std::size_t leading_words(Lexer& lex, Token (&w)[4], std::size_t from, std::size_t max) {
+  std::size_t k = from;
+  while (k < max && lex.next(w[k], false) && w[k].kind == Tok::word) ++k;
+  return k - from;
 }
 
 // The first alteration of ALTER TABLE, as Canal's DruidDdlParser classifies it (Canal keeps the
 // type of the first DdlResult, one per alteration): RENAME [TO|AS] -> RENAME; ADD INDEX/KEY/
 // FULLTEXT/SPATIAL, ADD UNIQUE, ADD PRIMARY KEY, ADD CONSTRAINT [name] UNIQUE|PRIMARY -> CINDEX;
 // DROP INDEX/KEY -> DINDEX; anything else, and statements with table options, -> ALTER.
-std::size_t skip_space_and_comments(std::string_view sql, std::size_t i) {
-  while (i < sql.size()) {
-    if (std::isspace(static_cast<unsigned char>(sql[i]))) {
-      ++i;
-    } else if (sql.substr(i, 2) == "/*") {
-      const std::size_t e = sql.find("*/", i + 2);
-      i = e == std::string_view::npos ? sql.size() : e + 2;
-    } else if (sql.substr(i, 2) == "--" || sql[i] == '#') {
-      const std::size_t e = sql.find('\n', i);
-      i = e == std::string_view::npos ? sql.size() : e + 1;
-    } else {
-      break;
-    }
-  }
-  return i;
-}
-
 int alter_table_event_type(std::string_view sql) {
-  // Past ALTER [ONLINE|IGNORE] TABLE and the (possibly quoted, qualified) table name.
-  const std::size_t t = [&] {
-    std::size_t i = 0;
-    int words = 0;
-    while (i < sql.size() && words < 4) {
-      i = skip_space_and_comments(sql, i);
-      const std::size_t b = i;
-      while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) ++i;
-      if (i == b) return std::string_view::npos;
-      ++words;
-      std::string w(sql.substr(b, i - b));
-      for (char& c : w) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      if (w == "TABLE") return i;
-    }
-    return std::string_view::npos;
-  }();
-  if (t == std::string_view::npos) return canalpb::ALTER;
-  std::size_t i = t;
-  for (;;) {  // name parts: ident or `quoted`, joined by '.'
-    i = skip_space_and_comments(sql, i);
-    if (i < sql.size() && sql[i] == '`') {
-      ++i;
-      while (i < sql.size()) {
-        if (sql[i] == '`' && (i + 1 >= sql.size() || sql[i + 1] != '`')) break;
-        i += sql[i] == '`' ? 2 : 1;
-      }
-      ++i;
-    } else {
-      while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_' || sql[i] == '$'))
-        ++i;
-    }
-    i = skip_space_and_comments(sql, i);
-    if (i < sql.size() && sql[i] == '.') {
-      ++i;
-      continue;
-    }
-    break;
+  Lexer lex(sql, kCanalComments);
+  Token t;
+  // Past ALTER [ONLINE|IGNORE] TABLE
+  bool table = false;
+  for (int words = 0; words < 4 && !table; ++words) {
+    if (!lex.next(t, false) || t.kind != Tok::word) return canalpb::ALTER;
+    table = t.is_kw("TABLE");
   }
-  if (i >= sql.size()) return canalpb::ALTER;
-  const auto w = leading_words(sql.substr(i), 4);
-  const auto at = [&](std::size_t k) { return k < w.size() ? std::string_view(w[k]) : std::string_view(); };
-  if (at(0) == "RENAME" && at(1) != "COLUMN" && at(1) != "INDEX" && at(1) != "KEY") return canalpb::RENAME;
-  if (at(0) == "ADD") {
+  if (!table) return canalpb::ALTER;
+  // and the (possibly quoted, qualified) table name: ident or `quoted`, joined by '.'.
+  Token w[4];
+  for (;;) {
+    if (!lex.next(t, false)) return canalpb::ALTER;
+    if (t.kind != Tok::word && t.kind != Tok::quoted) break;  // no name: what follows is read as is
+    if (!lex.next(t, false)) return canalpb::ALTER;
+    if (!t.is_punct('.')) break;
+  }
+  // t: the first token after the name; the alteration's leading words start there.
+  std::size_t n = 0;
+  if (t.kind == Tok::word) {
+    w[n++] = std::move(t);
+    n += leading_words(lex, w, n, 4);
+  }
+  const auto is = [&](std::size_t k, std::string_view kw) { return k < n && w[k].is_kw(kw); };
+  if (is(0, "RENAME") && !is(1, "COLUMN") && !is(1, "INDEX") && !is(1, "KEY")) return canalpb::RENAME;
+  if (is(0, "ADD")) {
     std::size_t k = 1;
-    if (at(1) == "CONSTRAINT") k = at(2) == "UNIQUE" || at(2) == "PRIMARY" ? 2 : 3;
-    const std::string_view x = at(k);
-    if (x == "INDEX" || x == "KEY" || x == "FULLTEXT" || x == "SPATIAL" || x == "UNIQUE" || x == "PRIMARY")
+    if (is(1, "CONSTRAINT")) k = is(2, "UNIQUE") || is(2, "PRIMARY") ? 2 : 3;
+    if (is(k, "INDEX") || is(k, "KEY") || is(k, "FULLTEXT") || is(k, "SPATIAL") || is(k, "UNIQUE") || is(k, "PRIMARY"))
       return canalpb::CINDEX;
   }
-  if (at(0) == "DROP" && (at(1) == "INDEX" || at(1) == "KEY")) return canalpb::DINDEX;
+  if (is(0, "DROP") && (is(1, "INDEX") || is(1, "KEY"))) return canalpb::DINDEX;
   return canalpb::ALTER;
 }
 
@@ -149,26 +103,26 @@ int alter_table_event_type(std::string_view sql) {
 
 int canal_statement_event_type(std::string_view sql) noexcept {
   try {
-    const auto w = leading_words(sql, 4);
-    if (w.empty()) return canalpb::QUERY;
-    const std::string& a = w[0];
-    const std::string b = w.size() > 1 ? w[1] : std::string();
-    const std::string c = w.size() > 2 ? w[2] : std::string();
-    if (a == "INSERT" || a == "REPLACE") return canalpb::INSERT;
-    if (a == "UPDATE") return canalpb::UPDATE;
-    if (a == "DELETE") return canalpb::DELETE;
-    if (a == "TRUNCATE") return canalpb::TRUNCATE;
-    if (a == "RENAME" && b == "TABLE") return canalpb::RENAME;
-    if (a == "CREATE") {
-      if (b == "INDEX" || c == "INDEX") return canalpb::CINDEX;  // CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX
-      if (b == "TABLE" || c == "TABLE") return canalpb::CREATE;  // CREATE [TEMPORARY] TABLE
-      if (b == "OR" && w.size() > 3 && w[3] == "TABLE") return canalpb::CREATE;
+    Lexer lex(sql, kCanalComments);
+    Token w[4];
+    const std::size_t n = leading_words(lex, w, 0, 4);
+    if (n == 0) return canalpb::QUERY;
+    const auto is = [&](std::size_t k, std::string_view kw) { return k < n && w[k].is_kw(kw); };
+    if (is(0, "INSERT") || is(0, "REPLACE")) return canalpb::INSERT;
+    if (is(0, "UPDATE")) return canalpb::UPDATE;
+    if (is(0, "DELETE")) return canalpb::DELETE;
+    if (is(0, "TRUNCATE")) return canalpb::TRUNCATE;
+    if (is(0, "RENAME") && is(1, "TABLE")) return canalpb::RENAME;
+    if (is(0, "CREATE")) {
+      if (is(1, "INDEX") || is(2, "INDEX")) return canalpb::CINDEX;  // CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX
+      if (is(1, "TABLE") || is(2, "TABLE")) return canalpb::CREATE;  // CREATE [TEMPORARY] TABLE
+      if (is(1, "OR") && is(3, "TABLE")) return canalpb::CREATE;
       return canalpb::QUERY;
     }
-    if (a == "ALTER" && (b == "TABLE" || c == "TABLE")) return alter_table_event_type(sql);
-    if (a == "DROP") {
-      if (b == "TABLE" || c == "TABLE") return canalpb::ERASE;
-      if (b == "INDEX") return canalpb::DINDEX;
+    if (is(0, "ALTER") && (is(1, "TABLE") || is(2, "TABLE"))) return alter_table_event_type(sql);
+    if (is(0, "DROP")) {
+      if (is(1, "TABLE") || is(2, "TABLE")) return canalpb::ERASE;
+      if (is(1, "INDEX")) return canalpb::DINDEX;
     }
     return canalpb::QUERY;
   } catch (...) {

@@ -5,6 +5,7 @@
 // it is exactly the text of that JSON rendering parsed back (the first implementation did that
 // round trip with nlohmann's parser; the unit tests still compare with it).
 #include "canal_internal.h"
+#include "../columns/ascii_run.h"
 #include "../columns/shortest_digits.h"
 #include "../columns/temporal_text.h"
 
@@ -106,113 +107,11 @@ char* put_java_fp(char* o, F v) noexcept {
   return java_format(o, std::signbit(v), digits, static_cast<std::size_t>(nd), exp);
 }
 
-// MySQL's latin1 is Windows-1252, with 81 8d 8f 90 9d mapped to the C1 controls (the table of
-// the columns module's latin1 conversion, which is not public).
-constexpr std::uint16_t kCp1252High[32] = {
-    0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160,
-    0x2039, 0x0152, 0x008d, 0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022,
-    0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178};
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  char b[4];
-  std::size_t n;
-  if (cp < 0x80) {
-    b[0] = static_cast<char>(cp);
-    n = 1;
-  } else if (cp < 0x800) {
-    b[0] = static_cast<char>(0xc0 | (cp >> 6));
-    b[1] = static_cast<char>(0x80 | (cp & 0x3f));
-    n = 2;
-  } else if (cp < 0x10000) {
-    b[0] = static_cast<char>(0xe0 | (cp >> 12));
-    b[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    b[2] = static_cast<char>(0x80 | (cp & 0x3f));
-    n = 3;
-  } else {
-    b[0] = static_cast<char>(0xf0 | (cp >> 18));
-    b[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    b[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    b[3] = static_cast<char>(0x80 | (cp & 0x3f));
-    n = 4;
-  }
-  out.append(b, n);
-}
-
-// Length of the run of ASCII bytes at p[i..n).
-std::size_t ascii_end(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
-  while (i + 8 <= n) {
-    std::uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    if ((w & 0x8080808080808080ull) != 0) break;
-    i += 8;
-  }
-  while (i < n && p[i] < 0x80) ++i;
-  return i;
-}
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using columns_detail::ascii_end;
 
 }  // namespace
 
 // ---- text --------------------------------------------------------------------------------------
-
-TextMode text_mode(std::uint16_t collation) noexcept {
-  const std::string_view cs = collation_charset_name(collation);
-  if (cs == "utf8mb4" || cs == "utf8mb3" || cs == "ascii" || cs == "binary" || cs == "filename")
-    return TextMode::utf8;
-  if (cs == "latin1") return TextMode::latin1;
-  return TextMode::convert;
-}
-
-void append_canal_text(std::string& out, std::string_view bytes, std::uint16_t collation,
-                       TextMode mode) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const std::size_t n = bytes.size();
-  switch (mode) {
-    case TextMode::utf8: {
-      // Well-formed stretches (ASCII runs and UTF-8 sequences) go out in one append each.
-      std::size_t i = 0, from = 0;
-      while (i < n) {
-        i = ascii_end(p, i, n);
-        if (i == n) break;
-        if (const std::size_t len = utf8_sequence_length(p, i, n); len != 0) {
-          i += len;
-          continue;
-        }
-        out.append(bytes.data() + from, i - from);
-        const char esc[4] = {'\\', 'x', kHex[p[i] >> 4], kHex[p[i] & 15]};
-        out.append(esc, 4);
-        from = ++i;
-      }
-      out.append(bytes.data() + from, n - from);
-      return;
-    }
-    case TextMode::latin1: {
-      std::size_t i = 0;
-      while (i < n) {
-        const std::size_t run = ascii_end(p, i, n);
-        out.append(bytes.data() + i, run - i);
-        if (run == n) break;
-        const unsigned char c = p[run];
-        append_utf8(out, c < 0xa0 ? kCp1252High[c - 0x80] : c);
-        i = run + 1;
-      }
-      return;
-    }
-    case TextMode::convert: {
-      thread_local std::string j;
-      j.clear();
-      append_text_json(j, bytes, collation);
-      if (!append_json_string_text(out, j)) out.append(j);
-      return;
-    }
-  }
-}
 
 void append_iso8859_1(std::string& out, Bytes b) {
   const auto* p = b.data();
@@ -238,100 +137,6 @@ void append_iso8859_1(std::string& out, Bytes b) {
     }
   }
   out.append(buf, k);
-}
-
-bool append_json_string_text(std::string& out, std::string_view json) {
-  const std::size_t mark = out.size();
-  auto fail = [&] {
-    out.resize(mark);
-    return false;
-  };
-  const auto* p = reinterpret_cast<const unsigned char*>(json.data());
-  const std::size_t n = json.size();
-  if (n < 2 || p[0] != '"') return false;
-  std::size_t i = 1;
-  auto hex4 = [&](std::size_t at, std::uint32_t& v) {
-    if (at + 4 > n) return false;
-    v = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const int h = hex_value(static_cast<char>(p[at + k]));
-      if (h < 0) return false;
-      v = (v << 4) | static_cast<std::uint32_t>(h);
-    }
-    return true;
-  };
-  while (true) {
-    std::size_t run = i;
-    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
-    out.append(json.data() + i, run - i);
-    if (run >= n) return fail();  // no closing quote
-    const unsigned char c = p[run];
-    if (c == '"') {
-      i = run + 1;
-      break;
-    }
-    if (c < 0x20) return fail();
-    if (c >= 0x80) {
-      const std::size_t len = utf8_sequence_length(p, run, n);
-      if (len == 0) return fail();
-      out.append(json.data() + run, len);
-      i = run + len;
-      continue;
-    }
-    // backslash
-    if (run + 1 >= n) return fail();
-    const char e = static_cast<char>(p[run + 1]);
-    i = run + 2;
-    switch (e) {
-      case '"':
-        out.push_back('"');
-        break;
-      case '\\':
-        out.push_back('\\');
-        break;
-      case '/':
-        out.push_back('/');
-        break;
-      case 'b':
-        out.push_back('\b');
-        break;
-      case 'f':
-        out.push_back('\f');
-        break;
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'u': {
-        std::uint32_t cp = 0;
-        if (!hex4(i, cp)) return fail();
-        i += 4;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          std::uint32_t lo = 0;
-          if (i + 2 > n || p[i] != '\\' || p[i + 1] != 'u' || !hex4(i + 2, lo) || lo < 0xDC00 ||
-              lo > 0xDFFF)
-            return fail();
-          i += 6;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-          return fail();
-        }
-        append_utf8(out, cp);
-        break;
-      }
-      default:
-        return fail();
-    }
-  }
-  // Only whitespace may follow the value.
-  for (; i < n; ++i)
-    if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') return fail();
-  return true;
 }
 
 // Whether s[i..n) is printable ASCII without '"' and '\\' (a JSON string body that reads back as
@@ -584,7 +389,6 @@ ValuePlan value_plan(const ColumnDef& c) {
   ValuePlan p;
   p.null_sql_type = null_sql_type(c);
   p.collation = c.charset;
-  p.text = text_mode(c.charset);
   const ColumnType t = c.real_type == ColumnType::null ? c.type : c.real_type;
   auto integer = [&](unsigned bytes, int base, int wide) {
     p.sql_type = base;
@@ -646,7 +450,7 @@ Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone
       return {};
     case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
       v.plain = false;
-      append_canal_text(out, as_string_view(cv.bytes), 0, TextMode::utf8);
+      append_utf8(out, as_string_view(cv.bytes), 0, BadBytes::hex_text);
       return {};
     case ValueKind::json: {
       v.plain = false;

@@ -1,7 +1,10 @@
-// JSON string escaping, collation ids -> charsets, and charset -> UTF-8 conversion (iconv).
-#include <binlogctl/columns.h>
+// Collation ids -> charsets, and the one charset -> UTF-8 converter (append_utf8; latin1 by table,
+// the others through iconv) with the JSON renderer's escaping of its result (append_text_json).
+#include <binlogctl/column_json.h>
 #include <binlogctl/json_out.h>
 #include <iconv.h>
+
+#include "ascii_run.h"
 
 #include <array>
 #include <cerrno>
@@ -12,18 +15,17 @@ namespace binlogctl {
 namespace {
 
 
-// A code point below U+10000 as UTF-8, into a JsonBuf or a std::string.
-template <class Out>
-void append_utf8_codepoint(Out& out, std::uint32_t cp) {
+// A code point below U+10000 as UTF-8 at b[k..], k moved past it.
+void append_utf8_codepoint(char* b, std::size_t& k, std::uint32_t cp) {
   if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
+    b[k++] = static_cast<char>(cp);
   } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    b[k++] = static_cast<char>(0xc0 | (cp >> 6));
+    b[k++] = static_cast<char>(0x80 | (cp & 0x3f));
   } else {
-    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    b[k++] = static_cast<char>(0xe0 | (cp >> 12));
+    b[k++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    b[k++] = static_cast<char>(0x80 | (cp & 0x3f));
   }
 }
 
@@ -217,39 +219,7 @@ constexpr std::uint16_t kCp1252High[32] = {
     0x2039, 0x0152, 0x008d, 0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022,
     0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178};
 
-// Length of the run of ASCII bytes at s[i..n).
-std::size_t ascii_run(const unsigned char* p, std::size_t i, std::size_t n) {
-  std::size_t j = i;
-  while (j < n && p[j] < 0x80) ++j;
-  return j - i;
-}
-
-void append_latin1_body(JsonBuf& out, std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const std::size_t run = ascii_run(p, i, n);
-    append_json_escaped(out, s.substr(i, run));
-    i += run;
-    if (i == n) break;
-    const unsigned char c = p[i++];
-    append_utf8_codepoint(out, c < 0xa0 ? kCp1252High[c - 0x80] : c);
-  }
-}
-
-// ASCII passes, every non-ASCII byte is escaped (charsets iconv does not know).
-void append_ascii_only_body(JsonBuf& out, std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const std::size_t run = ascii_run(p, i, n);
-    append_json_escaped(out, s.substr(i, run));
-    i += run;
-    if (i < n) append_invalid_byte(out, p[i++]);
-  }
-}
+using columns_detail::ascii_end;
 
 // One iconv descriptor per charset and thread, opened on first use.
 class IconvCache {
@@ -286,34 +256,114 @@ IconvCache& iconv_cache() {
   return cache;
 }
 
-void append_iconv_body(JsonBuf& out, std::string_view s, Cs cs) {
+// Charsets whose bytes are UTF-8 already (or taken as such): they go out unconverted.
+bool passes_through(Cs cs) noexcept {
+  return cs == Cs::utf8mb4 || cs == Cs::utf8mb3 || cs == Cs::ascii || cs == Cs::binary || cs == Cs::filename;
+}
+
+// The one charset -> UTF-8 converter (append_utf8, append_text_json). Hands `emit` the result
+// in order: emit.text(piece) for well-formed UTF-8 pieces, emit.bad(byte) for each byte the
+// charset cannot decode; emit.bad returns false to stop (BadBytes::refuse), and then so does
+// this. `strict`: BadBytes::refuse's reading of the charsets (columns.h).
+template <class Emit>
+bool convert_to_utf8(std::string_view s, Cs cs, bool strict, Emit& emit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  if (passes_through(cs)) {
+    if (strict && (cs == Cs::binary || cs == Cs::filename)) return false;
+    // Well-formed stretches (ASCII runs and UTF-8 sequences) go out in one piece each.
+    std::size_t i = 0, from = 0;
+    while (i < n) {
+      i = ascii_end(p, i, n);
+      if (i == n) break;
+      const std::size_t len = utf8_sequence_length(p, i, n);
+      if (len != 0 && !(strict && (cs == Cs::ascii || (cs == Cs::utf8mb3 && len == 4)))) {
+        i += len;
+        continue;
+      }
+      if (i > from) emit.text(s.substr(from, i - from));
+      if (!emit.bad(p[i])) return false;
+      from = ++i;
+    }
+    if (n > from) emit.text(s.substr(from));
+    return true;
+  }
+  if (cs == Cs::latin1) {
+    std::size_t i = 0;
+    while (i < n) {
+      const std::size_t j = ascii_end(p, i, n);
+      if (j > i) emit.text(s.substr(i, j - i));
+      if (j == n) break;
+      const unsigned char c = p[j];
+      char b[3];
+      std::size_t k = 0;
+      append_utf8_codepoint(b, k, c < 0xa0 ? kCp1252High[c - 0x80] : c);
+      emit.text(std::string_view(b, k));
+      i = j + 1;
+    }
+    return true;
+  }
   IconvCache& cache = iconv_cache();
-  iconv_t cd = cache.get(cs);
+  iconv_t cd = kCharsets[static_cast<std::size_t>(cs)].iconv == nullptr ? IconvCache::kFailed : cache.get(cs);
   if (cd == IconvCache::kFailed) {
-    append_ascii_only_body(out, s);
-    return;
+    if (strict) return false;
+    // A charset glibc does not know: ASCII passes, every other byte is undecodable.
+    std::size_t i = 0;
+    while (i < n) {
+      const std::size_t j = ascii_end(p, i, n);
+      if (j > i) emit.text(s.substr(i, j - i));
+      if (j == n) break;
+      if (!emit.bad(p[j])) return false;
+      i = j + 1;
+    }
+    return true;
   }
   iconv(cd, nullptr, nullptr, nullptr, nullptr);  // initial shift state
   std::string& buf = cache.scratch();
   char* src = const_cast<char*>(s.data());  // iconv's signature; the input is not written
-  std::size_t src_left = s.size();
+  std::size_t src_left = n;
   while (src_left > 0) {
     const std::size_t want = src_left * 4 + 16;  // bounded by the input actually present
     if (buf.size() < want) buf.resize(want);
     char* dst = buf.data();
     std::size_t dst_left = buf.size();
-    std::size_t rc = iconv(cd, &src, &src_left, &dst, &dst_left);
-    append_json_string_body(out, std::string_view(buf.data(), buf.size() - dst_left));
+    const std::size_t rc = iconv(cd, &src, &src_left, &dst, &dst_left);
+    if (dst_left < buf.size()) emit.text(std::string_view(buf.data(), buf.size() - dst_left));
     if (rc == static_cast<std::size_t>(-1)) {
       if (errno == E2BIG) continue;
-      // EILSEQ (not decodable) or EINVAL (truncated sequence at the end): escape one byte.
-      append_invalid_byte(out, static_cast<unsigned char>(*src));
+      // EILSEQ (not decodable) or EINVAL (truncated sequence at the end): one byte is bad.
+      if (!emit.bad(static_cast<unsigned char>(*src))) return false;
       ++src;
       --src_left;
       iconv(cd, nullptr, nullptr, nullptr, nullptr);
     }
   }
+  return true;
 }
+
+// The JSON renderer's escaping of the converter's result.
+struct JsonEmit {
+  JsonBuf& out;
+  void text(std::string_view s) { append_json_escaped(out, s); }
+  bool bad(unsigned char b) {
+    append_invalid_byte(out, b);
+    return true;
+  }
+};
+
+// append_utf8's: the UTF-8 as it is; a bad byte as the text \xHH, or a stop.
+struct RawEmit {
+  std::string& out;
+  bool refuse;
+  void text(std::string_view s) { out.append(s); }
+  bool bad(unsigned char b) {
+    if (refuse) return false;
+    static constexpr char kHex[] = "0123456789abcdef";
+    const char esc[4] = {'\\', 'x', kHex[b >> 4], kHex[b & 15]};
+    out.append(esc, 4);
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -370,13 +420,6 @@ std::uint16_t charset_collation_id(std::string_view name) noexcept {
   return best;
 }
 
-namespace {
-// Charsets whose bytes are UTF-8 already (or taken as such): they go out escaped, unconverted.
-bool passes_through(Cs cs) noexcept {
-  return cs == Cs::utf8mb4 || cs == Cs::utf8mb3 || cs == Cs::ascii || cs == Cs::binary || cs == Cs::filename;
-}
-}  // namespace
-
 bool collation_is_utf8_compatible(std::uint16_t collation) noexcept {
   return passes_through(collation_charset(collation));
 }
@@ -384,57 +427,23 @@ bool collation_is_utf8_compatible(std::uint16_t collation) noexcept {
 void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
   const Cs cs = collation_charset(collation);
-  if (passes_through(cs))
+  if (passes_through(cs)) {
+    // Nothing to convert: the escaper finds the ill-formed bytes itself, as hex_text would.
     append_json_string_body(out, bytes);
-  else if (cs == Cs::latin1)
-    append_latin1_body(out, bytes);
-  else
-    append_iconv_body(out, bytes, cs);
+  } else {
+    JsonEmit emit{out};
+    convert_to_utf8(bytes, cs, false, emit);
+  }
   out.push_back('"');
 }
 
-bool text_to_utf8(std::string& out, std::string_view bytes, std::uint16_t collation) {
+bool append_utf8(std::string& out, std::string_view bytes, std::uint16_t collation, BadBytes policy) {
   const std::size_t mark = out.size();
-  const Cs cs = collation_charset(collation);
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const std::size_t n = bytes.size();
-  if (cs == Cs::utf8mb4 || cs == Cs::utf8mb3 || cs == Cs::ascii) {
-    for (std::size_t i = 0; i < n;) {
-      const std::size_t len = utf8_sequence_length(p, i, n);
-      if (len == 0 || (cs == Cs::ascii && p[i] >= 0x80) || (cs == Cs::utf8mb3 && len == 4)) return false;
-      i += len;
-    }
-    out.append(bytes);
-    return true;
-  }
-  if (cs == Cs::latin1) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const unsigned char c = p[i];
-      append_utf8_codepoint(out, c < 0x80 ? c : c < 0xa0 ? kCp1252High[c - 0x80] : c);
-    }
-    return true;
-  }
-  if (cs == Cs::binary || cs == Cs::filename || kCharsets[static_cast<std::size_t>(cs)].iconv == nullptr) return false;
-  IconvCache& cache = iconv_cache();
-  iconv_t cd = cache.get(cs);
-  if (cd == IconvCache::kFailed) return false;
-  iconv(cd, nullptr, nullptr, nullptr, nullptr);
-  std::string& buf = cache.scratch();
-  char* src = const_cast<char*>(bytes.data());  // iconv's signature; the input is not written
-  std::size_t src_left = n;
-  while (src_left > 0) {
-    const std::size_t want = src_left * 4 + 16;
-    if (buf.size() < want) buf.resize(want);
-    char* dst = buf.data();
-    std::size_t dst_left = buf.size();
-    const std::size_t rc = iconv(cd, &src, &src_left, &dst, &dst_left);
-    out.append(buf.data(), buf.size() - dst_left);
-    if (rc == static_cast<std::size_t>(-1) && errno != E2BIG) {
-      out.resize(mark);  // EILSEQ / EINVAL: not text in this charset
-      return false;
-    }
-  }
-  return true;
+  const bool refuse = policy == BadBytes::refuse;
+  RawEmit emit{out, refuse};
+  if (convert_to_utf8(bytes, collation_charset(collation), refuse, emit)) return true;
+  out.resize(mark);
+  return false;
 }
 
 }  // namespace binlogctl

@@ -1,5 +1,5 @@
 // Numbers (floating-point JSON rendering) and binary encodings (base64, hex, UUID, INET4/6).
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/json_out.h>
 #include "shortest_digits.h"
 #include <fmt/format.h>

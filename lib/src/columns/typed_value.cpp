@@ -1,5 +1,5 @@
 // decode_column_value: one row-image value as a typed view (column_value.h). The byte formats
-// are documented in columns.h (append_value_json) and in the decoder itself (decode_value.h);
+// are documented in column_json.h (append_value_json) and in the decoder itself (decode_value.h);
 // this decoder stops at the value and leaves the text to a renderer (value_json.cpp renders
 // JSON).
 #include <binlogctl/column_value.h>

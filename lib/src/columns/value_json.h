@@ -1,11 +1,11 @@
-// The JSON rendering of a decoded value (ColumnValue, column_value.h): the text columns.h
+// The JSON rendering of a decoded value (ColumnValue, column_value.h): the text column_json.h
 // documents for append_value_json. Inline for the row image loop (rows/row_image.cpp), which
 // decodes with value_detail::decode_value (decode_value.h) and renders here, so the numbers it
 // renders most pay for no call; the rarer kinds go out of line.
 #pragma once
 
 #include <binlogctl/column_value.h>
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 
 namespace binlogctl::value_detail {
 
@@ -78,12 +78,6 @@ Status render_string_family_json(const ColumnInfo& col, const ColumnValue& v, Js
       append_text_json(out, as_string_view(v.bytes), v.charset);
       return {};
     case ValueKind::enum_index:
-      // The plan's prepared names (JsonRowPlan): what append_text_json makes of each name.
-      if (v.u - 1 < col.names_json.size()) {
-        out.append(col.names_json[static_cast<std::size_t>(v.u - 1)]);
-        return {};
-      }
-      return render_string_family_json(col, v, out, opts);
     case ValueKind::binary:
     case ValueKind::set_bits:
     case ValueKind::json:

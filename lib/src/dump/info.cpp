@@ -1,4 +1,4 @@
-#include <binlogctl/columns.h>
+#include <binlogctl/column_json.h>
 #include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/info.h>

@@ -79,8 +79,8 @@ std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept { return count_bi
 
 JsonRowPlan::JsonRowPlan(const TableMap& tm) {
   const std::size_t n = tm.columns.size();
-  infos = tm.infos;
-  infos.resize(n);
+  cols.assign(n, Column{});
+  for (std::size_t i = 0; i < n && i < tm.infos.size(); ++i) cols[i].info = tm.infos[i];
   keys.assign(n, std::string());
   key_slots.assign((n + 1) * kKeySlot, '\0');
   key_slot_len.assign(n, 0);
@@ -88,11 +88,12 @@ JsonRowPlan::JsonRowPlan(const TableMap& tm) {
   enum_json_views.assign(n, {});
   for (std::size_t i = 0; i < n; ++i) {
     const ColumnDef& c = tm.columns[i];
-    ColumnInfo& ci = infos[i];
-    ci.temporal_size = fixed_temporal_size(ci.type, ci.meta);
-    ci.text_prefix = utf8_text_prefix(ci);
-    if (ci.temporal_size != 0) ci.json_fast = ColumnInfo::JsonFastPath::temporal;
-    if (ci.text_prefix != 0) ci.json_fast = ColumnInfo::JsonFastPath::utf8_text;
+    Column& pc = cols[i];
+    const ColumnInfo& ci = pc.info;
+    pc.temporal_size = fixed_temporal_size(ci.type, ci.meta);
+    pc.text_prefix = utf8_text_prefix(ci);
+    if (pc.temporal_size != 0) pc.fast = Column::Fast::temporal;
+    if (pc.text_prefix != 0) pc.fast = Column::Fast::utf8_text;
     const bool is_enum = c.type == ColumnType::enum_ ||
                          (c.type == ColumnType::string && unpack_string_meta(c.meta).real_type == ColumnType::enum_);
     if (is_enum && !c.values.empty()) {
@@ -105,8 +106,8 @@ JsonRowPlan::JsonRowPlan(const TableMap& tm) {
       auto& views = enum_json_views[i];
       views.reserve(rendered.size());
       for (const std::string& v : rendered) views.emplace_back(v);
-      ci.names_json = std::span<const std::string_view>(views.data(), views.size());
-      ci.json_fast = ColumnInfo::JsonFastPath::enum_name;
+      pc.names_json = std::span<const std::string_view>(views.data(), views.size());
+      pc.fast = Column::Fast::enum_name;
     }
     keys[i].push_back(',');
     append_json_string(keys[i], c.name);
@@ -159,10 +160,10 @@ namespace {
 // The plan's fast path for an ENUM whose names it rendered (names_json): the 1 or 2-byte index
 // picks one. True when rendered; false leaves `r` where it was, for the general path (the
 // decoder, which also reports whatever is wrong; an index it does not cover renders there).
-[[gnu::always_inline]] inline bool append_enum_name(const ColumnInfo& col, ByteReader& r, JsonBuf& out) {
+[[gnu::always_inline]] inline bool append_enum_name(const JsonRowPlan::Column& col, ByteReader& r, JsonBuf& out) {
   const std::size_t rem = r.remaining();
   const std::uint8_t* p = r.data().data() + r.position();
-  const std::size_t size = col.meta & 0xff;
+  const std::size_t size = col.info.meta & 0xff;
   if ((size != 1 && size != 2) || rem < size) return false;
   const std::uint64_t index = load_le(p, size);
   if (index < 1 || index > col.names_json.size()) return false;
@@ -181,23 +182,23 @@ namespace {
 
 }  // namespace
 
-// One non-NULL value of column i: the plan's fast paths (ColumnInfo::json_fast: UTF-8 text copied
-// out, an ENUM's prepared name, the rendering of a fixed-size temporal remembered), else decoded
-// and rendered. Like append_value_json without its cleanup: on an error the caller drops the
-// whole record, and it checks the reader once per image.
-[[gnu::always_inline]] inline Status RowImageDecoder::value(const ColumnInfo& ci, std::size_t i, ByteReader& r,
+// One non-NULL value of column i: the plan's fast paths (JsonRowPlan::Column::fast: UTF-8 text
+// copied out, an ENUM's prepared name, the rendering of a fixed-size temporal remembered), else
+// decoded and rendered. Like append_value_json without its cleanup: on an error the caller drops
+// the whole record, and it checks the reader once per image.
+[[gnu::always_inline]] inline Status RowImageDecoder::value(const JsonRowPlan::Column& c, std::size_t i, ByteReader& r,
                                                            JsonBuf& out, const RenderOptions& opts) {
-  using Fast = ColumnInfo::JsonFastPath;
-  if (const Fast fast = ci.json_fast; fast != Fast::none) {  // most values take none
+  using Fast = JsonRowPlan::Column::Fast;
+  if (const Fast fast = c.fast; fast != Fast::none) {  // most values take none
     if (fast == Fast::utf8_text) {
-      if (append_utf8_text(ci.text_prefix, r, out)) return {};
+      if (append_utf8_text(c.text_prefix, r, out)) return {};
     } else if (fast == Fast::enum_name) {
-      if (append_enum_name(ci, r, out)) return {};
-    } else if (const std::size_t ms = ci.temporal_size; r.remaining() >= ms) {
-      return memo_value(ci, i, ms, r, out, opts);
+      if (append_enum_name(c, r, out)) return {};
+    } else if (const std::size_t ms = c.temporal_size; r.remaining() >= ms) {
+      return memo_value(c.info, i, ms, r, out, opts);
     }
   }
-  return decode_and_render(ci, r, cv_, out, opts);
+  return decode_and_render(c.info, r, cv_, out, opts);
 }
 
 // A value of a fixed-size temporal type (`ms` bytes, all there): the rendering remembered for
@@ -263,7 +264,7 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
     // The common case, without the partial JSON bookkeeping. `nulls` has a bit for every
     // present column, so null_index stays inside it.
     const bool all_present = n_present == n;
-    const ColumnInfo* infos = jp.infos.data();
+    const JsonRowPlan::Column* cols = jp.cols.data();
     const std::string* keys = jp.keys.data();
     const char* slots = jp.key_slots.data();  // (n + 1) slots: reading one past a key stays inside
     const std::uint8_t* slot_len = jp.key_slot_len.data();
@@ -285,7 +286,7 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
         out.append("null", 4);
         continue;
       }
-      Status st = value(infos[i], i, r, out, opts);
+      Status st = value(cols[i], i, r, out, opts);
       if (!st.ok()) return st;
     }
     if (!r.ok()) return r.error();
@@ -293,7 +294,8 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
     return {};
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const ColumnInfo& ci = jp.infos[i];
+    const JsonRowPlan::Column& pc = jp.cols[i];
+    const ColumnInfo& ci = pc.info;
     // The partial bitmap has a bit for every JSON column, present in the image or not.
     const bool is_partial = partial_updates && ci.type == ColumnType::json && bit_is_set(partial_bits, json_index);
     if (ci.type == ColumnType::json) ++json_index;
@@ -334,7 +336,7 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
     if (is_null) {
       out.append("null", 4);
     } else {
-      Status st = value(ci, i, r, out, opts);
+      Status st = value(pc, i, r, out, opts);
       if (!st.ok()) return st;
       if (!r.ok()) return r.error();
     }

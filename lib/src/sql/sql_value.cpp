@@ -127,7 +127,7 @@ void append_sql_text(JsonBuf& out, std::string_view bytes, std::uint16_t collati
   }
   thread_local std::string utf8;
   utf8.clear();
-  if (quotable(bytes) && text_to_utf8(utf8, bytes, collation)) {
+  if (quotable(bytes) && append_utf8(utf8, bytes, collation, BadBytes::refuse)) {
     out.append("_utf8mb4", 8);
     put_quoted(out, utf8);
     return;
