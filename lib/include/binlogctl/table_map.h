@@ -120,7 +120,7 @@ struct TableMap {
   // table mapped again by every transaction): the cached map can be reused as is.
   bool same_as(const TableMapEvent& ev) const noexcept;
   std::string signature;  // db NUL table NUL types metadata null_bitmap optional_metadata
-  // Free for the consumer (convert caches its --filter decision here): -1 = not decided.
+  // The row stream's selection of this map (-d, --filter): -1 = not decided yet.
   std::int8_t selected = -1;
   // Builds infos/value_views and takes a new serial; call once the TableMap is at its final
   // address, and again after changing its columns.

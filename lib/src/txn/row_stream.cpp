@@ -54,8 +54,6 @@ void RowStream::begin_file(const InputFile& f) {
   in_file_ = true;
   front_.reset();
   tables_.clear();
-  selection_.clear();
-  last_id_ = ~0ull;
   warned_types_.clear();
   sink_.begin_file(file_);
 }
@@ -86,8 +84,6 @@ void RowStream::event(const Event& ev) {
     case EventType::rotate:
       if (!ev.is_inner()) {
         tables_.clear();
-        selection_.clear();
-        last_id_ = ~0ull;
         sink_.tables_cleared();
       }
       break;
@@ -127,10 +123,6 @@ void RowStream::table_map(const Event& ev) {
     sink_.undecodable(ev, "TABLE_MAP", l.error());
     return;
   }
-  if (l->fresh) {  // the id may name another table now: its selection is decided anew
-    selection_.erase(l->map->table_id);
-    if (last_id_ == l->map->table_id) last_id_ = ~0ull;
-  }
   sink_.table_map(ev, *l);
 }
 
@@ -152,17 +144,13 @@ bool RowStream::rows_type_in_this_server(const Event& ev) {
   return false;
 }
 
-bool RowStream::table_selected(const TableMap& tm) {
-  if (tm.table_id == last_id_) return last_selected_;
-  auto it = selection_.find(tm.table_id);
-  if (it == selection_.end()) {
-    const bool sel = database_.selects(sink_.selection_db(tm)) &&
-                     (opts_.filter == nullptr || opts_.filter->matches(tm.db, tm.table));
-    it = selection_.emplace(tm.table_id, sel).first;
-  }
-  last_id_ = tm.table_id;
-  last_selected_ = it->second;
-  return it->second;
+// Decided at the map's first rows event and kept on the map: a TABLE_MAP parsed anew (the id may
+// name another table now) is a new map, undecided.
+bool RowStream::table_selected(TableMap& tm) {
+  if (tm.selected < 0)
+    tm.selected = database_.selects(sink_.selection_db(tm)) &&
+                  (opts_.filter == nullptr || opts_.filter->matches(tm.db, tm.table));
+  return tm.selected != 0;
 }
 
 void RowStream::rows(const Event& ev, RowsEventKind kind) {
@@ -172,23 +160,23 @@ void RowStream::rows(const Event& ev, RowsEventKind kind) {
     sink_.undecodable(ev, event_type_constant(ev.type_code()), h.error());
     return;
   }
-  header_ = *h;
-  TableMap* tm = tables_.find(header_.table_id);
+  const RowsEventHeader& header = *h;
+  TableMap* tm = tables_.find(header.table_id);
   if (tm == nullptr) {
-    if (header_.table_id == 0xffffff || header_.table_id == 0xffffffffffffULL) return;  // dummy event (no table)
-    sink_.missing_table_map(ev, header_);
+    if (header.table_id == 0xffffff || header.table_id == 0xffffffffffffULL) return;  // dummy event (no table)
+    sink_.missing_table_map(ev, header);
     return;
   }
   if (!front_.selected() || !table_selected(*tm)) return;
   RowsView v;
   v.ev = &ev;
-  v.header = &header_;
+  v.header = &header;
   v.map = tm;
   v.kind = kind;
-  if (opts_.decode_extra && !header_.extra.empty()) {
+  if (opts_.decode_extra && !header.extra.empty()) {
     const std::uint64_t extra_at =
-        header_.rows_offset - header_.columns_before.size() - header_.columns_after.size();
-    auto x = decode_rows_extra(header_.extra, extra_at, kind.kind);
+        header.rows_offset - header.columns_before.size() - header.columns_after.size();
+    auto x = decode_rows_extra(header.extra, extra_at, kind.kind);
     if (!x) {
       sink_.undecodable(ev, event_type_constant(ev.type_code()), x.error());
       return;
@@ -196,8 +184,8 @@ void RowStream::rows(const Event& ev, RowsEventKind kind) {
     extra_ = *x;
     v.extra = &extra_;
   }
-  v.rows = header_.rows;
-  v.rows_offset = header_.rows_offset;
+  v.rows = header.rows;
+  v.rows_offset = header.rows_offset;
   if (kind.compressed) {
     Status st = decompress_mariadb(v.rows, v.rows_offset, inflated_);
     if (!st.ok()) {

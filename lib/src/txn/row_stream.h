@@ -26,7 +26,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace binlogctl {
@@ -171,7 +170,7 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
   void table_map(const Event& ev);
   void rows(const Event& ev, RowsEventKind kind);
   bool rows_type_in_this_server(const Event& ev);
-  bool table_selected(const TableMap& tm);
+  bool table_selected(TableMap& tm);
 
   Options opts_;
   RowSink& sink_;
@@ -185,13 +184,7 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
   bool in_file_ = false;
   bool txn_open_ = false;  // transaction_begin was called and transaction_end not yet
   std::uint64_t txn_id_ = 0;
-  // The table selection of each table id's current map (decided at its first rows event, dropped
-  // when the id is mapped anew), and the last one asked for.
-  std::unordered_map<std::uint64_t, bool> selection_;
-  std::uint64_t last_id_ = ~0ull;
-  bool last_selected_ = false;
   std::unordered_set<std::uint8_t> warned_types_;  // foreign type codes warned about in this file
-  RowsEventHeader header_;
   RowsExtraInfo extra_;
   std::string inflated_;  // MariaDB's compressed rows, inflated
 };
