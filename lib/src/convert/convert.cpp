@@ -107,9 +107,7 @@ class Converter final : public RowSink {
   void end_file(const TransactionFront::CutOff* c, bool) override {
     if (c == nullptr) return;
     const std::string message = c->message();
-    Batch& batch = pool_.current();
-    const std::size_t at = batch.arena.size();
-    std::string& b = batch.arena;
+    std::string& b = open_literal();
     b.append("{\"type\":\"CUT_OFF\",\"log_name\":");
     append_json_quoted(b, *log_name_);
     b.append(",\"pos\":");
@@ -122,10 +120,7 @@ class Converter final : public RowSink {
     b.append(",\"message\":");
     append_json_quoted(b, message);
     b.append("}\n");
-    Job j;
-    j.literal = true;
-    j.text = {at, batch.arena.size() - at};
-    batch.jobs.push_back(std::move(j));
+    close_literal();
     report(c->diagnostic(stream().file()));
   }
 
@@ -141,9 +136,7 @@ class Converter final : public RowSink {
   // Inner events of a TRANSACTION_PAYLOAD add payload_pos and inner_index as other records do.
   void damage_record(const Event& ev, std::uint64_t pos, Check check, std::string_view message,
                      std::uint64_t skipped) {
-    Batch& batch = pool_.current();
-    const std::size_t at = batch.arena.size();
-    std::string& b = batch.arena;
+    std::string& b = open_literal();
     b.append("{\"type\":\"DAMAGE\",\"log_name\":");
     append_json_quoted(b, *log_name_);
     b.append(",\"pos\":");
@@ -163,10 +156,7 @@ class Converter final : public RowSink {
       append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
     }
     b.append("}\n");
-    Job j;
-    j.literal = true;
-    j.text = {at, batch.arena.size() - at};
-    batch.jobs.push_back(std::move(j));
+    close_literal();
   }
 
   void begin_record(std::string& b, const Event& ev) {
@@ -209,20 +199,29 @@ class Converter final : public RowSink {
     b.push_back('}');
   }
 
-  // A record rendered here, as a literal job of the current batch.
-  std::string& begin_literal(const Event& ev) {
-    Batch& batch = pool_.current();
-    literal_at_ = batch.arena.size();
-    begin_record(batch.arena, ev);
-    return batch.arena;
+  // Text written here, between open_literal() and close_literal(), is a literal job of the
+  // current batch (whole lines, passed on as they are in stream order).
+  std::string& open_literal() {
+    std::string& arena = pool_.current().arena;
+    literal_at_ = arena.size();
+    return arena;
   }
-  void end_literal() {
+  void close_literal() {
     Batch& batch = pool_.current();
-    batch.arena.push_back('\n');
     Job j;
     j.literal = true;
     j.text = {literal_at_, batch.arena.size() - literal_at_};
     batch.jobs.push_back(std::move(j));
+  }
+  // A record of the common keys rendered here, as a literal job.
+  std::string& begin_literal(const Event& ev) {
+    std::string& b = open_literal();
+    begin_record(b, ev);
+    return b;
+  }
+  void end_literal() {
+    pool_.current().arena.push_back('\n');
+    close_literal();
   }
 
   void statement(const Event& ev, const QueryEvent& q, StatementKind k) {
