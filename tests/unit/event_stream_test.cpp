@@ -187,6 +187,18 @@ TEST_SUITE("event_stream") {
     CHECK(encode_event(EventHeader{}, {}, {}, false, out).size() == 19);
   }
 
+  TEST_CASE("encode_event_at: the end position is the start plus the event's own size") {
+    const std::uint8_t a[] = {1, 2, 3};
+    std::vector<std::uint8_t> out;
+    for (bool crc : {false, true}) {
+      const Bytes ev = encode_event_at(1000, EventHeader{5, 4, 1, 0, 77, 0}, Bytes(a, sizeof a), {}, crc, out);
+      const EventHeader h = parse_event_header(ev.data());
+      CHECK(h.log_pos == 1000 + ev.size());  // not the 77 given
+      CHECK(h.log_pos == (crc ? 1026u : 1022u));
+      if (crc) CHECK(compute_event_crc(ev) == load_le32(ev.data() + ev.size() - 4));
+    }
+  }
+
   TEST_CASE("walks a clean file, with and without checksums") {
     for (bool crc : {true, false}) {
       auto b = sample(crc);

@@ -43,6 +43,10 @@ EventHeader parse_event_header(const std::uint8_t* p) noexcept;  // p has >= 19 
 // not read: the size is the event's), the body `a` then `b`, and the CRC32 of it all when `crc`.
 // Returns the bytes of `out`.
 Bytes encode_event(const EventHeader& h, Bytes a, Bytes b, bool crc, std::vector<std::uint8_t>& out);
+// The same for an event written at `start` of its file: its end_log_pos (h.log_pos is not read)
+// is start + its size.
+Bytes encode_event_at(std::uint64_t start, EventHeader h, Bytes a, Bytes b, bool crc,
+                      std::vector<std::uint8_t>& out);
 
 // One framed event. Every view borrows from the source (or the payload buffer) and stays
 // valid until the next call to next() on the stream that produced it.

@@ -58,6 +58,12 @@ Bytes encode_event(const EventHeader& h, Bytes a, Bytes b, bool crc, std::vector
   return {out.data(), out.size()};
 }
 
+Bytes encode_event_at(std::uint64_t start, EventHeader h, Bytes a, Bytes b, bool crc,
+                      std::vector<std::uint8_t>& out) {
+  h.log_pos = static_cast<std::uint32_t>(start + kCommonHeaderLen + a.size() + b.size() + (crc ? kChecksumLen : 0));
+  return encode_event(h, a, b, crc, out);
+}
+
 EventStream::EventStream(Source& src, std::string log_name, DiagnosticSink& diag, StreamOptions opts)
     : src_(src), log_name_(std::move(log_name)), diag_(diag), opts_(opts) {
   if (opts_.parent_fde != nullptr) {

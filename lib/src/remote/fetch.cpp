@@ -754,11 +754,9 @@ class Fetcher {
     const std::string next = next_name(cur_.name);
     std::uint8_t pos[8];
     store_le64(pos, 4);
-    const std::size_t size = kCommonHeaderLen + 8 + next.size() + (dir_crc_ ? kChecksumLen : 0);
     std::vector<std::uint8_t> ev;
-    encode_event(EventHeader{when, static_cast<std::uint8_t>(EventType::rotate), server_id, 0,
-                             static_cast<std::uint32_t>(cur_.size + size), flags},
-                 Bytes(pos, 8), Bytes(reinterpret_cast<const std::uint8_t*>(next.data()), next.size()), dir_crc_, ev);
+    encode_event_at(cur_.size, EventHeader{when, static_cast<std::uint8_t>(EventType::rotate), server_id, 0, 0, flags},
+                    Bytes(pos, 8), Bytes(reinterpret_cast<const std::uint8_t*>(next.data()), next.size()), dir_crc_, ev);
     std::string rotate_next;
     const int r = put_event(Bytes(ev.data(), ev.size()), rotate_next);
     if (r != kGoOn) return r;
@@ -774,11 +772,9 @@ class Fetcher {
   int put_gtid_list(const MariaGtidList& state, std::uint32_t when, std::uint32_t server_id) {
     std::vector<std::uint8_t> body;
     encode_gtid_list(state.entries(), 0, body);
-    const std::size_t size = kCommonHeaderLen + body.size() + (dir_crc_ ? kChecksumLen : 0);
     std::vector<std::uint8_t> ev;
-    encode_event(EventHeader{when, static_cast<std::uint8_t>(EventType::mariadb_gtid_list), server_id, 0,
-                             static_cast<std::uint32_t>(cur_.size + size), 0},
-                 Bytes(body.data(), body.size()), {}, dir_crc_, ev);
+    encode_event_at(cur_.size, EventHeader{when, static_cast<std::uint8_t>(EventType::mariadb_gtid_list), server_id, 0, 0, 0},
+                    Bytes(body.data(), body.size()), {}, dir_crc_, ev);
     std::string rotate_next;
     return put_event(Bytes(ev.data(), ev.size()), rotate_next);
   }
