@@ -1,5 +1,6 @@
 // Table-map metadata, row images (bitmaps, partial images), partial JSON and transaction
 // structure, on hand-built bytes.
+#include <algorithm>
 #include <binlogctl/convert.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/table_map.h>
@@ -300,6 +301,18 @@ TEST_SUITE("rows") {
     CHECK(classify_rows_event(170)->compressed);
     CHECK(classify_rows_event(20)->version == 0);
     CHECK_FALSE(classify_rows_event(19).has_value());
+    // Exactly the 16 rows event codes, every other of the 256 none.
+    const std::uint8_t codes[] = {20, 21, 22, 23, 24, 25, 30, 31, 32, 39, 166, 167, 168, 169, 170, 171};
+    for (int t = 0; t < 256; ++t) {
+      const bool listed = std::find(std::begin(codes), std::end(codes), t) != std::end(codes);
+      CHECK_MESSAGE(classify_rows_event(static_cast<std::uint8_t>(t)).has_value() == listed, t);
+      CHECK(is_rows_event(static_cast<std::uint8_t>(t)) == listed);
+      CHECK(is_mariadb_compressed_rows(static_cast<std::uint8_t>(t)) == (listed && t >= 166));
+    }
+    CHECK(classify_rows_event(25)->kind == RowsKind::delete_);
+    CHECK(classify_rows_event(31)->kind == RowsKind::update);
+    CHECK(classify_rows_event(169)->version == 2);
+    CHECK(classify_rows_event(166)->version == 1);
   }
 
   TEST_CASE("statements and XA") {

@@ -109,33 +109,4 @@ std::string_view event_type_constant(std::uint8_t code) noexcept {
   return t == nullptr ? std::string_view("UNKNOWN_EVENT") : t->constant;
 }
 
-std::optional<RowsEventKind> classify_rows_event(std::uint8_t t) noexcept {
-  switch (t) {
-    case 20: return RowsEventKind{RowsKind::insert, 0, false, false};
-    case 21: return RowsEventKind{RowsKind::update, 0, false, false};
-    case 22: return RowsEventKind{RowsKind::delete_, 0, false, false};
-    case 23: return RowsEventKind{RowsKind::insert, 1, false, false};
-    case 24: return RowsEventKind{RowsKind::update, 1, false, false};
-    case 25: return RowsEventKind{RowsKind::delete_, 1, false, false};
-    case 30: return RowsEventKind{RowsKind::insert, 2, false, false};
-    case 31: return RowsEventKind{RowsKind::update, 2, false, false};
-    case 32: return RowsEventKind{RowsKind::delete_, 2, false, false};
-    case 39: return RowsEventKind{RowsKind::update, 2, true, false};
-    case 166: return RowsEventKind{RowsKind::insert, 1, false, true};
-    case 167: return RowsEventKind{RowsKind::update, 1, false, true};
-    case 168: return RowsEventKind{RowsKind::delete_, 1, false, true};
-    case 169: return RowsEventKind{RowsKind::insert, 2, false, true};
-    case 170: return RowsEventKind{RowsKind::update, 2, false, true};
-    case 171: return RowsEventKind{RowsKind::delete_, 2, false, true};
-    default: return std::nullopt;
-  }
-}
-
-bool is_rows_event(std::uint8_t code) noexcept { return classify_rows_event(code).has_value(); }
-
-bool is_mariadb_compressed_rows(std::uint8_t code) noexcept {
-  const std::optional<RowsEventKind> k = classify_rows_event(code);
-  return k && k->compressed;
-}
-
 }  // namespace binlogctl
