@@ -34,7 +34,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../../lib/src/canal/canal_internal.h"
+#include "canal/canal_internal.h"
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
 

@@ -8,7 +8,7 @@
 #include <binlogctl/rows.h>
 #include <doctest/doctest.h>
 
-#include "../../lib/src/txn/row_stream.h"
+#include "txn/row_stream.h"
 
 #include <filesystem>
 #include <fstream>

@@ -9,9 +9,9 @@
 #include <binlogctl/result.h>
 #include <binlogctl/table_map.h>
 
-#include "../columns/decode_value.h"
-#include "../columns/temporal_text.h"
-#include "../columns/value_json.h"
+#include "columns/decode_value.h"
+#include "columns/temporal_text.h"
+#include "columns/value_json.h"
 
 #include <bit>
 #include <cstdint>

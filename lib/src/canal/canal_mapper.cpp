@@ -10,7 +10,7 @@
 #include <binlogctl/progress.h>
 #include <binlogctl/rows.h>
 #include <binlogctl/source.h>
-#include "../txn/row_stream.h"
+#include "txn/row_stream.h"
 #include <binlogctl/table_map.h>
 
 #include <fmt/format.h>
@@ -32,8 +32,8 @@
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
 #include "canal_internal.h"
-#include "../base/sql_lexer.h"
-#include "../convert/batch_pool.h"
+#include "base/sql_lexer.h"
+#include "convert/batch_pool.h"
 
 namespace canalpb = com::alibaba::otter::canal::protocol;
 

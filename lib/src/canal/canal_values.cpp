@@ -5,9 +5,9 @@
 // it is exactly the text of that JSON rendering parsed back (the first implementation did that
 // round trip with nlohmann's parser; the unit tests still compare with it).
 #include "canal_internal.h"
-#include "../columns/ascii_run.h"
-#include "../columns/shortest_digits.h"
-#include "../columns/temporal_text.h"
+#include "columns/ascii_run.h"
+#include "columns/shortest_digits.h"
+#include "columns/temporal_text.h"
 
 #include <binlogctl/column_value.h>
 #include <binlogctl/datetime.h>

@@ -10,7 +10,7 @@
 
 #include <binlogctl/column_value.h>
 
-#include "../base/civil_date.h"
+#include "base/civil_date.h"
 
 #include <cstring>
 

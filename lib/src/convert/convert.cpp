@@ -1,7 +1,7 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
-#include "../txn/row_stream.h"
+#include "txn/row_stream.h"
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>

@@ -8,7 +8,7 @@
 #include <binlogctl/json_out.h>
 #include <binlogctl/output.h>
 #include <binlogctl/source.h>
-#include "../txn/txn_front.h"
+#include "txn/txn_front.h"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
 #include <binlogctl/verify.h>
-#include "../txn/txn_front.h"
+#include "txn/txn_front.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
 #include <binlogctl/rows.h>
 
-#include "../columns/decode_value.h"
-#include "../columns/value_json.h"
+#include "columns/decode_value.h"
+#include "columns/value_json.h"
 
 #include <array>
 #include <bit>

@@ -9,7 +9,7 @@
 #include <binlogctl/info.h>
 #include <binlogctl/json_out.h>
 #include <binlogctl/table_map.h>
-#include "../txn/txn_front.h"
+#include "txn/txn_front.h"
 
 #include <fmt/format.h>
 

@@ -14,8 +14,8 @@
 #include <binlogctl/sql.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include "../convert/batch_pool.h"
-#include "../txn/row_stream.h"
+#include "convert/batch_pool.h"
+#include "txn/row_stream.h"
 
 #include <fmt/format.h>
 

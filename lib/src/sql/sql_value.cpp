@@ -3,7 +3,7 @@
 #include <binlogctl/json_out.h>
 #include <binlogctl/sql.h>
 
-#include "../columns/temporal_text.h"
+#include "columns/temporal_text.h"
 
 #include <charconv>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <binlogctl/stats.h>
 #include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include "../txn/row_stream.h"
+#include "txn/row_stream.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 
 #include <iterator>
 
-#include "../base/civil_date.h"
+#include "base/civil_date.h"
 
 namespace binlogctl {
 
