@@ -1,4 +1,4 @@
-#include <binlogctl/json_out.h>
+#include "render/json_out.h"
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 

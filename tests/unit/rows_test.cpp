@@ -1,9 +1,10 @@
 // Table-map metadata, row images (bitmaps, partial images), partial JSON and transaction
 // structure, on hand-built bytes.
 #include <binlogctl/convert.h>
-#include <binlogctl/rows.h>
-#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
+
+#include "rows/rows.h"
+#include "rows/table_map.h"
 
 #include <doctest/doctest.h>
 

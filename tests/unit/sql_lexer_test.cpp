@@ -8,6 +8,8 @@
 #if BINLOGCTL_HAVE_CANAL
 #include <binlogctl/canal.h>
 #include "EntryProtocol.pb.h"
+
+#include "convert/convert_internal.h"
 #endif
 #include <doctest/doctest.h>
 

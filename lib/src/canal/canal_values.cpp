@@ -9,11 +9,13 @@
 #include "columns/shortest_digits.h"
 #include "columns/temporal_text.h"
 
-#include <binlogctl/column_value.h>
 #include <binlogctl/datetime.h>
 
+#include "columns/column_value.h"
+
 #include <binlogctl/canal.h>
-#include <binlogctl/json_out.h>
+
+#include "render/json_out.h"
 
 #include <charconv>
 #include <cmath>

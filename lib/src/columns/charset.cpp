@@ -1,7 +1,7 @@
 // Collation ids -> charsets, and the one charset -> UTF-8 converter (append_utf8; latin1 by table,
 // the others through iconv) with the JSON renderer's escaping of its result (append_text_json).
-#include <binlogctl/column_json.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_json.h"
+#include "render/json_out.h"
 #include <iconv.h>
 
 #include "ascii_run.h"

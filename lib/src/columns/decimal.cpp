@@ -4,8 +4,8 @@
 // stored as 4-byte big-endian integers; a partial group (fewer than 9 digits) takes
 // dig2bytes[digits] bytes and comes first in the integer part, last in the fraction. The sign bit
 // (0x80 of the first byte) is flipped on store; negative values have every byte inverted.
-#include <binlogctl/column_json.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_json.h"
+#include "render/json_out.h"
 
 #include "value_json.h"
 

@@ -1,6 +1,6 @@
 // Numbers (floating-point JSON rendering) and binary encodings (base64, hex, UUID, INET4/6).
-#include <binlogctl/column_json.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_json.h"
+#include "render/json_out.h"
 #include "shortest_digits.h"
 #include <fmt/format.h>
 

@@ -10,7 +10,7 @@
 // Offsets count from the first byte of the enclosing object/array (after its type byte) and must
 // stay inside its `size`. literal/int16/uint16 (and int32/uint32 in large containers) are inlined
 // in the value entry.
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <fmt/format.h>
 
 #include <cstring>

@@ -1,6 +1,6 @@
 // CHAR/BINARY/ENUM/SET (type STRING), VARCHAR, BLOB/TEXT, GEOMETRY, JSON and VECTOR values as
 // JSON, from their decoded form (ColumnValue; decode_value.h reads the row bytes).
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <fmt/format.h>
 
 #include "value_json.h"

@@ -4,7 +4,7 @@
 // The packed int64 (my_time.h): (integer part << 24) + microseconds, with the integer part
 //   DATETIME: ((year * 13 + month) << 5 | day) << 17 | hour << 12 | minute << 6 | second
 //   TIME:     hour << 12 | minute << 6 | second          (negative values: the packed value < 0)
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 
 #include "decode_value.h"
 #include "value_json.h"

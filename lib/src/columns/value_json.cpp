@@ -1,7 +1,7 @@
 // append_value_json: one column value -> JSON, as the typed decoder (decode_value.h) reads it and
 // the renderer (value_json.h) writes it.
-#include <binlogctl/column_value.h>
-#include <binlogctl/column_json.h>
+#include "columns/column_value.h"
+#include "columns/column_json.h"
 
 #include "decode_value.h"
 #include "value_json.h"

@@ -4,8 +4,8 @@
 // renders most pay for no call; the rarer kinds go out of line.
 #pragma once
 
-#include <binlogctl/column_value.h>
-#include <binlogctl/column_json.h>
+#include "columns/column_value.h"
+#include "columns/column_json.h"
 
 namespace binlogctl::value_detail {
 

@@ -1,17 +1,19 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
-#include "txn/row_stream.h"
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/source.h>
-#include <binlogctl/table_map.h>
+
+#include "convert/convert_internal.h"
+#include "events/events.h"
+#include "render/json_out.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "txn/row_stream.h"
 
 #include "render_pool.h"
 

@@ -12,9 +12,10 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
-#include <binlogctl/table_map.h>
 #include "batch_pool.h"
+
+#include "rows/rows.h"
+#include "rows/table_map.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include <binlogctl/json_out.h>
+#include "render/json_out.h"
 
 #include <array>
 #include <cstring>

@@ -1,5 +1,5 @@
 // PARTIAL_UPDATE_ROWS JSON diffs: reading, rendering, and applying them to a before image.
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 
 #include <nlohmann/json.hpp>
 

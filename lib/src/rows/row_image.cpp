@@ -1,5 +1,5 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 
 #include "columns/decode_value.h"
 #include "columns/value_json.h"

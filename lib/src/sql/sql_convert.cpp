@@ -7,14 +7,17 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/sql.h>
-#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
+
 #include "convert/batch_pool.h"
+#include "convert/convert_internal.h"
+#include "dump/info.h"
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "sql/sql_value.h"
 #include "txn/row_stream.h"
 
 #include <fmt/format.h>

@@ -1,9 +1,10 @@
 // Column values as SQL literals (sql.h), from the typed view of column_value.h.
-#include <binlogctl/json_buf.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/sql.h>
 
 #include "columns/temporal_text.h"
+#include "render/json_buf.h"
+#include "render/json_out.h"
+#include "sql/sql_value.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,6 +1,7 @@
 // Transaction assembly (transaction.h).
 #include <binlogctl/transaction.h>
-#include <binlogctl/json_out.h>
+
+#include "render/json_out.h"
 
 #include <fmt/format.h>
 

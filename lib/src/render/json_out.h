@@ -8,7 +8,7 @@
 // the output is still valid JSON and valid UTF-8.
 #pragma once
 
-#include <binlogctl/json_buf.h>
+#include "render/json_buf.h"
 
 #include <cstddef>
 #include <cstdint>

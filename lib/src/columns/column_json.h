@@ -8,8 +8,9 @@
 
 #include <binlogctl/bytes.h>
 #include <binlogctl/columns.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/result.h>
+
+#include "render/json_out.h"
 
 #include <cstdint>
 #include <string>

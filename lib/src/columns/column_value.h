@@ -11,8 +11,9 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
-#include <binlogctl/column_json.h>
 #include <binlogctl/result.h>
+
+#include "columns/column_json.h"
 
 #include <cstdint>
 

@@ -25,12 +25,13 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
-#include <binlogctl/column_value.h>
-#include <binlogctl/column_json.h>
 #include <binlogctl/columns.h>
 #include <binlogctl/event_type.h>
 #include <binlogctl/result.h>
-#include <binlogctl/table_map.h>
+
+#include "columns/column_json.h"
+#include "columns/column_value.h"
+#include "rows/table_map.h"
 
 #include <array>
 #include <cstddef>
