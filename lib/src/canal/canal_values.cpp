@@ -457,7 +457,7 @@ Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone
     case ValueKind::json: {
       v.plain = false;
       if (cv.bytes.empty()) return {};
-      thread_local JsonBuf text;
+      thread_local RenderBuf text;
       text.clear();
       Status st = append_json_binary(text, cv.bytes, cv.offset);
       if (st.ok()) out.assign(text.data(), text.size());

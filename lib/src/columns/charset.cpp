@@ -343,7 +343,7 @@ bool convert_to_utf8(std::string_view s, Cs cs, bool strict, Emit& emit) {
 
 // The JSON renderer's escaping of the converter's result.
 struct JsonEmit {
-  JsonBuf& out;
+  RenderBuf& out;
   void text(std::string_view s) { append_json_escaped(out, s); }
   bool bad(unsigned char b) {
     append_invalid_byte(out, b);
@@ -424,7 +424,7 @@ bool collation_is_utf8_compatible(std::uint16_t collation) noexcept {
   return passes_through(collation_charset(collation));
 }
 
-void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
+void append_text_json(RenderBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
   const Cs cs = collation_charset(collation);
   if (passes_through(cs)) {

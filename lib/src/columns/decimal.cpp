@@ -25,7 +25,7 @@ constexpr int kMaxPrecision = 65;  // DECIMAL_MAX_PRECISION (MySQL and MariaDB)
 
 }  // namespace
 
-Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r) {
+Status append_decimal_text(RenderBuf& out, int precision, int scale, ByteReader& r) {
   const std::uint64_t at = r.offset();
   const std::size_t size = decimal_binary_size(precision, scale);
   if (size == 0) return DecodeError{Errc::bad_value, at, "impossible DECIMAL precision/scale"};

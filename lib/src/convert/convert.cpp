@@ -366,8 +366,8 @@ class Converter final : public RowSink {
       pool_.sync();
       struct Sink {  // whole lines to the output in blocks (at once for a terminal)
         LineOutput& out;
-        JsonBuf& b;
-        JsonBuf& buf() { return b; }
+        RenderBuf& b;
+        RenderBuf& buf() { return b; }
         void end_line() {
           b.push_back('\n');
           if (out.interactive() || b.size() >= kStreamBlock) write();
@@ -408,7 +408,7 @@ class Converter final : public RowSink {
   std::uint32_t thread_id_ = 0;
   std::string suffix_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;
-  JsonBuf stream_buf_;  // large rows events, rendered here
+  RenderBuf stream_buf_;  // large rows events, rendered here
   static constexpr std::size_t kStreamStatementAt = 1u << 20;  // statements this large: streamed
   std::string stream_text_;  // a huge statement's record, a block at a time
 };

@@ -7,7 +7,7 @@
 #include <binlogctl/result.h>
 
 #include "columns/column_value.h"
-#include "render/json_buf.h"
+#include "render/render_buf.h"
 
 #include <cstdint>
 #include <string>
@@ -37,13 +37,13 @@ namespace binlogctl {
 //   UUID INET4 INET6    their text form: '123e4567-e89b-12d3-a456-426614174000', '::1'
 // Errors: those of the JSON and DECIMAL decoders (Errc::bad_value at the value).
 Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnValue& v);
-Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue& v);
+Status append_sql_literal(RenderBuf& out, const ColumnInfo& col, const ColumnValue& v);
 
 // Text bytes in the charset of `collation` as an SQL string literal (the `text` rule above).
 void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t collation);
-void append_sql_text(JsonBuf& out, std::string_view bytes, std::uint16_t collation);
+void append_sql_text(RenderBuf& out, std::string_view bytes, std::uint16_t collation);
 // X'..' of the bytes (uppercase hex).
 void append_sql_hex(std::string& out, Bytes b);
-void append_sql_hex(JsonBuf& out, Bytes b);
+void append_sql_hex(RenderBuf& out, Bytes b);
 
 }  // namespace binlogctl
