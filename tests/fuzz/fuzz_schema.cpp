@@ -2,9 +2,10 @@
 // applied to a TABLE_MAP of matching shape and a row decoded through them.
 //   cmake -B build-fuzz -DCMAKE_CXX_COMPILER=clang++-14 -DBINLOGCTL_FUZZ=ON && cmake --build build-fuzz --target fuzz_schema
 //   build-fuzz/tests/fuzz_schema testdata/mariadb-10.11/*/workload.sql
-#include <binlogctl/column_json.h>
 #include <binlogctl/schema.h>
-#include <binlogctl/table_map.h>
+
+#include "columns/column_json.h"
+#include "rows/table_map.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -9,7 +9,7 @@
 //   2: every decoder alone (handshake response, COM_REGISTER_SLAVE, COM_BINLOG_DUMP(_GTID)) and
 //      the query answerer on the same bytes.
 // The transport never blocks: reads past the input are a close, waits time out at once.
-#include <binlogctl/serve_protocol.h>
+#include "serve/serve_protocol.h"
 
 #include <algorithm>
 #include <cstdint>

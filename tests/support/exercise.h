@@ -5,11 +5,12 @@
 
 #include <binlogctl/chain.h>
 #include <binlogctl/crypto.h>
-#include <binlogctl/describe.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
 #include <binlogctl/inputs.h>
+
+#include "dump/describe.h"
+#include "dump/info.h"
+#include "events/events.h"
 
 #include <cstdint>
 #include <memory>

@@ -10,9 +10,11 @@
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
-#include <binlogctl/events.h>
-#include <binlogctl/rows.h>
-#include <binlogctl/table_map.h>
+
+#include "convert/convert_internal.h"
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
 
 #include <doctest/doctest.h>
 
@@ -34,7 +36,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../../lib/src/canal/canal_internal.h"
+#include "canal/canal_internal.h"
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
 

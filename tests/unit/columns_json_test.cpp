@@ -1,5 +1,5 @@
 // Column decoders: MySQL binary JSON.
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <doctest/doctest.h>
 
 #include <cstring>

@@ -1,5 +1,5 @@
 // Column decoders: integers, FLOAT/DOUBLE, BIT, YEAR, DECIMAL.
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // Column decoders: CHAR/VARCHAR/BLOB/TEXT, charsets, ENUM/SET, binary, UUID/INET, VECTOR, metadata.
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <doctest/doctest.h>
 
 #include <cstring>

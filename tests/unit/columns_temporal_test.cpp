@@ -1,5 +1,5 @@
 // Column decoders: DATE, TIME(2), DATETIME(2), TIMESTAMP(2).
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,6 +1,6 @@
 // MariaDB compressed events (QUERY_COMPRESSED, *_ROWS_COMPRESSED): the declared length is a
 // claim, not an allocation size.
-#include <binlogctl/events.h>
+#include "events/events.h"
 
 #include <doctest/doctest.h>
 #include <zlib.h>

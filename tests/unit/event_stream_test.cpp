@@ -1,9 +1,10 @@
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
 #include <binlogctl/source.h>
 #include <doctest/doctest.h>
 #include <zstd.h>
+
+#include "dump/info.h"
+#include "events/events.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include <binlogctl/json_out.h>
+#include "render/json_out.h"
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -63,10 +63,10 @@ TEST_SUITE("json_out") {
   }
 }
 
-TEST_SUITE("JsonBuf") {
+TEST_SUITE("RenderBuf") {
   TEST_CASE("appends of every length up to past the inline copies, and growth") {
     std::string ref;
-    JsonBuf b;
+    RenderBuf b;
     std::string src;
     for (int i = 0; i < 80; ++i) src.push_back(static_cast<char>('a' + i % 26));
     for (int round = 0; round < 200; ++round) {  // well past the first growth
@@ -88,7 +88,7 @@ TEST_SUITE("JsonBuf") {
   }
 
   TEST_CASE("appending a part of itself survives the growth that moves it") {
-    JsonBuf b;
+    RenderBuf b;
     b.append("0123456789");
     for (int i = 0; i < 20; ++i) b.append(b.data(), b.size());  // doubles each time: grows often
     CHECK(b.size() == 10u << 20);
@@ -102,14 +102,14 @@ TEST_SUITE("JsonBuf") {
     std::string s = "head:";
     s.reserve(1000);
     {
-      JsonBuf b(s);
+      RenderBuf b(s);
       append_json_quoted(b, "x\"y");
       append_u64(b, 42);
       append_i64(b, -7);
     }
     CHECK(s == "head:\"x\\\"y\"42-7");
     std::string empty;
-    { JsonBuf b(empty); }
+    { RenderBuf b(empty); }
     CHECK(empty.empty());
   }
 
@@ -117,7 +117,7 @@ TEST_SUITE("JsonBuf") {
     std::uint64_t p = 1;
     for (int digits = 1; digits <= 20; ++digits) {
       for (std::uint64_t v : {p, p == 1 ? 0 : p - 1, p + 1, p * 9 / 10 * 10 + 9}) {
-        JsonBuf b;
+        RenderBuf b;
         b.push_back('[');
         append_u64(b, v);
         b.push_back(']');
@@ -127,11 +127,11 @@ TEST_SUITE("JsonBuf") {
       if (digits < 20) p *= 10;
     }
     for (std::uint64_t v : {0xffffffffull, 0x100000000ull, 0x100000063ull, 0x1000000ffull, 429496729600ull}) {
-      JsonBuf b;  // around the switch from 64-bit to 32-bit divisions
+      RenderBuf b;  // around the switch from 64-bit to 32-bit divisions
       append_u64(b, v);
       CHECK(b.view() == std::to_string(v));
     }
-    JsonBuf b;
+    RenderBuf b;
     append_u64(b, ~0ull);
     append_i64(b, INT64_MIN);
     CHECK(b.view() == "18446744073709551615-9223372036854775808");
@@ -187,7 +187,7 @@ TEST_SUITE("json_out") {
           s.insert(at, sp);
           std::string got;
           append_json_escaped(got, s);
-          JsonBuf b;
+          RenderBuf b;
           append_json_escaped(b, s);
           REQUIRE(got == reference(s));
           REQUIRE(b.view() == got);

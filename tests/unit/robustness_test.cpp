@@ -5,12 +5,13 @@
 #include <binlogctl/canal.h>
 #endif
 #include <binlogctl/convert.h>
-#include <binlogctl/describe.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include "dump/describe.h"
+#include "dump/info.h"
+#include "events/events.h"
 
 #include <filesystem>
 #include <fstream>

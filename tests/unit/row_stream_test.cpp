@@ -5,10 +5,10 @@
 // rows of MariaDB's compressed events, a start inside a transaction (a rows event without its
 // TABLE_MAP) and a file cut off inside a transaction.
 #include <binlogctl/chain.h>
-#include <binlogctl/rows.h>
 #include <doctest/doctest.h>
 
-#include "../../lib/src/txn/row_stream.h"
+#include "rows/rows.h"
+#include "txn/row_stream.h"
 
 #include <filesystem>
 #include <fstream>

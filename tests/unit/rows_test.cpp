@@ -2,9 +2,10 @@
 // structure, on hand-built bytes.
 #include <algorithm>
 #include <binlogctl/convert.h>
-#include <binlogctl/rows.h>
-#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
+
+#include "rows/rows.h"
+#include "rows/table_map.h"
 
 #include <doctest/doctest.h>
 

@@ -4,10 +4,11 @@
 #include <binlogctl/binlog_archive.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/fde.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/source.h>
+
+#include "events/events.h"
 
 #include <doctest/doctest.h>
 #include <zlib.h>

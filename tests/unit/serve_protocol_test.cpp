@@ -1,7 +1,7 @@
 // Tests for lib/include/binlogctl/serve.h: the packet codecs, the setup queries, and whole
 // sessions driven from memory (a scripted client against a fake archive and cursor).
 #ifdef BINLOGCTL_HAVE_SERVE
-#include <binlogctl/serve_protocol.h>
+#include "serve/serve_protocol.h"
 #include <doctest/doctest.h>
 
 #include <cstdint>

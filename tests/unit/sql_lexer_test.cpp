@@ -1,13 +1,15 @@
 // The one SQL lexer (lib/src/base/sql_lexer.h) and the readers of statement text built on it:
 // comment forms, quoted identifiers, and the statements on which the four scanners it replaced
 // (the statement classifier's, Canal's, convert's ddl_table, the schema parser's) disagreed.
-#include "../../lib/src/base/sql_lexer.h"
+#include "base/sql_lexer.h"
 
 #include <binlogctl/convert.h>
 #include <binlogctl/statement_kind.h>
 #if BINLOGCTL_HAVE_CANAL
 #include <binlogctl/canal.h>
 #include "EntryProtocol.pb.h"
+
+#include "convert/convert_internal.h"
 #endif
 #include <doctest/doctest.h>
 

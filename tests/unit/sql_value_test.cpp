@@ -1,7 +1,9 @@
 // The typed value decoder (column_value.h) and the SQL literal renderer (sql.h), type by type.
-#include <binlogctl/column_value.h>
 #include <binlogctl/sql.h>
 #include <doctest/doctest.h>
+
+#include "columns/column_value.h"
+#include "sql/sql_value.h"
 
 #include <cstring>
 #include <limits>

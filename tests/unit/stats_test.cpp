@@ -3,12 +3,14 @@
 // sizes, mariadb-binlog -vv for the rows per table), the rankings, the timeline, the selections,
 // and error paths on binlogs built in memory (tests/support/binlog_builder.h).
 #include <binlogctl/columns.h>
-#include <binlogctl/events.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/stats.h>
-#include <binlogctl/table_map.h>
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "stats/row_walk.h"
 
 #include <unistd.h>
 

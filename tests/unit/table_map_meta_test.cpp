@@ -3,7 +3,8 @@
 // end through `convert --format json` on binlogs built byte by byte. The rules and their sources
 // are listed in man/binlogctl-convert.1.scd (OPTIONAL METADATA).
 #include <binlogctl/convert.h>
-#include <binlogctl/table_map.h>
+
+#include "rows/table_map.h"
 
 #include <doctest/doctest.h>
 

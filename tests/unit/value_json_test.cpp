@@ -1,6 +1,6 @@
 // The JSON renderer of decoded values (column_value.h append_value_json(col, ColumnValue)): every
 // ValueKind from a ColumnValue built by hand, and the errors that belong to rendering.
-#include <binlogctl/column_value.h>
+#include "columns/column_value.h"
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -16,15 +16,12 @@
 // "YYYY-MM-DD HH:MM:SS". `gtid` is null for anonymous transactions and binlogs without GTIDs.
 #pragma once
 
-#include <binlogctl/chain.h>
-#include <binlogctl/selection.h>
-
 #include <binlogctl/columns.h>
 #include <binlogctl/gtid.h>
+#include <binlogctl/inputs.h>
 #include <binlogctl/progress.h>
-#include <binlogctl/result.h>
 #include <binlogctl/schema.h>
-#include <binlogctl/transaction.h>
+#include <binlogctl/selection.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -78,14 +75,6 @@ struct ConvertOptions {
 
 // Runs the conversion; returns the exit status (0 ok, 1 damaged or undecodable data, 2 unreadable
 // input). Diagnostics (and the once-per-table warning about missing column names) go to `err`.
-// The (first) table a DDL statement names (CREATE/ALTER/DROP/TRUNCATE/RENAME TABLE, CREATE/DROP
-// INDEX ... ON t, CREATE TRIGGER ... ON t; ddl_targets in schema.h), for filters and headers: db
-// is left as is when the statement does not qualify the table. Returns false when none is found
-// (statements on databases, views, routines, users, privileges; statements not understood).
-bool ddl_table(std::string_view sql, std::string& db, std::string& table);
-
-// How convert reads the chain (positions, times, checksums), for every output format.
-ChainOptions chain_options(const ConvertOptions& opts);
 int run_convert(const ConvertOptions& opts, std::FILE* out, std::FILE* err);
 
 }  // namespace binlogctl

@@ -2,16 +2,16 @@
 // include it to check the renderers against the reference paths).
 #pragma once
 
-#include <binlogctl/column_value.h>
-#include <binlogctl/column_json.h>
 #include <binlogctl/datetime.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/result.h>
-#include <binlogctl/table_map.h>
 
-#include "../columns/decode_value.h"
-#include "../columns/temporal_text.h"
-#include "../columns/value_json.h"
+#include "columns/column_json.h"
+#include "columns/column_value.h"
+#include "columns/decode_value.h"
+#include "columns/temporal_text.h"
+#include "columns/value_json.h"
+#include "rows/table_map.h"
 
 #include <bit>
 #include <cstdint>

@@ -1,17 +1,18 @@
 // run_canal_convert: inputs -> EventStream -> transactions -> Canal Entry messages (canal.h).
 #include <binlogctl/canal.h>
+#include "convert/convert_internal.h"
 #include <binlogctl/chain.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
+#include "events/events.h"
 #include <binlogctl/inputs.h>
-#include <binlogctl/json_out.h>
+#include "render/json_out.h"
 #include <binlogctl/progress.h>
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 #include <binlogctl/source.h>
-#include "../txn/row_stream.h"
-#include <binlogctl/table_map.h>
+#include "txn/row_stream.h"
+#include "rows/table_map.h"
 
 #include <fmt/format.h>
 
@@ -32,8 +33,8 @@
 #include "CanalProtocol.pb.h"
 #include "EntryProtocol.pb.h"
 #include "canal_internal.h"
-#include "../base/sql_lexer.h"
-#include "../convert/batch_pool.h"
+#include "base/sql_lexer.h"
+#include "convert/batch_pool.h"
 
 namespace canalpb = com::alibaba::otter::canal::protocol;
 

@@ -5,15 +5,17 @@
 // it is exactly the text of that JSON rendering parsed back (the first implementation did that
 // round trip with nlohmann's parser; the unit tests still compare with it).
 #include "canal_internal.h"
-#include "../columns/ascii_run.h"
-#include "../columns/shortest_digits.h"
-#include "../columns/temporal_text.h"
+#include "columns/ascii_run.h"
+#include "columns/shortest_digits.h"
+#include "columns/temporal_text.h"
 
-#include <binlogctl/column_value.h>
 #include <binlogctl/datetime.h>
 
+#include "columns/column_value.h"
+
 #include <binlogctl/canal.h>
-#include <binlogctl/json_out.h>
+
+#include "render/json_out.h"
 
 #include <charconv>
 #include <cmath>
@@ -455,7 +457,7 @@ Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone
     case ValueKind::json: {
       v.plain = false;
       if (cv.bytes.empty()) return {};
-      thread_local JsonBuf text;
+      thread_local RenderBuf text;
       text.clear();
       Status st = append_json_binary(text, cv.bytes, cv.offset);
       if (st.ok()) out.assign(text.data(), text.size());

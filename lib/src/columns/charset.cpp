@@ -1,7 +1,7 @@
 // Collation ids -> charsets, and the one charset -> UTF-8 converter (append_utf8; latin1 by table,
 // the others through iconv) with the JSON renderer's escaping of its result (append_text_json).
-#include <binlogctl/column_json.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_json.h"
+#include "render/json_out.h"
 #include <iconv.h>
 
 #include "ascii_run.h"
@@ -343,7 +343,7 @@ bool convert_to_utf8(std::string_view s, Cs cs, bool strict, Emit& emit) {
 
 // The JSON renderer's escaping of the converter's result.
 struct JsonEmit {
-  JsonBuf& out;
+  RenderBuf& out;
   void text(std::string_view s) { append_json_escaped(out, s); }
   bool bad(unsigned char b) {
     append_invalid_byte(out, b);
@@ -424,7 +424,7 @@ bool collation_is_utf8_compatible(std::uint16_t collation) noexcept {
   return passes_through(collation_charset(collation));
 }
 
-void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
+void append_text_json(RenderBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('"');
   const Cs cs = collation_charset(collation);
   if (passes_through(cs)) {

@@ -1,5 +1,5 @@
 // Collation id -> name, as SHOW COLLATION lists them (ids shared by MySQL and MariaDB).
-#include <binlogctl/info.h>
+#include "dump/info.h"
 
 #include <array>
 #include <string>

@@ -4,8 +4,8 @@
 // stored as 4-byte big-endian integers; a partial group (fewer than 9 digits) takes
 // dig2bytes[digits] bytes and comes first in the integer part, last in the fraction. The sign bit
 // (0x80 of the first byte) is flipped on store; negative values have every byte inverted.
-#include <binlogctl/column_json.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_json.h"
+#include "render/json_out.h"
 
 #include "value_json.h"
 
@@ -25,7 +25,7 @@ constexpr int kMaxPrecision = 65;  // DECIMAL_MAX_PRECISION (MySQL and MariaDB)
 
 }  // namespace
 
-Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r) {
+Status append_decimal_text(RenderBuf& out, int precision, int scale, ByteReader& r) {
   const std::uint64_t at = r.offset();
   const std::size_t size = decimal_binary_size(precision, scale);
   if (size == 0) return DecodeError{Errc::bad_value, at, "impossible DECIMAL precision/scale"};

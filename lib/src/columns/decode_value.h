@@ -8,9 +8,9 @@
 // the compiler can resolve the renderer's switch on the kind on each path.
 #pragma once
 
-#include <binlogctl/column_value.h>
+#include "columns/column_value.h"
 
-#include "../base/civil_date.h"
+#include "base/civil_date.h"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // Numbers (floating-point JSON rendering) and binary encodings (base64, hex, UUID, INET4/6).
-#include <binlogctl/column_json.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_json.h"
+#include "render/json_out.h"
 #include "shortest_digits.h"
 #include <fmt/format.h>
 
@@ -21,7 +21,7 @@ constexpr char kHex[] = "0123456789abcdef";
 // exponent is in [-4, 16), else as d.ddde+XX (at least two exponent digits); integral values in
 // fixed notation end in ".0". NaN and infinities are not JSON: null.
 template <class T>
-void append_python_repr(JsonBuf& out, T v) {
+void append_python_repr(RenderBuf& out, T v) {
   if (!std::isfinite(v)) {
     out.append("null", 4);
     return;
@@ -69,11 +69,11 @@ void append_python_repr(JsonBuf& out, T v) {
 
 }  // namespace
 
-void append_double_json(JsonBuf& out, double v) { append_python_repr(out, v); }
+void append_double_json(RenderBuf& out, double v) { append_python_repr(out, v); }
 
-void append_float_json(JsonBuf& out, float v) { append_python_repr(out, v); }  // shortest float32
+void append_float_json(RenderBuf& out, float v) { append_python_repr(out, v); }  // shortest float32
 
-void append_fixed_json(JsonBuf& out, double v, int decimals) {
+void append_fixed_json(RenderBuf& out, double v, int decimals) {
   if (!std::isfinite(v)) {
     out.append("null", 4);
     return;
@@ -84,7 +84,7 @@ void append_fixed_json(JsonBuf& out, double v, int decimals) {
   out.append(buf, fmt::format_to_n(buf, sizeof buf, "{:.{}f}", v, d).size);
 }
 
-void append_binary_json(JsonBuf& out, Bytes b, BinaryAs how) {
+void append_binary_json(RenderBuf& out, Bytes b, BinaryAs how) {
   out.push_back('"');
   if (how == BinaryAs::hex)
     append_hex(out, b);
@@ -105,7 +105,7 @@ std::array<std::uint8_t, N> padded(Bytes b) {
 
 }  // namespace
 
-void append_uuid_text(JsonBuf& out, Bytes b) {
+void append_uuid_text(RenderBuf& out, Bytes b) {
   auto a = padded<16>(b);
   for (std::size_t i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
@@ -114,12 +114,12 @@ void append_uuid_text(JsonBuf& out, Bytes b) {
   }
 }
 
-void append_inet4_text(JsonBuf& out, Bytes b) {
+void append_inet4_text(RenderBuf& out, Bytes b) {
   auto a = padded<4>(b);
   fmt::format_to(std::back_inserter(out), "{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
 }
 
-void append_inet6_text(JsonBuf& out, Bytes b) {
+void append_inet6_text(RenderBuf& out, Bytes b) {
   // MariaDB's Inet6::to_string (not inet_ntop): the longest run of zero groups, even a single
   // one, becomes "::" (first run on ties); IPv4-compatible (::a.b.c.d, groups 0-5 zero, group 6
   // not) and IPv4-mapped (::ffff:a.b.c.d) addresses end in dotted decimal.

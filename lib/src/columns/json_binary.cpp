@@ -10,7 +10,7 @@
 // Offsets count from the first byte of the enclosing object/array (after its type byte) and must
 // stay inside its `size`. literal/int16/uint16 (and int32/uint32 in large containers) are inlined
 // in the value entry.
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <fmt/format.h>
 
 #include <cstring>
@@ -40,7 +40,7 @@ constexpr int kMaxDepth = 100;  // JSON_DOCUMENT_MAX_DEPTH
 
 class JsonBinaryPrinter {
  public:
-  JsonBinaryPrinter(Bytes doc, std::uint64_t base, JsonBuf& out)
+  JsonBinaryPrinter(Bytes doc, std::uint64_t base, RenderBuf& out)
       : doc_(doc), base_(base), out_(out) {}
 
   Status print() {
@@ -257,13 +257,13 @@ class JsonBinaryPrinter {
 
   Bytes doc_;
   std::uint64_t base_;
-  JsonBuf& out_;
+  RenderBuf& out_;
   Status err_{};
 };
 
 }  // namespace
 
-Status append_json_binary(JsonBuf& out, Bytes doc, std::uint64_t base_offset) {
+Status append_json_binary(RenderBuf& out, Bytes doc, std::uint64_t base_offset) {
   const std::size_t mark = out.size();
   JsonBinaryPrinter p(doc, base_offset, out);
   Status st = p.print();

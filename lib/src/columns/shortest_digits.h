@@ -2,7 +2,7 @@
 // (integer.cpp) and Canal's Double.toString / Float.toString (canal_values.cpp) are laid out from.
 #pragma once
 
-#include <binlogctl/json_out.h>
+#include "render/json_out.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // CHAR/BINARY/ENUM/SET (type STRING), VARCHAR, BLOB/TEXT, GEOMETRY, JSON and VECTOR values as
 // JSON, from their decoded form (ColumnValue; decode_value.h reads the row bytes).
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 #include <fmt/format.h>
 
 #include "value_json.h"
@@ -13,9 +13,9 @@ namespace binlogctl {
 
 namespace {
 
-void append_uint(JsonBuf& out, std::uint64_t v) { append_u64(out, v); }
+void append_uint(RenderBuf& out, std::uint64_t v) { append_u64(out, v); }
 
-void append_enum(const ColumnInfo& col, std::uint64_t index, JsonBuf& out) {
+void append_enum(const ColumnInfo& col, std::uint64_t index, RenderBuf& out) {
   if (col.names.empty()) {
     append_uint(out, index);
   } else if (index == 0) {
@@ -27,7 +27,7 @@ void append_enum(const ColumnInfo& col, std::uint64_t index, JsonBuf& out) {
   }
 }
 
-void append_set(const ColumnInfo& col, std::uint64_t bits, JsonBuf& out) {
+void append_set(const ColumnInfo& col, std::uint64_t bits, RenderBuf& out) {
   const bool covered =
       !col.names.empty() && (col.names.size() >= 64 || (bits >> col.names.size()) == 0);
   if (!covered) {  // no names, or bits past the last member: the bitmap as a number
@@ -46,7 +46,7 @@ void append_set(const ColumnInfo& col, std::uint64_t bits, JsonBuf& out) {
 }
 
 // BINARY(n): the binlog drops the trailing zero bytes; SELECT shows them, so put them back.
-void append_padded_binary(JsonBuf& out, Bytes data, std::size_t width, BinaryAs how) {
+void append_padded_binary(RenderBuf& out, Bytes data, std::size_t width, BinaryAs how) {
   if (data.size() >= width) {
     append_binary_json(out, data, how);
     return;
@@ -56,7 +56,7 @@ void append_padded_binary(JsonBuf& out, Bytes data, std::size_t width, BinaryAs 
   append_binary_json(out, Bytes(buf.data(), width < buf.size() ? width : buf.size()), how);
 }
 
-void append_hinted(JsonBuf& out, Bytes data, ValueKind kind) {
+void append_hinted(RenderBuf& out, Bytes data, ValueKind kind) {
   out.push_back('"');
   if (kind == ValueKind::uuid)
     append_uuid_text(out, data);
@@ -68,7 +68,7 @@ void append_hinted(JsonBuf& out, Bytes data, ValueKind kind) {
 }
 
 // The decoder checked that the length is a multiple of 4.
-void append_vector(JsonBuf& out, Bytes data) {
+void append_vector(RenderBuf& out, Bytes data) {
   out.push_back('[');
   for (std::size_t i = 0; i + 4 <= data.size(); i += 4) {
     if (i > 0) out.push_back(',');
@@ -105,7 +105,7 @@ std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept {
   }
 }
 
-Status value_detail::render_string_family_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
+Status value_detail::render_string_family_json(const ColumnInfo& col, const ColumnValue& v, RenderBuf& out,
                                               const RenderOptions& opts) {
   switch (v.kind) {
     case ValueKind::text:

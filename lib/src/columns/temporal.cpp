@@ -4,7 +4,7 @@
 // The packed int64 (my_time.h): (integer part << 24) + microseconds, with the integer part
 //   DATETIME: ((year * 13 + month) << 5 | day) << 17 | hour << 12 | minute << 6 | second
 //   TIME:     hour << 12 | minute << 6 | second          (negative values: the packed value < 0)
-#include <binlogctl/column_json.h>
+#include "columns/column_json.h"
 
 #include "decode_value.h"
 #include "value_json.h"
@@ -16,7 +16,7 @@ namespace {
 constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
 // Appends v as at least `width` decimal digits.
-void put_uint(JsonBuf& out, std::uint64_t v, int width) {
+void put_uint(RenderBuf& out, std::uint64_t v, int width) {
   char tmp[32];
   int n = 0;
   do {
@@ -31,7 +31,7 @@ void put_uint(JsonBuf& out, std::uint64_t v, int width) {
 }
 
 // ".ffffff" cut to fsp digits (nothing for fsp 0).
-void put_fraction(JsonBuf& out, std::uint32_t usec, unsigned fsp) {
+void put_fraction(RenderBuf& out, std::uint32_t usec, unsigned fsp) {
   if (fsp == 0) return;
   out.push_back('.');
   put_uint(out, usec / kPow10[6 - fsp], static_cast<int>(fsp));
@@ -43,7 +43,7 @@ inline void two_digits(char* p, std::uint64_t v) {
   p[1] = static_cast<char>('0' + v % 10);
 }
 
-void put_date(JsonBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
+void put_date(RenderBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
   if (y > 9999 || m > 99 || d > 99) {  // corrupt values: the general path
     put_uint(out, y, 4);
     out.push_back('-');
@@ -62,7 +62,7 @@ void put_date(JsonBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
   out.append(b, 10);
 }
 
-void put_hms(JsonBuf& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
+void put_hms(RenderBuf& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
   if (h > 99 || mi > 99 || s > 99) {  // TIME hours up to 838, corrupt values
     put_uint(out, h, 2);
     out.push_back(':');
@@ -82,7 +82,7 @@ void put_hms(JsonBuf& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s) {
 
 // "YYYY-MM-DD HH:MM:SS[.f..]" with its quotes, written in one append, when every field has its
 // usual width (y <= 9999, the others <= 99; fsp <= 6). False: the caller takes the general path.
-bool put_quoted_datetime(JsonBuf& out, std::uint64_t y, std::uint64_t mo, std::uint64_t d, std::uint64_t h,
+bool put_quoted_datetime(RenderBuf& out, std::uint64_t y, std::uint64_t mo, std::uint64_t d, std::uint64_t h,
                          std::uint64_t mi, std::uint64_t s, std::uint32_t usec, unsigned fsp) {
   if (y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 || fsp > 6 || usec > 999999) return false;
   char b[28];
@@ -117,7 +117,7 @@ bool put_quoted_datetime(JsonBuf& out, std::uint64_t y, std::uint64_t mo, std::u
 
 // ---- packed (in-memory) forms, also used by binary JSON's opaque temporals --------------------
 
-void append_packed_datetime_text(JsonBuf& out, std::int64_t packed, unsigned fsp,
+void append_packed_datetime_text(RenderBuf& out, std::int64_t packed, unsigned fsp,
                                  bool date_only) {
   if (packed < 0) {  // not a valid DATETIME; printed the way TIME_from_longlong_* reads it
     out.push_back('-');
@@ -134,7 +134,7 @@ void append_packed_datetime_text(JsonBuf& out, std::int64_t packed, unsigned fsp
   put_fraction(out, usec % 1000000, fsp);
 }
 
-void append_packed_time_text(JsonBuf& out, std::int64_t packed, unsigned fsp) {
+void append_packed_time_text(RenderBuf& out, std::int64_t packed, unsigned fsp) {
   if (packed < 0) {
     out.push_back('-');
     packed = -packed;
@@ -149,7 +149,7 @@ void append_packed_time_text(JsonBuf& out, std::int64_t packed, unsigned fsp) {
 namespace {
 // "YYYY-MM-DD HH:MM:SS[.f]" (quoted) of a TIMESTAMP: seconds since the epoch (0 = the zero
 // timestamp) shifted by tz_offset, and microseconds cut to fsp digits.
-void put_timestamp(JsonBuf& out, std::uint64_t secs, std::uint32_t usec, unsigned fsp,
+void put_timestamp(RenderBuf& out, std::uint64_t secs, std::uint32_t usec, unsigned fsp,
                    std::int32_t tz_offset) {
   if (secs == 0) {
     out.push_back('"');
@@ -172,7 +172,7 @@ void put_timestamp(JsonBuf& out, std::uint64_t secs, std::uint32_t usec, unsigne
 
 // "YYYY-MM-DD HH:MM:SS[.f]" (quoted) of DATETIME parts, in one append when every field has its
 // usual width.
-void put_datetime(JsonBuf& out, const TemporalParts& t) {
+void put_datetime(RenderBuf& out, const TemporalParts& t) {
   if (put_quoted_datetime(out, t.year, t.month, t.day, t.hour, t.minute, t.second, t.usec, t.fsp)) return;
   out.push_back('"');
   put_date(out, t.year, t.month, t.day);
@@ -185,7 +185,7 @@ void put_datetime(JsonBuf& out, const TemporalParts& t) {
 
 // ---- decoded values (ColumnValue) ----------------------------------------------------------------
 
-void value_detail::render_temporal_json(JsonBuf& out, const ColumnValue& v, std::int32_t tz_offset_seconds) {
+void value_detail::render_temporal_json(RenderBuf& out, const ColumnValue& v, std::int32_t tz_offset_seconds) {
   const TemporalParts& t = v.t;
   switch (v.kind) {
     case ValueKind::date:

@@ -7,8 +7,8 @@
 // The fraction has fsp digits (1..6) of usec (< 1000000), as the decoder gives them.
 #pragma once
 
-#include <binlogctl/column_value.h>
-#include <binlogctl/json_out.h>
+#include "columns/column_value.h"
+#include "render/json_out.h"
 
 #include <cstdint>
 #include <cstring>

@@ -2,7 +2,7 @@
 // are documented in column_json.h (append_value_json) and in the decoder itself (decode_value.h);
 // this decoder stops at the value and leaves the text to a renderer (value_json.cpp renders
 // JSON).
-#include <binlogctl/column_value.h>
+#include "columns/column_value.h"
 
 #include "decode_value.h"
 

@@ -4,14 +4,14 @@
 // renders most pay for no call; the rarer kinds go out of line.
 #pragma once
 
-#include <binlogctl/column_value.h>
-#include <binlogctl/column_json.h>
+#include "columns/column_value.h"
+#include "columns/column_json.h"
 
 namespace binlogctl::value_detail {
 
 // DATE TIME DATETIME TIMESTAMP (temporal.cpp). A TIMESTAMP is printed from its seconds shifted
 // by tz_offset_seconds (its parts are UTC).
-void render_temporal_json(JsonBuf& out, const ColumnValue& v, std::int32_t tz_offset_seconds);
+void render_temporal_json(RenderBuf& out, const ColumnValue& v, std::int32_t tz_offset_seconds);
 // The binary DECIMAL(precision, scale) in `raw` (decimal_binary_size bytes, at absolute offset
 // `at`) as text without quotes; Errc::bad_value at `at` for a digit group over its digits
 // (decimal.cpp).
@@ -19,7 +19,7 @@ void render_temporal_json(JsonBuf& out, const ColumnValue& v, std::int32_t tz_of
 // moved past it; on an error nothing useful is written.
 inline constexpr std::size_t kDecimalTextMax = 73;  // a sign, 65 digits and a point, and room
 Status put_decimal_digits(char*& out, int precision, int scale, Bytes raw, std::uint64_t at);
-inline Status append_decimal_digits(JsonBuf& out, int precision, int scale, Bytes raw, std::uint64_t at) {
+inline Status append_decimal_digits(RenderBuf& out, int precision, int scale, Bytes raw, std::uint64_t at) {
   char* const start = out.tail(kDecimalTextMax);
   char* o = start;
   Status st = put_decimal_digits(o, precision, scale, raw, at);
@@ -27,13 +27,13 @@ inline Status append_decimal_digits(JsonBuf& out, int precision, int scale, Byte
   return st;
 }
 // text binary enum_index set_bits json geometry vector uuid inet4 inet6 (string_blob.cpp).
-Status render_string_family_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
+Status render_string_family_json(const ColumnInfo& col, const ColumnValue& v, RenderBuf& out,
                                  const RenderOptions& opts);
 
 // `v` as decoded from a value of `col` (strictly: no DecodeLeniency). Errors: those of the
 // content the decoder does not look into (DECIMAL digit groups, a binary JSON document), at the
 // offsets the byte-reading renderers reported them. `out` may hold part of the value on error.
-[[gnu::always_inline]] inline Status render_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out,
+[[gnu::always_inline]] inline Status render_json(const ColumnInfo& col, const ColumnValue& v, RenderBuf& out,
                                                  const RenderOptions& opts) {
   switch (v.kind) {
     case ValueKind::signed_int:

@@ -1,17 +1,19 @@
 // run_convert: inputs -> EventStream -> transactions -> one JSON line per row change / statement.
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
-#include "../txn/row_stream.h"
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/source.h>
-#include <binlogctl/table_map.h>
+
+#include "convert/convert_internal.h"
+#include "events/events.h"
+#include "render/json_out.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "txn/row_stream.h"
 
 #include "render_pool.h"
 
@@ -363,8 +365,8 @@ class Converter final : public RowSink {
       pool_.sync();
       struct Sink {  // whole lines to the output in blocks (at once for a terminal)
         LineOutput& out;
-        JsonBuf& b;
-        JsonBuf& buf() { return b; }
+        RenderBuf& b;
+        RenderBuf& buf() { return b; }
         void end_line() {
           b.push_back('\n');
           if (out.interactive() || b.size() >= kStreamBlock) write();
@@ -405,7 +407,7 @@ class Converter final : public RowSink {
   std::uint32_t thread_id_ = 0;
   std::string suffix_;
   static constexpr std::size_t kStreamBlock = 256 * 1024;
-  JsonBuf stream_buf_;  // large rows events, rendered here
+  RenderBuf stream_buf_;  // large rows events, rendered here
   static constexpr std::size_t kStreamStatementAt = 1u << 20;  // statements this large: streamed
   std::string stream_text_;  // a huge statement's record, a block at a time
 };

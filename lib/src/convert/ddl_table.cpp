@@ -3,6 +3,8 @@
 #include <binlogctl/convert.h>
 #include <binlogctl/schema.h>
 
+#include "convert/convert_internal.h"
+
 #include <utility>
 
 namespace binlogctl {

@@ -52,8 +52,8 @@ RowsView Batch::rows_view(const Job& j) const {
 
 void render_batch(Batch& b, RowImageDecoder& images, const RenderOptions& ro) {
   struct Sink {
-    JsonBuf& s;
-    JsonBuf& buf() { return s; }
+    RenderBuf& s;
+    RenderBuf& buf() { return s; }
     void end_line() { s.push_back('\n'); }
   } sink{b.out};
   for (const Job& j : b.jobs) {

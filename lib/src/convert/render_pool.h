@@ -12,9 +12,10 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
-#include <binlogctl/table_map.h>
 #include "batch_pool.h"
+
+#include "rows/rows.h"
+#include "rows/table_map.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -61,7 +62,7 @@ struct Job {
 
 struct Batch : Arena {
   std::vector<Job> jobs;
-  JsonBuf out;
+  RenderBuf out;
   std::vector<Diagnostic> diags;
 
   std::size_t size() const { return arena.size(); }
@@ -84,7 +85,7 @@ struct Batch : Arena {
 Diagnostic undecodable_rows(std::string_view log_name, std::uint64_t pos, std::int64_t inner_index,
                             std::string_view event_name, const DecodeError& e);
 
-// Renders the rows of `v` as records into `sink`, which has `JsonBuf& buf()` and
+// Renders the rows of `v` as records into `sink`, which has `RenderBuf& buf()` and
 // `void end_line()`. Returns the error that stopped it, if any (the record being rendered is
 // dropped; the records before it stay).
 template <class Sink>
@@ -94,7 +95,7 @@ std::optional<DecodeError> render_rows(const RowsView& v, Sink& sink, RowImageDe
   const JsonRowPlan& jp = images.plan(tm);
   ByteReader r(v.rows, v.rows_offset);
   while (r.ok() && !r.empty()) {
-    JsonBuf& out = sink.buf();
+    RenderBuf& out = sink.buf();
     const std::size_t mark = out.size();
     const std::size_t row_at = r.position();
     out.append(v.text);

@@ -1,7 +1,8 @@
 #include <binlogctl/columns.h>
-#include <binlogctl/describe.h>
-#include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
+
+#include "dump/describe.h"
+#include "events/events.h"
 
 namespace binlogctl {
 namespace {

@@ -1,14 +1,15 @@
 #include <binlogctl/chain.h>
-#include <binlogctl/describe.h>
 #include <binlogctl/dump.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
 #include <binlogctl/inputs.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/output.h>
 #include <binlogctl/source.h>
-#include "../txn/txn_front.h"
+
+#include "dump/describe.h"
+#include "dump/info.h"
+#include "events/events.h"
+#include "render/json_out.h"
+#include "txn/txn_front.h"
 
 #include <fmt/format.h>
 

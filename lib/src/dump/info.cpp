@@ -1,8 +1,9 @@
-#include <binlogctl/column_json.h>
-#include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
-#include <binlogctl/info.h>
-#include <binlogctl/json_out.h>
+
+#include "columns/column_json.h"
+#include "dump/info.h"
+#include "events/events.h"
+#include "render/json_out.h"
 
 #include <fmt/format.h>
 

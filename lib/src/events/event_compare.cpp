@@ -1,6 +1,7 @@
 // Comparing two servers' copies of one event (serve --upstream's failover, fetch.cpp).
-#include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
+
+#include "events/events.h"
 
 #include <fmt/format.h>
 

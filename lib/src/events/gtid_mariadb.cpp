@@ -1,7 +1,8 @@
 // MariaDB GTIDs: MariaGtid, MariaGtidList, GTID_EVENT and GTID_LIST_EVENT bodies.
 // Formats are described in gtid.h; written from the MariaDB sources' behaviour, no code copied.
 #include <binlogctl/gtid.h>
-#include <binlogctl/json_out.h>
+
+#include "render/json_out.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,5 +1,5 @@
 // TABLE_MAP, the rows family (header part) and TRANSACTION_PAYLOAD.
-#include <binlogctl/events.h>
+#include "events/events.h"
 
 namespace binlogctl {
 

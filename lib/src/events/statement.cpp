@@ -1,6 +1,6 @@
 // Statement-level events: QUERY (and MariaDB's compressed form), the LOAD DATA family,
 // INTVAR, RAND, USER_VAR, XID, ROTATE, INCIDENT, ROWS_QUERY, ANNOTATE_ROWS, HEARTBEAT.
-#include <binlogctl/events.h>
+#include "events/events.h"
 
 #include <zlib.h>
 #include <algorithm>

@@ -1,8 +1,9 @@
 // The one chain walker (chain.h): inputs -> sources -> EventStream -> selection -> payload
 // expansion, pulled one event at a time.
 #include <binlogctl/chain.h>
-#include <binlogctl/events.h>
 #include <binlogctl/source.h>
+
+#include "events/events.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,7 @@
 #include <binlogctl/crc32.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
+
+#include "events/events.h"
 
 #include <zstd.h>
 

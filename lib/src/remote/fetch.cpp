@@ -1,9 +1,10 @@
 // binlogctl fetch (fetch.h): server events -> verify's checks -> NAME.partial -> NAME.
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/fetch.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/source.h>
+
+#include "events/events.h"
 
 #include <fmt/format.h>
 

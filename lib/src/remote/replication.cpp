@@ -1,5 +1,5 @@
 // The replication client (remote.h): Connector/C for the connection, our own COM_BINLOG_DUMP and
-// packet reading (BinlogFeed, in lib/src/input/binlog_feed.cpp, makes the files' events of them).
+// packet reading (BinlogFeed, in lib/src/framing/binlog_feed.cpp, makes the files' events of them).
 #include <binlogctl/bytes.h>
 #include <binlogctl/remote.h>
 

@@ -1,4 +1,4 @@
-#include <binlogctl/json_out.h>
+#include "render/json_out.h"
 
 #include <array>
 #include <cstring>
@@ -206,7 +206,7 @@ void append_base64(Out& out, const std::uint8_t* p, std::size_t n) {
   template void append_hex<Out>(Out&, const std::uint8_t*, std::size_t);          \
   template void append_base64<Out>(Out&, const std::uint8_t*, std::size_t);
 BINLOGCTL_INSTANTIATE(std::string)
-BINLOGCTL_INSTANTIATE(JsonBuf)
+BINLOGCTL_INSTANTIATE(RenderBuf)
 #undef BINLOGCTL_INSTANTIATE
 
 }  // namespace binlogctl

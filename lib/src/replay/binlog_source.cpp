@@ -1,17 +1,18 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/replay_binlog.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/schema.h>
 #include <binlogctl/source.h>
 #include <binlogctl/statement_kind.h>
-#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
 #include <binlogctl/verify.h>
-#include "../txn/txn_front.h"
+
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "txn/txn_front.h"
 
 #include <fmt/format.h>
 

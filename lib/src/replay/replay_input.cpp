@@ -9,7 +9,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "../base/std_regex.h"
+#include "base/std_regex.h"
 
 namespace binlogctl {
 

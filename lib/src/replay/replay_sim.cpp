@@ -11,7 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "../base/std_regex.h"
+#include "base/std_regex.h"
 
 namespace binlogctl {
 

@@ -1,5 +1,5 @@
 // decode_image_cells: a row image as typed values (rows.h), the layout row_image.cpp documents.
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 
 namespace binlogctl {
 

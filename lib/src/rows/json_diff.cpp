@@ -1,5 +1,5 @@
 // PARTIAL_UPDATE_ROWS JSON diffs: reading, rendering, and applying them to a before image.
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 
 #include <nlohmann/json.hpp>
 
@@ -49,7 +49,7 @@ bool JsonDiffReader::next(JsonDiff& d) {
   return true;
 }
 
-Status append_json_diffs_json(JsonBuf& out, Bytes diffs, std::uint64_t offset) {
+Status append_json_diffs_json(RenderBuf& out, Bytes diffs, std::uint64_t offset) {
   JsonDiffReader rd(diffs, offset);
   JsonDiff d;
   out.push_back('[');
@@ -161,7 +161,7 @@ Json sorted(const Json& j) {
 
 }  // namespace
 
-Status apply_json_diffs(std::string_view doc_text, Bytes diffs, std::uint64_t offset, JsonBuf& out) {
+Status apply_json_diffs(std::string_view doc_text, Bytes diffs, std::uint64_t offset, RenderBuf& out) {
   Json doc;
   try {
     doc = Json::parse(doc_text);

@@ -1,8 +1,8 @@
 // Row images -> JSON objects; rows event classification and v2 extra row info.
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 
-#include "../columns/decode_value.h"
-#include "../columns/value_json.h"
+#include "columns/decode_value.h"
+#include "columns/value_json.h"
 
 #include <array>
 #include <bit>
@@ -144,7 +144,7 @@ namespace {
 // The plan's fast path for CHAR/VARCHAR text whose bytes go out as they are (ColumnInfo::
 // text_prefix, UTF-8 compatible): the length prefix, then the bytes escaped. True when rendered;
 // false leaves `r` where it was, for the general path (which also reports whatever is wrong).
-[[gnu::always_inline]] inline bool append_utf8_text(std::size_t pb, ByteReader& r, JsonBuf& out) {
+[[gnu::always_inline]] inline bool append_utf8_text(std::size_t pb, ByteReader& r, RenderBuf& out) {
   const std::size_t rem = r.remaining();
   const std::uint8_t* p = r.data().data() + r.position();
   if (rem < pb) return false;
@@ -160,7 +160,7 @@ namespace {
 // The plan's fast path for an ENUM whose names it rendered (names_json): the 1 or 2-byte index
 // picks one. True when rendered; false leaves `r` where it was, for the general path (the
 // decoder, which also reports whatever is wrong; an index it does not cover renders there).
-[[gnu::always_inline]] inline bool append_enum_name(const JsonRowPlan::Column& col, ByteReader& r, JsonBuf& out) {
+[[gnu::always_inline]] inline bool append_enum_name(const JsonRowPlan::Column& col, ByteReader& r, RenderBuf& out) {
   const std::size_t rem = r.remaining();
   const std::uint8_t* p = r.data().data() + r.position();
   const std::size_t size = col.info.meta & 0xff;
@@ -174,7 +174,7 @@ namespace {
 
 // One non-NULL value: decoded (the typed decoder, inline) into `cv`, then rendered from it.
 [[gnu::always_inline]] inline Status decode_and_render(const ColumnInfo& ci, ByteReader& r, ColumnValue& cv,
-                                                      JsonBuf& out, const RenderOptions& opts) {
+                                                      RenderBuf& out, const RenderOptions& opts) {
   return value_detail::decode_value(ci, r, cv, kDecodeStrict, [&](const ColumnValue& v) __attribute__((always_inline)) {
     return value_detail::render_json(ci, v, out, opts);
   });
@@ -187,7 +187,7 @@ namespace {
 // decoded and rendered. Like append_value_json without its cleanup: on an error the caller drops
 // the whole record, and it checks the reader once per image.
 [[gnu::always_inline]] inline Status RowImageDecoder::value(const JsonRowPlan::Column& c, std::size_t i, ByteReader& r,
-                                                           JsonBuf& out, const RenderOptions& opts) {
+                                                           RenderBuf& out, const RenderOptions& opts) {
   using Fast = JsonRowPlan::Column::Fast;
   if (const Fast fast = c.fast; fast != Fast::none) {  // most values take none
     if (fast == Fast::utf8_text) {
@@ -204,7 +204,7 @@ namespace {
 // A value of a fixed-size temporal type (`ms` bytes, all there): the rendering remembered for
 // the column's last raw bytes (rows of a statement often share one: NOW(), a batch load).
 [[gnu::always_inline]] inline Status RowImageDecoder::memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms,
-                                                                ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
+                                                                ByteReader& r, RenderBuf& out, const RenderOptions& opts) {
   Memo& m = memo_[i];
   const std::uint64_t raw = load_le(r.data().data() + r.position(), ms);
   const std::uint32_t memo_key = static_cast<std::uint32_t>(ci.type) << 16 | ci.meta;
@@ -231,7 +231,7 @@ namespace {
 }
 
 Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::uint64_t width, Bytes present, ImageRole role,
-                               bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
+                               bool partial, ByteReader& r, RenderBuf& out, const RenderOptions& opts) {
   const std::uint64_t image_at = r.offset();
   if (width > tm.columns.size())
     return DecodeError{Errc::bad_value, image_at, "rows event has more columns than its TABLE_MAP"};

@@ -1,5 +1,5 @@
 // TABLE_MAP: column metadata, optional metadata (TLV), and the table-map cache.
-#include <binlogctl/table_map.h>
+#include "rows/table_map.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,8 @@
 // TableMapLoader: the TABLE_MAP path shared by convert and the Canal mapper.
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/table_map.h>
+
+#include "events/events.h"
+#include "rows/table_map.h"
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 // stale (a --schema file older than the binlog, DDL the history did not understand, a binlog read
 // from the middle), and a definition that does not fit would put names on the wrong values or,
 // for MariaDB's legacy temporals, split the row at the wrong bytes.
-#include <binlogctl/info.h>
-#include <binlogctl/table_map.h>
+#include "dump/info.h"
+#include "rows/table_map.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,7 @@
 // column_type_text: a column's type as its definition declares it.
-#include <binlogctl/info.h>
 #include <binlogctl/schema.h>
+
+#include "dump/info.h"
 
 #include <algorithm>
 

@@ -14,7 +14,7 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/schema.h>
 
-#include "../base/sql_lexer.h"
+#include "base/sql_lexer.h"
 
 #include <algorithm>
 #include <charconv>

@@ -6,8 +6,9 @@
 #include <binlogctl/crypto.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/statement_kind.h>
+
+#include "events/events.h"
 
 #include <fmt/format.h>
 

@@ -37,9 +37,10 @@
 
 #include <binlogctl/event_stream.h>
 #include <binlogctl/relay.h>
-#include <binlogctl/events.h>
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/verify.h>
+
+#include "events/events.h"
 
 #include <fmt/format.h>
 

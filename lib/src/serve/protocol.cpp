@@ -1,7 +1,8 @@
 // Packet codecs of the server side of the client/server protocol (layouts in serve.h). Every read
 // goes through ByteReader; no length field drives an allocation larger than the packet.
 #include <binlogctl/gtid.h>
-#include <binlogctl/serve_protocol.h>
+
+#include "serve/serve_protocol.h"
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>

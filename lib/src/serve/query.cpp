@@ -2,7 +2,8 @@
 // small lexer and a recursive reading of the few statement shapes; the values come from the
 // archive's state, never invented: a variable serve cannot know is an unknown variable.
 #include <binlogctl/gtid.h>
-#include <binlogctl/serve_protocol.h>
+
+#include "serve/serve_protocol.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,7 +3,8 @@
 // and in time by its transport), TLS through OpenSSL, the status lines and file, and the stop
 // on a signal (an eventfd every wait polls).
 #include <binlogctl/replay.h>
-#include <binlogctl/serve_protocol.h>
+
+#include "serve/serve_protocol.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

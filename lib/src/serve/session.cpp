@@ -2,7 +2,7 @@
 // the command loop and the dump loop. Memory per connection: one command packet (at most
 // kMaxCommandPacket), one output buffer (kOutBuffer), the cursor's one event; nothing grows with
 // what the client does or how slowly it reads.
-#include <binlogctl/serve_protocol.h>
+#include "serve/serve_protocol.h"
 
 #include <fmt/format.h>
 

@@ -7,15 +7,18 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/sql.h>
-#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include "../convert/batch_pool.h"
-#include "../txn/row_stream.h"
+
+#include "convert/batch_pool.h"
+#include "convert/convert_internal.h"
+#include "dump/info.h"
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "sql/sql_value.h"
+#include "txn/row_stream.h"
 
 #include <fmt/format.h>
 
@@ -426,7 +429,7 @@ class SqlRowRenderer {
     }
   }
 
-  // `sink` has `JsonBuf& buf()` and `void row_done()` (after each row's text is appended).
+  // `sink` has `RenderBuf& buf()` and `void row_done()` (after each row's text is appended).
   template <class Sink>
   RowsOutcome render(const RowsJobView& v, Sink& sink) {
     RowsOutcome o;
@@ -456,7 +459,7 @@ class SqlRowRenderer {
     kb_rows_ = 0;
     auto flush_keyed = [&] {
       if (kb_rows_ == 0) return;
-      JsonBuf& dst = sink.buf();
+      RenderBuf& dst = sink.buf();
       const std::size_t at = dst.size();
       dst.append(v.head);
       dst.append(session);
@@ -510,7 +513,7 @@ class SqlRowRenderer {
         o.render_error = true;
         return done(o);
       }
-      JsonBuf& dst = sink.buf();
+      RenderBuf& dst = sink.buf();
       if (multi) {
         if (stmt_open && stmt_len + 1 + row_.size() + 1 > batch_bytes_) close_stmt();  // (+ the ';')
         // (the query holds the statement's ";\n" already: query_piece counted it with the first row)
@@ -563,7 +566,7 @@ class SqlRowRenderer {
   // qbound_; otherwise `;;` closes the query before them (a statement larger than qbound_ is then
   // a query of its own). The statement's start is still in `dst`: a sink writes out only in
   // row_done(), after it.
-  void query_piece(JsonBuf& dst, std::size_t at, std::size_t reserve = 0) {
+  void query_piece(RenderBuf& dst, std::size_t at, std::size_t reserve = 0) {
     if (qbound_ == 0) return;
     const std::size_t len = dst.size() - at + reserve;
     if (qlen_ > 0 && qlen_ + len > qbound_) {
@@ -613,7 +616,7 @@ class SqlRowRenderer {
   };
   struct Image {
     std::vector<ImageCell>* cells = nullptr;
-    JsonBuf* lits = nullptr;
+    RenderBuf* lits = nullptr;
     std::vector<LitSpan>* spans = nullptr;
     std::vector<char>* done = nullptr;
     bool after = false;
@@ -644,7 +647,7 @@ class SqlRowRenderer {
   // The literal of column i of the image, rendered once per row; `out` views it until the next
   // literal of that image is rendered.
   Status literal(const TableMap& tm, const Image& im, std::size_t i, std::string_view& out) {
-    JsonBuf& lits = *im.lits;
+    RenderBuf& lits = *im.lits;
     LitSpan& span = (*im.spans)[i];
     if (!(*im.done)[i]) {
       (*im.done)[i] = 1;
@@ -656,7 +659,7 @@ class SqlRowRenderer {
     out = std::string_view(lits.data() + span.at, span.len);
     return {};
   }
-  Status literal_text(const TableMap& tm, const Image& im, std::size_t i, JsonBuf& lits) {
+  Status literal_text(const TableMap& tm, const Image& im, std::size_t i, RenderBuf& lits) {
     const ImageCell& c = (*im.cells)[i];
     if (c.is_null) {
       lits.append("NULL", 4);
@@ -720,11 +723,11 @@ class SqlRowRenderer {
     return {};
   }
 
-  void table_name(JsonBuf& s, const TableMap&) { s.append(table_q_); }
+  void table_name(RenderBuf& s, const TableMap&) { s.append(table_q_); }
 
   // INSERT INTO t (present columns) VALUES (...): the part before the values is the same for
   // every row of an event (one column bitmap), kept in insert_prefix_.
-  void insert_head(JsonBuf& s, const TableMap&, const std::vector<ImageCell>& cells) {
+  void insert_head(RenderBuf& s, const TableMap&, const std::vector<ImageCell>& cells) {
     if (insert_prefix_.empty()) {
       insert_prefix_.append("INSERT INTO ");
       insert_prefix_.append(table_q_);
@@ -742,7 +745,7 @@ class SqlRowRenderer {
   }
 
   // An INSERT of the image's values, rendered straight from the cells.
-  Status insert_cells(JsonBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+  Status insert_cells(RenderBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
     insert_head(s, tm, cells);
     Status st = insert_values(s, tm, cells);
     if (st.ok()) s.append(";\n", 2);
@@ -750,7 +753,7 @@ class SqlRowRenderer {
   }
 
   // `(v1,v2,...)`: the image's values of the columns a statement sets.
-  Status insert_values(JsonBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
+  Status insert_values(RenderBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
     s.push_back('(');
     bool first = true;
     for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -771,7 +774,7 @@ class SqlRowRenderer {
 
   // WHERE by the primary key when every key column is in the image and not null, else by every
   // column of the image (IS NULL for nulls) and LIMIT 1.
-  Status where(JsonBuf& s, const TableMap& tm, const Image& im) {
+  Status where(RenderBuf& s, const TableMap& tm, const Image& im) {
     bool by_key = !tm.primary_key.empty();
     for (std::uint32_t k : tm.primary_key) by_key = by_key && present(im, k) && !is_null(im, k);
     s.append(" WHERE ");
@@ -808,7 +811,7 @@ class SqlRowRenderer {
     return {};
   }
 
-  Status delete_stmt(JsonBuf& s, const TableMap& tm, const Image& where_image) {
+  Status delete_stmt(RenderBuf& s, const TableMap& tm, const Image& where_image) {
     s.append("DELETE FROM ");
     table_name(s, tm);
     Status st = where(s, tm, where_image);
@@ -819,7 +822,7 @@ class SqlRowRenderer {
 
   // UPDATE t SET (the columns of `set_image` whose value differs from `where_image`'s, or all)
   // WHERE ...
-  Status update_stmt(JsonBuf& s, const TableMap& tm, const Image& set_image, const Image& where_image) {
+  Status update_stmt(RenderBuf& s, const TableMap& tm, const Image& set_image, const Image& where_image) {
     const std::size_t start = s.size();
     s.append("UPDATE ");
     table_name(s, tm);
@@ -848,7 +851,7 @@ class SqlRowRenderer {
     return {};
   }
 
-  Status render_row(JsonBuf& s, const TableMap& tm, RowsKind kind) {
+  Status render_row(RenderBuf& s, const TableMap& tm, RowsKind kind) {
     // An INSERT needs no literal kept: the values go out as they are rendered.
     if (kind == RowsKind::insert && !flashback_) return insert_cells(s, tm, cells_a_);
     if (kind == RowsKind::delete_ && flashback_) return insert_cells(s, tm, cells_a_);
@@ -1013,7 +1016,7 @@ class SqlRowRenderer {
   }
 
   // The run as one statement (a run of one row: the row's own statement).
-  void keyed_statement(JsonBuf& s, const TableMap& tm, bool update) {
+  void keyed_statement(RenderBuf& s, const TableMap& tm, bool update) {
     const std::size_t nk = kb_key_.size(), nc = kb_cols_.size();
     auto key = [&](std::size_t row, std::size_t j) {
       const LitSpan& sp = kb_key_spans_[row * nk + j];
@@ -1097,7 +1100,7 @@ class SqlRowRenderer {
   std::size_t kb_len_ = 0;   // the run's statement, at most this many bytes (with its ';')
   std::vector<std::uint32_t> kb_key_, kb_cols_, cols_;
   std::vector<ImageCell> kb_last_;  // the last row's key cells (they view the event's bytes)
-  JsonBuf kb_key_lits_, kb_val_lits_;
+  RenderBuf kb_key_lits_, kb_val_lits_;
   std::vector<LitSpan> kb_key_spans_, kb_val_spans_;
 
   bool flashback_ = false;
@@ -1106,9 +1109,9 @@ class SqlRowRenderer {
   std::size_t rewrite_count_ = 0;
   std::size_t batch_bytes_ = 0;  // forward INSERTs: rows per statement up to this size (0: one per row)
   std::vector<ImageCell> cells_a_, cells_b_;
-  JsonBuf lits_a_, lits_b_;
+  RenderBuf lits_a_, lits_b_;
   std::vector<LitSpan> spans_a_, spans_b_;
-  JsonBuf row_;  // the statement of the row being rendered
+  RenderBuf row_;  // the statement of the row being rendered
   std::vector<char> done_a_, done_b_;
   std::string json_before_, json_after_;
   std::string_view generated_;  // per column of the table being written (1: generated)
@@ -1148,7 +1151,7 @@ struct SqlJob {
 
 struct SqlBatch : convert_detail::Arena {
   std::vector<SqlJob> jobs;
-  JsonBuf out;
+  RenderBuf out;
   std::size_t query_bound = 0;  // SqlOptions::batch_bytes with --sql-queries transaction
 
   std::size_t size() const { return arena.size(); }
@@ -2222,9 +2225,9 @@ class SqlConverter final : public RowSink {
       struct Sink {  // each row to the transaction's records as it is rendered
         SqlConverter& c;
         const RowsJobView& v;
-        JsonBuf b;
+        RenderBuf b;
         std::size_t rows = 0;
-        JsonBuf& buf() { return b; }
+        RenderBuf& buf() { return b; }
         void row_done() {
           c.add_undo_row(b.view().substr(4), v.head, v.session);
           ++rows;
@@ -2236,11 +2239,11 @@ class SqlConverter final : public RowSink {
     } else {
       struct Sink {  // whole statements to the output in blocks
         SqlConverter& c;
-        JsonBuf& b;
+        RenderBuf& b;
         // In a query: held until it is known whether the query before takes the first part (at
         // most --sql-batch-bytes, or one statement larger than that).
         bool hold;
-        JsonBuf& buf() { return b; }
+        RenderBuf& buf() { return b; }
         void row_done() {
           if (hold && c.renderer_.query_closed()) {
             c.query_join(c.renderer_.query_first());
@@ -2383,7 +2386,7 @@ class SqlConverter final : public RowSink {
   std::size_t prepared_bytes_ = 0;
   bool diag_errors_ = false;
   SqlRowRenderer renderer_;        // this thread's
-  JsonBuf stream_buf_;             // rows rendered here, forward
+  RenderBuf stream_buf_;             // rows rendered here, forward
   SqlRender render_{*this, sql_};
   std::unique_ptr<convert_detail::BatchPool<SqlRender>> pool_;  // null: everything on this thread
 
@@ -2394,8 +2397,8 @@ class SqlConverter final : public RowSink {
 void SqlRender::render(SqlBatch& b, SqlRowRenderer& w) const {
   w.configure(sql);
   struct Sink {
-    JsonBuf& b;
-    JsonBuf& buf() { return b; }
+    RenderBuf& b;
+    RenderBuf& buf() { return b; }
     void row_done() {}
   } sink{b.out};
   for (SqlJob& j : b.jobs) {

@@ -1,9 +1,10 @@
 // Column values as SQL literals (sql.h), from the typed view of column_value.h.
-#include <binlogctl/json_buf.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/sql.h>
 
-#include "../columns/temporal_text.h"
+#include "columns/temporal_text.h"
+#include "render/render_buf.h"
+#include "render/json_out.h"
+#include "sql/sql_value.h"
 
 #include <charconv>
 #include <cmath>
@@ -13,7 +14,7 @@ namespace binlogctl {
 
 namespace {
 
-// Numbers and dates (temporal_text.h) are formatted into a small array and appended at once: a JsonBuf append of a
+// Numbers and dates (temporal_text.h) are formatted into a small array and appended at once: a RenderBuf append of a
 // few bytes is a few stores (std::string's is a call to memmove).
 // v in decimal, zero-padded to `width` digits (at most 20).
 char* put_digits_at(char* p, std::uint64_t v, int width) {
@@ -23,12 +24,12 @@ char* put_digits_at(char* p, std::uint64_t v, int width) {
   return p + n;
 }
 
-void put_digits(JsonBuf& out, std::uint64_t v, int width) {
+void put_digits(RenderBuf& out, std::uint64_t v, int width) {
   char* b = out.tail(24);
   out.advance(static_cast<std::size_t>(put_digits_at(b, v, width) - b));
 }
 
-void put_double(JsonBuf& out, double d) {
+void put_double(RenderBuf& out, double d) {
   if (!std::isfinite(d)) {  // no server stores these; NULL rather than text it would reject
     out.append("NULL", 4);
     return;
@@ -49,7 +50,7 @@ bool quotable(std::string_view s) {
   return true;
 }
 
-void put_quoted(JsonBuf& out, std::string_view s) {
+void put_quoted(RenderBuf& out, std::string_view s) {
   out.push_back('\'');
   std::size_t from = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -63,7 +64,7 @@ void put_quoted(JsonBuf& out, std::string_view s) {
   out.push_back('\'');
 }
 
-void put_charset_hex(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
+void put_charset_hex(RenderBuf& out, std::string_view bytes, std::uint16_t collation) {
   out.push_back('_');
   out.append(collation == 0 ? "utf8mb4" : collation_charset_name(collation));
   out.push_back(' ');
@@ -71,7 +72,7 @@ void put_charset_hex(JsonBuf& out, std::string_view bytes, std::uint16_t collati
 }
 
 // Text already in UTF-8 (names, JSON text) as _utf8mb4'...', else hex.
-void put_utf8(JsonBuf& out, std::string_view s) {
+void put_utf8(RenderBuf& out, std::string_view s) {
   if (quotable(s)) {
     out.append("_utf8mb4", 8);
     put_quoted(out, s);
@@ -80,8 +81,8 @@ void put_utf8(JsonBuf& out, std::string_view s) {
   }
 }
 
-template <void (*F)(JsonBuf&, Bytes)>
-void put_hinted(JsonBuf& out, Bytes b) {
+template <void (*F)(RenderBuf&, Bytes)>
+void put_hinted(RenderBuf& out, Bytes b) {
   out.push_back('\'');
   F(out, b);
   out.push_back('\'');
@@ -97,7 +98,7 @@ bool ascii_compatible(std::uint16_t collation) {
 
 }  // namespace
 
-void append_sql_hex(JsonBuf& out, Bytes b) {
+void append_sql_hex(RenderBuf& out, Bytes b) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   char* p = out.tail(b.size() * 2 + 3);
   *p++ = 'X';
@@ -110,7 +111,7 @@ void append_sql_hex(JsonBuf& out, Bytes b) {
   out.advance(b.size() * 2 + 3);
 }
 
-void append_sql_text(JsonBuf& out, std::string_view bytes, std::uint16_t collation) {
+void append_sql_text(RenderBuf& out, std::string_view bytes, std::uint16_t collation) {
   // Most text is printable ASCII: it is the same in every charset the fast path admits (the
   // UTF-8 compatible ones and latin1) and goes out in one pass.
   if (ascii_compatible(collation)) {
@@ -135,7 +136,7 @@ void append_sql_text(JsonBuf& out, std::string_view bytes, std::uint16_t collati
   put_charset_hex(out, bytes, collation);
 }
 
-Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue& v) {
+Status append_sql_literal(RenderBuf& out, const ColumnInfo& col, const ColumnValue& v) {
   switch (v.kind) {
     case ValueKind::null:
       out.append("NULL", 4);
@@ -269,7 +270,7 @@ Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue
       return {};
     }
     case ValueKind::json: {
-      thread_local JsonBuf text;
+      thread_local RenderBuf text;
       text.clear();
       Status st = append_json_binary(text, v.bytes, v.offset);
       if (!st.ok()) return st;
@@ -306,17 +307,17 @@ Status append_sql_literal(JsonBuf& out, const ColumnInfo& col, const ColumnValue
   return DecodeError{Errc::bad_value, v.offset, "value kind without an SQL rendering"};
 }
 
-// The std::string forms, through a JsonBuf over the string.
+// The std::string forms, through a RenderBuf over the string.
 Status append_sql_literal(std::string& out, const ColumnInfo& col, const ColumnValue& v) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   return append_sql_literal(b, col, v);
 }
 void append_sql_text(std::string& out, std::string_view bytes, std::uint16_t collation) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_sql_text(b, bytes, collation);
 }
 void append_sql_hex(std::string& out, Bytes b) {
-  JsonBuf j(out);
+  RenderBuf j(out);
   append_sql_hex(j, b);
 }
 

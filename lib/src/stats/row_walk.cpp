@@ -1,8 +1,9 @@
 // Counting the rows of a rows event without rendering them: each image is skipped column by
 // column by its ValueSizeRule, else with column_value_size (the layout is in rows.h).
 #include <binlogctl/columns.h>
-#include <binlogctl/rows.h>
+#include "rows/rows.h"
 #include <binlogctl/stats.h>
+#include "stats/row_walk.h"
 
 #include <algorithm>
 #include <bit>

@@ -2,14 +2,16 @@
 // transaction (bounded top-N) and interval.
 #include <binlogctl/chain.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/output.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/stats.h>
-#include <binlogctl/table_map.h>
 #include <binlogctl/transaction.h>
-#include "../txn/row_stream.h"
+
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
+#include "stats/row_walk.h"
+#include "txn/row_stream.h"
 
 #include <fmt/format.h>
 

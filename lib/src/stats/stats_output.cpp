@@ -1,7 +1,8 @@
 // The stats report as JSON Lines (one object per line, each with a "kind") or aligned text.
-#include <binlogctl/json_out.h>
 #include <binlogctl/stats.h>
 #include <binlogctl/transaction.h>
+
+#include "render/json_out.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,9 @@
 // mysqlbinlog's -d/--database for event listings (selection.h).
 #include <binlogctl/event_type.h>
-#include <binlogctl/events.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/statement_kind.h>
+
+#include "events/events.h"
 
 #include <algorithm>
 

@@ -15,11 +15,12 @@
 #include "txn_front.h"
 
 #include <binlogctl/chain.h>
-#include <binlogctl/events.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/schema.h>
 #include <binlogctl/selection.h>
-#include <binlogctl/table_map.h>
+
+#include "events/events.h"
+#include "rows/rows.h"
+#include "rows/table_map.h"
 
 #include <cstdint>
 #include <cstdio>

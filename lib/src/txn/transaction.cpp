@@ -1,12 +1,13 @@
 // Transaction assembly (transaction.h).
 #include <binlogctl/transaction.h>
-#include <binlogctl/json_out.h>
+
+#include "render/json_out.h"
 
 #include <fmt/format.h>
 
 #include <iterator>
 
-#include "../base/civil_date.h"
+#include "base/civil_date.h"
 
 namespace binlogctl {
 

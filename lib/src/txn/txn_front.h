@@ -7,11 +7,12 @@
 
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/selection.h>
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
+
+#include "events/events.h"
 
 #include <cstdint>
 #include <optional>

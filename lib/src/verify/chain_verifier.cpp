@@ -1,10 +1,11 @@
 // ChainVerifier: the chain-level checks of binlogctl verify (see verify.h and
 // man/binlogctl-verify.1.scd for the rules and the reasons behind them).
-#include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/transaction.h>
 #include <binlogctl/verify.h>
+
+#include "events/events.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

@@ -3,12 +3,13 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/coverage.h>
 #include <binlogctl/diagnostic.h>
-#include <binlogctl/events.h>
 #include <binlogctl/gtid.h>
-#include <binlogctl/json_out.h>
-#include <binlogctl/rows.h>
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
+
+#include "events/events.h"
+#include "render/json_out.h"
+#include "rows/rows.h"
 
 #include <fmt/format.h>
 

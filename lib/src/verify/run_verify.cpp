@@ -1,12 +1,13 @@
 // binlogctl verify drivers: inputs -> sources -> EventStream -> ChainVerifier, and the output.
 #include <binlogctl/chain.h>
 #include <binlogctl/event_stream.h>
-#include <binlogctl/events.h>
 #include <binlogctl/inputs.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/output.h>
 #include <binlogctl/source.h>
 #include <binlogctl/verify.h>
+
+#include "events/events.h"
+#include "render/json_out.h"
 
 #include <fmt/format.h>
 

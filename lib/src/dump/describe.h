@@ -2,8 +2,9 @@
 #pragma once
 
 #include <binlogctl/event_stream.h>
-#include <binlogctl/info.h>
-#include <binlogctl/json_out.h>
+
+#include "dump/info.h"
+#include "render/json_out.h"
 
 namespace binlogctl {
 

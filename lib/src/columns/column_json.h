@@ -8,8 +8,9 @@
 
 #include <binlogctl/bytes.h>
 #include <binlogctl/columns.h>
-#include <binlogctl/json_out.h>
 #include <binlogctl/result.h>
+
+#include "render/json_out.h"
 
 #include <cstdint>
 #include <string>
@@ -44,7 +45,7 @@ namespace binlogctl {
 //   NULL type                       null
 // Errors: Errc::truncated (offset of the field that runs past the end), Errc::bad_value or
 // Errc::bad_length (offset of the offending field) for values the format does not allow.
-Status append_value_json(const ColumnInfo& col, ByteReader& row, JsonBuf& out,
+Status append_value_json(const ColumnInfo& col, ByteReader& row, RenderBuf& out,
                          const RenderOptions& opts = {});
 
 // ---- building blocks (also used by other modules) ----------------------------------------------
@@ -58,43 +59,43 @@ Status append_value_json(const ColumnInfo& col, ByteReader& row, JsonBuf& out,
 // left is valid text that itself contains backslash, 'x', two hex digits; accepted, because the
 // alternatives (U+FFFD, \u00XX) would silently turn bytes into other characters.
 // (The escaping lives in json_out.h; these names are kept for the column code.)
-inline void append_json_string(JsonBuf& out, std::string_view s) { append_json_quoted(out, s); }
+inline void append_json_string(RenderBuf& out, std::string_view s) { append_json_quoted(out, s); }
 // Same escaping without the surrounding quotes.
-inline void append_json_string_body(JsonBuf& out, std::string_view s) { append_json_escaped(out, s); }
+inline void append_json_string_body(RenderBuf& out, std::string_view s) { append_json_escaped(out, s); }
 
 // Text in the charset of MySQL/MariaDB collation `collation` (0 = unknown: utf8mb4), converted to
 // UTF-8 by append_utf8 (columns.h) with BadBytes::hex_text and appended as a quoted JSON string:
 // exactly append_json_string of append_utf8's result, written in one pass (bytes the charset
 // cannot decode come out as `\\xHH` like invalid UTF-8 above). Collation 63 (binary) is treated
 // like utf8mb4 here.
-void append_text_json(JsonBuf& out, std::string_view bytes, std::uint16_t collation);
+void append_text_json(RenderBuf& out, std::string_view bytes, std::uint16_t collation);
 
 // Quoted JSON string of binary data per RenderOptions::binary_as.
-void append_binary_json(JsonBuf& out, Bytes b, BinaryAs how);
+void append_binary_json(RenderBuf& out, Bytes b, BinaryAs how);
 
 // Canonical text (no quotes) of MariaDB's UUID (8-4-4-4-12 lowercase hex of the 16 bytes in binlog
 // order), INET4 (dotted quad) and INET6 (RFC 5952, as inet_ntop: longest run of >= 2 zero groups
 // compressed to "::", IPv4-mapped ::ffff:a.b.c.d). Shorter inputs (the binlog strips trailing zero
 // bytes of BINARY columns) are zero-padded; longer ones are cut to the type's size.
-void append_uuid_text(JsonBuf& out, Bytes b);
-void append_inet4_text(JsonBuf& out, Bytes b);
-void append_inet6_text(JsonBuf& out, Bytes b);
+void append_uuid_text(RenderBuf& out, Bytes b);
+void append_inet4_text(RenderBuf& out, Bytes b);
+void append_inet6_text(RenderBuf& out, Bytes b);
 
 // JSON numbers for floating-point values: shortest round-trip digits; integral values get ".0"
 // (Python repr); NaN and infinities are written as null.
-void append_double_json(JsonBuf& out, double v);
-void append_float_json(JsonBuf& out, float v);
+void append_double_json(RenderBuf& out, double v);
+void append_float_json(RenderBuf& out, float v);
 // Fixed-point with `decimals` (0..30) digits after the point, exactly rounded, as the server
 // prints FLOAT(M,D)/DOUBLE(M,D) columns: 1.5 with 3 decimals -> 1.500. NaN/Inf -> null.
-void append_fixed_json(JsonBuf& out, double v, int decimals);
+void append_fixed_json(RenderBuf& out, double v, int decimals);
 
 // Decodes a binary DECIMAL(precision, scale) from `r` and appends its text without quotes
 // ("-12.340"). Errc::bad_value for impossible metadata or digit groups over 999999999.
-Status append_decimal_text(JsonBuf& out, int precision, int scale, ByteReader& r);
+Status append_decimal_text(RenderBuf& out, int precision, int scale, ByteReader& r);
 
 // MySQL binary JSON (the JSON column format, json_binary.cc) as compact JSON text. `base_offset` is
 // the absolute offset of doc[0], for error offsets. An empty document renders as null.
-Status append_json_binary(JsonBuf& out, Bytes doc, std::uint64_t base_offset);
+Status append_json_binary(RenderBuf& out, Bytes doc, std::uint64_t base_offset);
 
 // CHAR/VARCHAR text whose bytes append_value_json writes out as they are (escaped): a UTF-8
 // compatible charset, no hint; the size of its length prefix (1 or 2), else 0. The JSON row
@@ -103,53 +104,53 @@ std::uint8_t utf8_text_prefix(const ColumnInfo& col) noexcept;
 
 // MySQL's in-memory packed temporals (my_time.h MY_PACKED_TIME_*), as text without quotes:
 // "YYYY-MM-DD[ HH:MM:SS[.f]]" / "[-]HH:MM:SS[.f]" with fsp (0..6) fraction digits.
-void append_packed_datetime_text(JsonBuf& out, std::int64_t packed, unsigned fsp,
+void append_packed_datetime_text(RenderBuf& out, std::int64_t packed, unsigned fsp,
                                  bool date_only);
-void append_packed_time_text(JsonBuf& out, std::int64_t packed, unsigned fsp);
+void append_packed_time_text(RenderBuf& out, std::int64_t packed, unsigned fsp);
 
 // ---- the same renderers appending to a std::string (tests, Canal, info) ------------------------
-// They borrow the string through a JsonBuf; the hot paths write to a JsonBuf directly.
+// They borrow the string through a RenderBuf; the hot paths write to a RenderBuf directly.
 inline Status append_value_json(const ColumnInfo& col, ByteReader& row, std::string& out,
                                 const RenderOptions& opts = {}) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   return append_value_json(col, row, b, opts);
 }
 inline void append_json_string(std::string& out, std::string_view s) { append_json_quoted(out, s); }
 inline void append_json_string_body(std::string& out, std::string_view s) { append_json_escaped(out, s); }
 inline void append_text_json(std::string& out, std::string_view bytes, std::uint16_t collation) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_text_json(b, bytes, collation);
 }
 inline void append_binary_json(std::string& out, Bytes bytes, BinaryAs how) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_binary_json(b, bytes, how);
 }
 inline void append_inet6_text(std::string& out, Bytes bytes) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_inet6_text(b, bytes);
 }
 inline void append_double_json(std::string& out, double v) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_double_json(b, v);
 }
 inline void append_float_json(std::string& out, float v) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_float_json(b, v);
 }
 inline Status append_decimal_text(std::string& out, int precision, int scale, ByteReader& r) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   return append_decimal_text(b, precision, scale, r);
 }
 inline Status append_json_binary(std::string& out, Bytes doc, std::uint64_t base_offset) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   return append_json_binary(b, doc, base_offset);
 }
 inline void append_packed_datetime_text(std::string& out, std::int64_t packed, unsigned fsp, bool date_only) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_packed_datetime_text(b, packed, fsp, date_only);
 }
 inline void append_packed_time_text(std::string& out, std::int64_t packed, unsigned fsp) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   append_packed_time_text(b, packed, fsp);
 }
 

@@ -11,8 +11,9 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
-#include <binlogctl/column_json.h>
 #include <binlogctl/result.h>
+
+#include "columns/column_json.h"
 
 #include <cstdint>
 
@@ -95,10 +96,10 @@ Status decode_column_value(const ColumnInfo& col, ByteReader& r, ColumnValue& v,
 // gives what the value does not carry: ENUM/SET names, FLOAT/DOUBLE decimals. Errors:
 // Errc::bad_value for a NEWDECIMAL digit group over its digits (at v.offset) and those of a
 // binary JSON document (append_json_binary); `out` is then as it was.
-Status append_value_json(const ColumnInfo& col, const ColumnValue& v, JsonBuf& out, const RenderOptions& opts = {});
+Status append_value_json(const ColumnInfo& col, const ColumnValue& v, RenderBuf& out, const RenderOptions& opts = {});
 inline Status append_value_json(const ColumnInfo& col, const ColumnValue& v, std::string& out,
                                 const RenderOptions& opts = {}) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   return append_value_json(col, v, b, opts);
 }
 

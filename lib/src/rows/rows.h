@@ -25,12 +25,13 @@
 #pragma once
 
 #include <binlogctl/bytes.h>
-#include <binlogctl/column_value.h>
-#include <binlogctl/column_json.h>
 #include <binlogctl/columns.h>
 #include <binlogctl/event_type.h>
 #include <binlogctl/result.h>
-#include <binlogctl/table_map.h>
+
+#include "columns/column_json.h"
+#include "columns/column_value.h"
+#include "rows/table_map.h"
 
 #include <array>
 #include <cstddef>
@@ -90,7 +91,7 @@ class JsonDiffReader {
 };
 
 // Appends the diffs as a JSON array: [{"op":"replace","path":"$.a","value":1},...].
-Status append_json_diffs_json(JsonBuf& out, Bytes diffs, std::uint64_t offset);
+Status append_json_diffs_json(RenderBuf& out, Bytes diffs, std::uint64_t offset);
 
 // Applies the diffs to `doc` (JSON text, e.g. the before image's rendering of the column) as the
 // server does (Json_diff_vector apply: REPLACE an existing value, INSERT an object member or an
@@ -98,9 +99,9 @@ Status append_json_diffs_json(JsonBuf& out, Bytes diffs, std::uint64_t offset);
 // document as compact JSON; object members are kept in the order MySQL's binary JSON stores them
 // (by key length, then bytes). Errors: Errc::bad_value for a path that does not parse or does not
 // lead to a value the operation can use (offset = the diff).
-Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, JsonBuf& out);
+Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, RenderBuf& out);
 inline Status apply_json_diffs(std::string_view doc, Bytes diffs, std::uint64_t offset, std::string& out) {
-  JsonBuf b(out);
+  RenderBuf b(out);
   return apply_json_diffs(doc, diffs, offset, b);
 }
 
@@ -155,15 +156,15 @@ class RowImageDecoder {
   // layout (value_options first). Errors carry the offset of the failing field; `out` is left
   // with a partial object on error (the caller drops the whole record).
   Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
-                ByteReader& r, JsonBuf& out, const RenderOptions& opts) {
+                ByteReader& r, RenderBuf& out, const RenderOptions& opts) {
     return decode(tm, plan(tm), width, present, role, partial, r, out, opts);
   }
   // The same with tm's plan (plan(tm)) looked up once by the caller, for the rows of one event.
   Status decode(const TableMap& tm, const JsonRowPlan& jp, std::uint64_t width, Bytes present, ImageRole role,
-                bool partial, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
+                bool partial, ByteReader& r, RenderBuf& out, const RenderOptions& opts);
   Status decode(const TableMap& tm, std::uint64_t width, Bytes present, ImageRole role, bool partial,
                 ByteReader& r, std::string& out, const RenderOptions& opts) {
-    JsonBuf b(out);
+    RenderBuf b(out);
     return decode(tm, width, present, role, partial, r, b, opts);
   }
 
@@ -200,12 +201,12 @@ class RowImageDecoder {
   std::array<Recent, kRecent> recent_{};
   std::unique_ptr<JsonRowPlan> unfinalized_;  // a map never finalized (serial 0): made per call
   const JsonRowPlan& plan_slow(const TableMap& tm);
-  Status value(const JsonRowPlan::Column& c, std::size_t i, ByteReader& r, JsonBuf& out, const RenderOptions& opts);
-  Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, JsonBuf& out,
+  Status value(const JsonRowPlan::Column& c, std::size_t i, ByteReader& r, RenderBuf& out, const RenderOptions& opts);
+  Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, RenderBuf& out,
                     const RenderOptions& opts);
   std::vector<std::size_t> span_begin_, span_end_;  // before image value spans in `out`
-  JsonBuf diffs_;
-  JsonBuf doc_;
+  RenderBuf diffs_;
+  RenderBuf doc_;
 };
 
 // One column of a row image as typed values (column_value.h), for renderers other than the JSON

@@ -1,14 +1,15 @@
-// JsonBuf: the output buffer of the value renderers (convert's hot path).
+// RenderBuf: the output buffer of the value renderers (convert's hot path: JSON, SQL and Canal
+// all write through it; the JSON-specific appenders are json_out.h's and column_json.h's).
 //
 // std::string::append of a few bytes costs a capacity check and a call to memcpy for every key,
-// number and string run; rendering a row does dozens of them. JsonBuf keeps its storage at full
+// number and string run; rendering a row does dozens of them. RenderBuf keeps its storage at full
 // size and a write pointer into it, so an append is one comparison and, for up to 32 bytes, a
 // pair of overlapping fixed-size copies the compiler emits inline.
 //
 // It offers the subset of std::string's interface the renderers use (size, resize, push_back,
 // append, data, clear), so a renderer reads the same whichever it writes to. Storage is a
-// std::string, either its own or one it borrows: JsonBuf(s) appends to `s`, which gets its final
-// contents when the JsonBuf is destroyed (the std::string overloads of the renderers use this).
+// std::string, either its own or one it borrows: RenderBuf(s) appends to `s`, which gets its final
+// contents when the RenderBuf is destroyed (the std::string overloads of the renderers use this).
 #pragma once
 
 #include <algorithm>
@@ -72,19 +73,19 @@ BINLOGCTL_INLINE void copy_bytes(char* d, const char* s, std::size_t n) noexcept
   }
 }
 
-class JsonBuf {
+class RenderBuf {
  public:
   using value_type = char;  // for std::back_inserter
 
-  JsonBuf() { attach(); }
+  RenderBuf() { attach(); }
   // Appends to `s` (after its current contents); `s` must outlive this and not be touched
   // until this is destroyed.
-  explicit JsonBuf(std::string& s) : s_(&s) { attach(); }
-  ~JsonBuf() {
+  explicit RenderBuf(std::string& s) : s_(&s) { attach(); }
+  ~RenderBuf() {
     if (s_ != &own_) s_->resize(size());
   }
-  JsonBuf(const JsonBuf&) = delete;
-  JsonBuf& operator=(const JsonBuf&) = delete;
+  RenderBuf(const RenderBuf&) = delete;
+  RenderBuf& operator=(const RenderBuf&) = delete;
 
   std::size_t size() const noexcept { return static_cast<std::size_t>(p_ - b_); }
   bool empty() const noexcept { return p_ == b_; }

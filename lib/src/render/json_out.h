@@ -8,7 +8,7 @@
 // the output is still valid JSON and valid UTF-8.
 #pragma once
 
-#include <binlogctl/json_buf.h>
+#include "render/render_buf.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +18,7 @@
 
 namespace binlogctl {
 
-// The appenders write to a std::string or a JsonBuf (Out); both are instantiated in json_out.cpp.
+// The appenders write to a std::string or a RenderBuf (Out); both are instantiated in json_out.cpp.
 
 // Appends s as the contents of a JSON string (no surrounding quotes).
 template <class Out>
@@ -100,7 +100,7 @@ inline int decimal_digits(std::uint64_t v) noexcept {
 }
 template <class Out>
 BINLOGCTL_INLINE void append_u64(Out& out, std::uint64_t v) {
-  if constexpr (requires { out.tail(std::size_t{}); }) {  // JsonBuf: in place
+  if constexpr (requires { out.tail(std::size_t{}); }) {  // RenderBuf: in place
     const int n = decimal_digits(v);
     char* p = out.tail(20);
     format_u64_backward(p + n, v);

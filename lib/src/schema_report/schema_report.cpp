@@ -5,11 +5,12 @@
 #include <binlogctl/chain.h>
 #include <binlogctl/datetime.h>
 #include <binlogctl/diagnostic.h>
-#include <binlogctl/events.h>
-#include <binlogctl/info.h>
-#include <binlogctl/json_out.h>
-#include <binlogctl/table_map.h>
-#include "../txn/txn_front.h"
+
+#include "dump/info.h"
+#include "events/events.h"
+#include "render/json_out.h"
+#include "rows/table_map.h"
+#include "txn/txn_front.h"
 
 #include <fmt/format.h>
 

@@ -36,9 +36,10 @@
 
 #include <binlogctl/bytes.h>
 #include <binlogctl/columns.h>
-#include <binlogctl/events.h>
 #include <binlogctl/result.h>
 #include <binlogctl/schema.h>
+
+#include "events/events.h"
 
 #include <cstddef>
 #include <cstdint>
