@@ -60,6 +60,17 @@ class Walker final : public RowSink {
     if (!r.ok()) errors.push_back(r.error().what);
   }
   void walk(const RowsView& v, Bytes present, ByteReader& r) {
+    ByteReader r2 = r;  // walked again with next_value: the same values, the same bytes
+    std::string values, values2;
+    RowImageCursor cur2;
+    REQUIRE(cur2.open(*v.map, v.header->width, present, false, r2).ok());
+    while (cur2.next_value()) {
+      values2 += std::to_string(cur2.column()) + " ";
+      const ColumnDef& c = v.map->columns[cur2.column()];
+      auto n = column_value_size(c.type, c.meta, r2);
+      REQUIRE(n);
+      r2.skip(*n);
+    }
     RowImageCursor cur;
     Status st = cur.open(*v.map, v.header->width, present, false, r);
     if (!st.ok()) {
@@ -80,8 +91,11 @@ class Walker final : public RowSink {
           return;
         }
         r.skip(*n);
+        values += std::to_string(cur.column()) + " ";
       }
     }
+    CHECK(values2 == values);
+    CHECK(r2.position() == r.position());
     images.push_back(img);
   }
 };
