@@ -1,0 +1,177 @@
+// RowImageCursor: the one walker of the row-image layout (rows.h documents it). It reads an
+// image's head (PARTIAL_UPDATE_ROWS value_options and partial-JSON bitmap, the null bitmap) and
+// then yields, column by column, a cell: absent (not in the image's column bitmap), null, a value
+// or a partial JSON value (diffs). It never reads a value: at a value or partial cell the reader
+// stands on the value's first byte, and the consumer takes it (decodes, renders, sizes or skips
+// it), which is what sizes it. Everything is inline and allocates nothing: the JSON and Canal
+// renderers walk every image of every row through it.
+//
+//   RowImageCursor cur;
+//   if (Status st = cur.open(tm, width, present, partial_after, r); !st.ok()) return st;
+//   while (cur.next_present()) {          // or next() (absent cells too), next_value()
+//     const std::size_t i = cur.column();
+//     switch (cur.kind()) { ... }         // the consumer takes the value from `r`
+//   }
+//   if (!r.ok()) return r.error();        // once per image
+#pragma once
+
+#include <binlogctl/bytes.h>
+#include <binlogctl/result.h>
+#include "rows/rows.h"
+#include "rows/table_map.h"
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace binlogctl {
+
+namespace row_cursor_detail {
+constexpr std::array<std::uint8_t, 256> make_bit_counts() {
+  std::array<std::uint8_t, 256> t{};
+  for (unsigned i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>(std::popcount(static_cast<std::uint8_t>(i)));
+  return t;
+}
+// std::popcount is a library call on the baseline x86-64 this is built for; a table is not.
+inline constexpr auto kBitCounts = make_bit_counts();
+}  // namespace row_cursor_detail
+
+// count_bits, inline for the row loops. Most tables have at most 8 columns: one byte.
+[[gnu::always_inline]] inline std::size_t count_bits_inline(Bytes bitmap, std::uint64_t n) noexcept {
+  using row_cursor_detail::kBitCounts;
+  if (n <= 8) return bitmap.empty() ? 0 : kBitCounts[bitmap[0] & ((1u << n) - 1u)];
+  std::size_t c = 0;
+  const std::size_t full = static_cast<std::size_t>(n / 8);
+  for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += kBitCounts[bitmap[i]];
+  if (n % 8 != 0 && full < bitmap.size()) {
+    const auto mask = static_cast<std::uint8_t>((1u << (n % 8)) - 1u);
+    c += kBitCounts[static_cast<std::uint8_t>(bitmap[full] & mask)];
+  }
+  return c;
+}
+
+enum class CellKind : std::uint8_t {
+  absent,   // not in the image's column bitmap (MINIMAL/NOBLOB images): no bit, no bytes
+  null,     // present, its null bit set: no bytes
+  value,    // present, not null: the value's bytes (format by the column's type and metadata)
+  partial,  // a PARTIAL_UPDATE_ROWS after image's JSON column given as diffs: the column's
+            // length prefix (metadata bytes), then the diffs (rows.h)
+};
+
+class RowImageCursor {
+ public:
+  // Reads the head of one image of `width` columns at `r`. `present`: the image's column bitmap;
+  // `partial_after`: the PARTIAL_UPDATE_ROWS after-image layout (value_options first).
+  // Errors: a width over the map's columns (Errc::bad_value at the image), else the reader's.
+  [[gnu::always_inline]] Status open(const TableMap& tm, std::uint64_t width, Bytes present, bool partial_after,
+                                     ByteReader& r) {
+    if (width > tm.columns.size()) return too_wide(r);
+    return open_head(tm, width, present, count_bits_inline(present, width), partial_after, r);
+  }
+  // The same with count_bits(present, width) counted once by the caller (for every row of an
+  // event).
+  [[gnu::always_inline]] Status open(const TableMap& tm, std::uint64_t width, Bytes present, std::size_t n_present,
+                                     bool partial_after, ByteReader& r) {
+    if (width > tm.columns.size()) return too_wide(r);
+    return open_head(tm, width, present, n_present, partial_after, r);
+  }
+
+  // The next column, absent ones included: false after the last.
+  [[gnu::always_inline]] bool next() noexcept {
+    if (++i_ >= n_) return false;
+    const bool json = partial_updates_ && defs_[i_].type == ColumnType::json;
+    if (!all_present_ && !bit_is_set(present_, i_)) {
+      if (json) ++json_index_;
+      kind_ = CellKind::absent;
+      return true;
+    }
+    kind_ = null_bit() ? CellKind::null : CellKind::value;
+    if (json) {
+      if (kind_ == CellKind::value && bit_is_set(partial_bits_, json_index_)) kind_ = CellKind::partial;
+      ++json_index_;
+    }
+    return true;
+  }
+  // The next column present in the image (null, value or partial): false after the last.
+  // kMayBePartial = false: the caller has seen !partial_updates() (no partial cell can come),
+  // and the loop has no partial JSON bookkeeping at all.
+  template <bool kMayBePartial = true>
+  [[gnu::always_inline]] bool next_present() noexcept {
+    if (!kMayBePartial || !partial_updates_) {  // the common case, without the partial JSON bookkeeping
+      do {
+        if (++i_ >= n_) return false;
+      } while (!all_present_ && !bit_is_set(present_, i_));
+      kind_ = null_bit() ? CellKind::null : CellKind::value;
+      return true;
+    }
+    while (next())
+      if (kind_ != CellKind::absent) return true;
+    return false;
+  }
+  // The next column with bytes (value or partial): false after the last.
+  template <bool kMayBePartial = true>
+  [[gnu::always_inline]] bool next_value() noexcept {
+    while (next_present<kMayBePartial>())
+      if (kind_ != CellKind::null) return true;
+    return false;
+  }
+
+  std::size_t column() const noexcept { return i_; }  // of the current cell
+  CellKind kind() const noexcept { return kind_; }
+  std::size_t width() const noexcept { return n_; }
+  std::size_t present_count() const noexcept { return n_present_; }
+  bool all_present() const noexcept { return all_present_; }
+  bool partial_updates() const noexcept { return partial_updates_; }  // value_options bit 0
+  Bytes nulls() const noexcept { return Bytes(nulls_, (n_present_ + 7) / 8); }
+
+  // At a partial cell of a column with metadata `meta`: reads its length (meta bytes, 4 when
+  // meta is not 1..4) and the diffs, and sets `diffs` and `diffs_at` (their offset).
+  // Errors: the reader's, or Errc::truncated when the length passes the end of the row.
+  static Status read_partial(ByteReader& r, std::uint16_t meta, Bytes& diffs, std::uint64_t& diffs_at) {
+    const std::uint64_t at = r.offset();
+    const std::uint64_t len = r.le_n(meta >= 1 && meta <= 4 ? meta : 4);
+    if (!r.ok()) return r.error();
+    if (len > r.remaining()) return DecodeError{Errc::truncated, at, "partial JSON value runs past the end of the row"};
+    diffs_at = r.offset();
+    diffs = r.bytes(static_cast<std::size_t>(len));
+    return {};
+  }
+
+ private:
+  [[gnu::noinline, gnu::cold]] static Status too_wide(const ByteReader& r) {
+    return DecodeError{Errc::bad_value, r.offset(), "rows event has more columns than its TABLE_MAP"};
+  }
+  [[gnu::always_inline]] Status open_head(const TableMap& tm, std::uint64_t width, Bytes present,
+                                          std::size_t n_present, bool partial_after, ByteReader& r) {
+    if (partial_after) {
+      const std::uint64_t value_options = r.packed_int();
+      partial_updates_ = (value_options & 1u) != 0;  // PARTIAL_JSON_UPDATES
+      // One bit per JSON column of the table, present in the image or not.
+      if (partial_updates_) partial_bits_ = r.bytes((tm.json_columns + 7u) / 8u);
+    }
+    nulls_ = r.bytes((n_present + 7) / 8).data();
+    if (!r.ok()) return r.error();
+    n_ = static_cast<std::size_t>(width);
+    n_present_ = n_present;
+    all_present_ = n_present == n_;  // the bitmap has no more than `width` bits
+    present_ = present;
+    defs_ = tm.columns.data();
+    return {};
+  }
+  // The null bit of the next present column (the null bitmap has one per present column).
+  [[gnu::always_inline]] bool null_bit() noexcept {
+    const std::size_t k = null_index_++;
+    return ((nulls_[k >> 3] >> (k & 7)) & 1) != 0;
+  }
+
+  std::size_t i_ = static_cast<std::size_t>(-1);
+  std::size_t n_ = 0, n_present_ = 0, null_index_ = 0, json_index_ = 0;
+  const std::uint8_t* nulls_ = nullptr;
+  const ColumnDef* defs_ = nullptr;
+  Bytes present_, partial_bits_;
+  bool all_present_ = true, partial_updates_ = false;
+  CellKind kind_ = CellKind::absent;
+};
+
+}  // namespace binlogctl
