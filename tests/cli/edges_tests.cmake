@@ -22,3 +22,6 @@ if(TARGET binlogctl_canal)  # the Canal formats too, their protobuf checked by p
 else()
   binlogctl_cli_test(huge_statement ${Python3_EXECUTABLE} ${CLI}/huge_statement.py ${BIN} ${FIX} ${CMAKE_SOURCE_DIR}/bench)
 endif()
+if(TARGET binlogctl_canal)  # every consumer, the Canal formats among them, refuses a rows event wider than its table
+  binlogctl_cli_test(rows_width ${Python3_EXECUTABLE} ${CLI}/rows_width.py ${BIN} ${FIX})
+endif()

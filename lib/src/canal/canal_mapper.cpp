@@ -1218,6 +1218,9 @@ class CanalRowsWorker {
                std::size_t n_present, bool partial, ByteReader& r, const Target& t, bool with_before,
                const TimeZone& tz) {
     if constexpr (!kProto) t.cells->clear();
+    // The row bytes cannot be read column by column with a table that has fewer columns.
+    if (width > tm.columns.size())
+      return DecodeError{Errc::bad_value, r.offset(), "rows event has more columns than its TABLE_MAP"};
     Bytes partial_bits;
     if (partial) {
       auto opts = r.packed_int();
@@ -1230,7 +1233,7 @@ class CanalRowsWorker {
     Bytes nulls = r.bytes((n_present + 7) / 8);
     if (!r.ok()) return r.error();
     std::size_t j = 0, json_index = 0;
-    const std::size_t n = std::min<std::uint64_t>(width, tm.columns.size());
+    const auto n = static_cast<std::size_t>(width);
     const bool all_present = n_present == width;  // a full image (the bitmap cannot have more bits)
     // The tables' arrays, held in locals: the compiler would reload them from their vectors after
     // every write through a char pointer.
