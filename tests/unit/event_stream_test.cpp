@@ -501,4 +501,25 @@ TEST_SUITE("event_stream") {
     CHECK(d.all[0].message.find("past the " + std::to_string(plain.size()) + " bytes its transaction payload declares") !=
           std::string::npos);
   }
+
+  TEST_CASE("a size field made shorter: the bytes after the short event are not taken for an event running past the end") {
+    // A real MariaDB 10.11 file: its TABLE_MAP at 3376 (138 bytes) says 130. The 8 bytes left
+    // over start no event; read as a header they declare a size past the end of the file. The
+    // stream reports the checksum, finds its footing at the next event and reads on to the end
+    // (it used to take them for an event and stop there: truncated_event, the rest unread).
+    std::ifstream in(std::string(BINLOGCTL_SOURCE_DIR) + "/testdata/mariadb-10.11/basic/binlogs/mariadb-bin.000001",
+                     std::ios::binary);
+    std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+    const Walk sound = walk(bytes);
+    REQUIRE(sound.pos.size() > 20);
+    REQUIRE(std::find(sound.pos.begin(), sound.pos.end(), 3376u) != sound.pos.end());
+    REQUIRE(load_le32(bytes.data() + 3376 + 9) == 138);
+    store_le32(bytes.data() + 3376 + 9, 130);
+    const Walk w = walk(bytes);
+    CHECK(w.diag.has(Check::checksum_mismatch, 3376));
+    CHECK_FALSE(w.diag.has(Check::truncated_event, 3376 + 130));
+    CHECK(w.diag.all.size() == 1);
+    CHECK(w.pos.size() == sound.pos.size());
+    CHECK(w.pos.back() == sound.pos.back());
+  }
 }

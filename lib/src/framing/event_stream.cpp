@@ -400,9 +400,13 @@ bool EventStream::next(Event& ev) {
           ev.raw = Bytes(damaged_copy_.data(), damaged_copy_.size());
           ev.body = ev.raw.subspan(chl, ev.raw.size() - chl - tail);
         }
+        // A header read out of damaged bytes often declares a size past the end: a next event that
+        // would run past the end of an input of known size is not taken as the next one either.
         Bytes after = src_.window(off_, 1);
         std::uint64_t ns = 0;
-        if (opts_.resync && !after.empty() && !plausible_at(off_, false, &ns) && !file_starts_at(off_)) {
+        const std::optional<std::uint64_t> end = src_.size();
+        const bool next_ok = plausible_at(off_, false, &ns) && (!end || ns <= *end - std::min(off_, *end));
+        if (opts_.resync && !after.empty() && !next_ok && !file_starts_at(off_)) {
           resync_from(pos + 1, Check::checksum_mismatch, Severity::error, pos, std::move(msg));
         } else {
           report(Check::checksum_mismatch, Severity::error, pos, std::move(msg));
