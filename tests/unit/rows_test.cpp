@@ -310,6 +310,18 @@ TEST_SUITE("rows") {
       CHECK(is_rows_event(static_cast<std::uint8_t>(t)) == listed);
       CHECK(is_mariadb_compressed_rows(static_cast<std::uint8_t>(t)) == (listed && t >= 166));
     }
+    // The known codes (inline, for the readers) are exactly those the name tables hold: 1..42
+    // and 160..171; code 0 and the rest are unknown.
+    for (int t = 0; t < 256; ++t) {
+      const auto c = static_cast<std::uint8_t>(t);
+      const bool named = t != 0 && event_type_constant(c) != "UNKNOWN_EVENT";
+      CHECK_MESSAGE(is_known_event_type(c) == named, t);
+    }
+    CHECK(is_known_event_type(42));
+    CHECK(is_known_event_type(171));
+    CHECK_FALSE(is_known_event_type(43));
+    CHECK_FALSE(is_known_event_type(159));
+    CHECK_FALSE(is_known_event_type(172));
     CHECK(classify_rows_event(25)->kind == RowsKind::delete_);
     CHECK(classify_rows_event(31)->kind == RowsKind::update);
     CHECK(classify_rows_event(169)->version == 2);

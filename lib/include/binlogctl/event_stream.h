@@ -38,7 +38,17 @@ struct EventHeader {
   std::uint16_t flags = 0;
 };
 
-EventHeader parse_event_header(const std::uint8_t* p) noexcept;  // p has >= 19 bytes
+// p has >= 19 bytes. Inline: every reader calls it once an event.
+inline EventHeader parse_event_header(const std::uint8_t* p) noexcept {
+  EventHeader h;
+  h.timestamp = load_le32(p);
+  h.type_code = p[4];
+  h.server_id = load_le32(p + 5);
+  h.event_size = load_le32(p + 9);
+  h.log_pos = load_le32(p + 13);
+  h.flags = load_le16(p + 17);
+  return h;
+}
 // An event binlogctl writes, into `out` (replacing what it held): h's header (its event_size is
 // not read: the size is the event's), the body `a` then `b`, and the CRC32 of it all when `crc`.
 // Returns the bytes of `out`.

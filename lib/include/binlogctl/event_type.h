@@ -79,8 +79,15 @@ enum class EventType : std::uint8_t {
 
 enum class Flavor : std::uint8_t { mysql, mariadb };
 
-// True for the codes this version knows.
-bool is_known_event_type(std::uint8_t code) noexcept;
+// The codes this version knows: MySQL's 1..kLastMysqlType, MariaDB's kFirstMariaType..kLastMariaType
+// (event_type.cpp's name tables are checked against these).
+inline constexpr std::uint8_t kLastMysqlType = 42;
+inline constexpr std::uint8_t kFirstMariaType = 160;
+inline constexpr std::uint8_t kLastMariaType = 171;
+// True for the codes this version knows. Inline: every reader asks it once an event.
+constexpr bool is_known_event_type(std::uint8_t code) noexcept {
+  return (code != 0 && code <= kLastMysqlType) || (code >= kFirstMariaType && code <= kLastMariaType);
+}
 // The name SHOW BINLOG EVENTS prints for this code on a server of this flavor and version
 // (major << 16 | minor << 8 | patch; 0 = unknown, taken as current): "Write_rows_v1" for code 23
 // on MySQL 5.6+ and MariaDB, "Write_rows" on MySQL 5.1/5.5, "Unknown" where that server has no

@@ -34,17 +34,6 @@ std::uint32_t piecewise_crc(Source& src, std::uint64_t pos, Bytes raw) {
 
 }  // namespace
 
-EventHeader parse_event_header(const std::uint8_t* p) noexcept {
-  EventHeader h;
-  h.timestamp = load_le32(p);
-  h.type_code = p[4];
-  h.server_id = load_le32(p + 5);
-  h.event_size = load_le32(p + 9);
-  h.log_pos = load_le32(p + 13);
-  h.flags = load_le16(p + 17);
-  return h;
-}
-
 Bytes encode_event(const EventHeader& h, Bytes a, Bytes b, bool crc, std::vector<std::uint8_t>& out) {
   const std::size_t size = kCommonHeaderLen + a.size() + b.size() + (crc ? kChecksumLen : 0);
   out.assign(size, 0);

@@ -9,7 +9,7 @@ struct TypeNames {
   std::string_view constant;  // upstream constant
 };
 
-constexpr TypeNames kMysqlTypes[43] = {
+constexpr TypeNames kMysqlTypes[kLastMysqlType + 1] = {
     {"Unknown", "", "UNKNOWN_EVENT"},
     {"Start_v3", "", "START_EVENT_V3"},
     {"Query", "", "QUERY_EVENT"},
@@ -55,7 +55,7 @@ constexpr TypeNames kMysqlTypes[43] = {
     {"Gtid_tagged_log_event", "Unknown", "GTID_TAGGED_LOG_EVENT"},
 };
 
-constexpr TypeNames kMariaTypes[12] = {
+constexpr TypeNames kMariaTypes[kLastMariaType - kFirstMariaType + 1] = {
     {"Annotate_rows", "", "ANNOTATE_ROWS_EVENT"},
     {"Binlog_checkpoint", "", "BINLOG_CHECKPOINT_EVENT"},
     {"Gtid", "", "GTID_EVENT"},
@@ -71,14 +71,13 @@ constexpr TypeNames kMariaTypes[12] = {
 };
 
 const TypeNames* lookup(std::uint8_t code) noexcept {
-  if (code <= 42) return &kMysqlTypes[code];
-  if (code >= 160 && code <= 171) return &kMariaTypes[code - 160];
+  if (code <= kLastMysqlType) return &kMysqlTypes[code];
+  if (code >= kFirstMariaType && code <= kLastMariaType) return &kMariaTypes[code - kFirstMariaType];
   return nullptr;
 }
 
 }  // namespace
 
-bool is_known_event_type(std::uint8_t code) noexcept { return code != 0 && lookup(code) != nullptr; }
 
 std::string_view event_type_name(std::uint8_t code, Flavor flavor, std::uint32_t version) noexcept {
   const TypeNames* t = lookup(code);
