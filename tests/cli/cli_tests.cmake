@@ -70,7 +70,6 @@ binlogctl_cli_test(datetime_filter ${EXPECT} --rc 0 --stdout-contains "Log_name"
 
 # verify: the public corpus per MANIFEST.md (skipped without ../shared).
 binlogctl_cli_test(verify_corpus bash ${CLI}/verify_corpus.sh ${BIN} ${SHARED})
-binlogctl_cli_test(verify_crc_ahead ${Python3_EXECUTABLE} ${CLI}/verify_crc_ahead.py ${BIN} ${SHARED}/corpus/public)
 binlogctl_cli_test(verify_fixtures ${EXPECT} --rc 0 --stdout-contains "\"errors\":0"
                    -- ${BIN} verify --format json ${FIX}/basic/binlogs/mariadb-bin.index)
 

@@ -42,9 +42,6 @@ struct ChainOptions {
   // Mapped files are framed and checksummed on a second thread while the consumer runs on the
   // calling one; 1 keeps everything on one thread.
   unsigned threads = 2;
-  // With threads = 1: a mapped file's CRC32s are summed on a second thread, ahead of the reader
-  // (StreamOptions::crc_ahead; verify).
-  bool crc_ahead = false;
 };
 
 // The reading fields that every subcommand's options struct has under the same names (inputs,

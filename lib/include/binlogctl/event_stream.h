@@ -109,19 +109,11 @@ struct StreamOptions {
   // Let the source drop what is behind the current event (flat RSS). Off when another thread
   // still reads earlier events' bytes and releases them itself.
   bool release_behind = true;
-  // Sum the events' CRC32s on a second thread, ahead of this one, when the source is a mapped
-  // file of at least a MiB (verify, which reads on one thread otherwise).
-  bool crc_ahead = false;
 };
-
-class CrcAhead;
 
 class EventStream {
  public:
   EventStream(Source& src, std::string log_name, DiagnosticSink& diag, StreamOptions opts = {});
-  ~EventStream();
-  EventStream(const EventStream&) = delete;
-  EventStream& operator=(const EventStream&) = delete;
 
   // The next event, or false at the end of the input (or where the rest cannot be read).
   bool next(Event& ev);
@@ -170,9 +162,6 @@ class EventStream {
   Check pending_check_ = Check::bad_event_size;
   std::vector<std::uint8_t> damaged_copy_;
   std::optional<std::uint64_t> next_file_at_;  // the bytes of the damaged event last handed out
-  std::unique_ptr<CrcAhead> crc_ahead_;        // opts_.crc_ahead, once a checksum is wanted
-  bool crc_ahead_tried_ = false;
-  std::uint32_t event_crc(Bytes raw, std::uint64_t pos, bool is_fde);
 };
 
 struct TransactionPayloadEvent;

@@ -54,9 +54,6 @@ class Source {
   // page-table work of a mapping costs several times the copy): for a reader that wants the
   // bytes in memory of its own (decrypting in place).
   virtual std::size_t read_at(std::uint64_t off, std::uint8_t* dst, std::size_t n);
-  // The whole input as one mapping, readable from any thread for as long as the source lives
-  // (a mapped file); empty otherwise. For a second thread that reads ahead (CRC32s for verify).
-  virtual Bytes mapping() const { return {}; }
   // Size of the input when known up front (mapped files); nullopt for streams.
   virtual std::optional<std::uint64_t> size() const = 0;
   // Bytes consumed from the underlying file so far (compressed bytes for archives): for progress.

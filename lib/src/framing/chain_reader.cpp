@@ -331,7 +331,6 @@ struct ChainReader::Impl {
     so.start_position = start_position;
     const bool threaded = o.threads > 1 && s.size().has_value();
     so.release_behind = !threaded;
-    so.crc_ahead = o.crc_ahead && !threaded;
     stream = std::make_unique<EventStream>(s, f.log_name, path_sink, so);
     if (threaded) start_framer();
   }

@@ -2,13 +2,11 @@
 #include <binlogctl/event_stream.h>
 
 #include "events/events.h"
-#include "framing/crc_ahead.h"
 
 #include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
-#include <system_error>
 
 namespace binlogctl {
 
@@ -16,7 +14,7 @@ namespace {
 
 // Events at least this large have their CRC32 summed in pieces, each piece's pages let go once
 // summed (Source::drop): checking a 1 GiB QUERY event holds a piece of it in memory, not all.
-constexpr std::size_t kPieceCrcAt = CrcAhead::kPieceCrcAt;
+constexpr std::size_t kPieceCrcAt = 8u << 20;
 constexpr std::size_t kCrcPiece = 4u << 20;
 
 // compute_event_crc for an event other than a format description (whose in-use flag is left
@@ -68,30 +66,6 @@ EventStream::EventStream(Source& src, std::string log_name, DiagnosticSink& diag
   fde_history_.push_back(fde_);
   auto sz = src_.size();
   resync_crc_budget_ = 4 * (sz ? *sz : 0) + (64u << 20);
-}
-
-EventStream::~EventStream() = default;
-
-// The CRC32 of the event at `pos` (its checksum field left out), from the worker that sums them
-// ahead (opts_.crc_ahead) when it has it. A sum that does not match is summed again here before it
-// is reported: the worker saves this thread the arithmetic, it never decides damage.
-std::uint32_t EventStream::event_crc(Bytes raw, std::uint64_t pos, bool is_fde) {
-  if (raw.size() >= kPieceCrcAt && !is_fde) return piecewise_crc(src_, pos, raw);
-  if (crc_ahead_) {
-    if (auto c = crc_ahead_->take(pos, raw.size())) {
-      if (*c == load_le32(raw.data() + raw.size() - kChecksumLen)) return *c;
-    }
-  } else if (opts_.crc_ahead && !crc_ahead_tried_) {
-    crc_ahead_tried_ = true;
-    const Bytes m = src_.mapping();
-    if (m.size() >= (1u << 20)) {
-      try {
-        crc_ahead_ = std::make_unique<CrcAhead>(m, pos, &src_);
-      } catch (const std::system_error&) {  // no thread to be had: sum them here
-      }
-    }
-  }
-  return compute_event_crc(raw);
 }
 
 void EventStream::report(Check c, Severity s, std::uint64_t pos, std::string msg) {
@@ -397,7 +371,7 @@ bool EventStream::next(Event& ev) {
 
     if (ev.has_checksum && opts_.verify_checksums) {
       ev.stored_crc = load_le32(raw.data() + raw.size() - kChecksumLen);
-      ev.computed_crc = event_crc(raw, pos, is_fde);
+      ev.computed_crc = raw.size() >= kPieceCrcAt && !is_fde ? piecewise_crc(src_, pos, raw) : compute_event_crc(raw);
       if (ev.stored_crc != ev.computed_crc) {
         ev.checksum_ok = false;
         ev.damage = Check::checksum_mismatch;

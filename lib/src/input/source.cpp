@@ -94,7 +94,6 @@ class MappedSource final : public Source {
     pos_ = std::max(pos_, off + got);
     return got;
   }
-  Bytes mapping() const override { return {base_, static_cast<std::size_t>(size_)}; }
   std::optional<std::uint64_t> size() const override { return size_; }
   std::uint64_t raw_position() const override { return pos_; }
   std::uint64_t raw_size() const override { return size_; }

@@ -119,9 +119,6 @@ VerifyRun verify_inputs(const std::vector<std::string>& args, const VerifyConfig
   // hand-over of every event) and gained no wall time on this machine, interleaved on the three
   // 1 GiB bench files (bench/HISTORY.md, "verify on one thread again").
   co.threads = 1;
-  // Only the CRC32s go to a second thread, ahead of the reader, with no hand-over of events
-  // (framing/crc_ahead.h; bench/HISTORY.md, "CRC32s ahead on the second core").
-  co.crc_ahead = true;
   ChainReader reader(co, hooks, v);
   Event ev;
   while (reader.next(ev)) v.event(ev);
