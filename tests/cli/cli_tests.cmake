@@ -70,6 +70,7 @@ binlogctl_cli_test(datetime_filter ${EXPECT} --rc 0 --stdout-contains "Log_name"
 
 # verify: the public corpus per MANIFEST.md (skipped without ../shared).
 binlogctl_cli_test(verify_corpus bash ${CLI}/verify_corpus.sh ${BIN} ${SHARED})
+binlogctl_cli_test(verify_damage_large ${Python3_EXECUTABLE} ${CLI}/verify_damage_large.py ${BIN} ${SHARED}/corpus/public)
 binlogctl_cli_test(verify_fixtures ${EXPECT} --rc 0 --stdout-contains "\"errors\":0"
                    -- ${BIN} verify --format json ${FIX}/basic/binlogs/mariadb-bin.index)
 
