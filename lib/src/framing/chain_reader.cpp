@@ -441,10 +441,12 @@ struct ChainReader::Impl {
     if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_name.assign(r->next_file);
   }
 
-  // While this thread is the faster one (it waited for a batch lately: verify, whose chain
-  // checks take less time than framing and CRC32), it maps the pages the framing thread reads
-  // next, which moves that thread's page faults (about a fifth of its time on a file of small
-  // events) here. A slower consumer (dump's formatting) leaves them where they were. Ahead of
+  // While this thread is the faster one (it waited for a batch lately: its work per event takes
+  // less time than framing and CRC32), it maps the pages the framing thread reads next, which
+  // moves that thread's page faults (about a fifth of its time on a file of small events) here.
+  // Only a threaded read gets here (ChainOptions::threads > 1: convert, stats, dump, schema);
+  // verify, for which this was written, reads on one thread now (run_verify.cpp). A slower
+  // consumer (dump's formatting) leaves the faults where they were. Ahead of
   // where the framer's last batch ended by kPrefetchAhead, a quarter of a MiB or more at a
   // time; pages mapped ahead stay resident until passed, so this bounds what it adds to the
   // resident set.
