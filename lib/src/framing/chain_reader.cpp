@@ -247,16 +247,7 @@ struct ChainReader::Impl {
   // --server-id / --exclude-server-ids (ChainOptions): the file's own events always pass.
   bool server_selected(const Event& ev) const {
     if (!o.server_id && o.exclude_server_ids.empty()) return true;
-    switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-      case EventType::stop:
-      case EventType::previous_gtids:
-      case EventType::mariadb_gtid_list:
-      case EventType::mariadb_binlog_checkpoint:
-      case EventType::mariadb_start_encryption: return true;
-      default: break;
-    }
+    if (is_file_event(ev.type())) return true;
     const std::uint32_t id = ev.header.server_id;
     if (o.server_id && id != *o.server_id) return false;
     for (const std::uint32_t x : o.exclude_server_ids)

@@ -101,18 +101,12 @@ class Coverage final : public ChainVisitor {
       end.last_event_pos = ev.is_inner() ? ev.payload_pos : ev.pos;
     }
     if (cur_ && (ev.damage || ev.skipped_before > 0)) cur_->damaged = true;
+    if (is_file_event(ev.type())) return;  // about the file, not a transaction's content
     switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-      case EventType::stop:
-      case EventType::previous_gtids:
-      case EventType::mariadb_gtid_list:
-      case EventType::mariadb_binlog_checkpoint:
       case EventType::heartbeat:
       case EventType::heartbeat_v2:
-      case EventType::mariadb_start_encryption:
       case EventType::transaction_payload:  // its inner events follow
-        return;                              // (about the file, not a transaction's content)
+        return;
       case EventType::gtid:
       case EventType::gtid_tagged_log:
       case EventType::anonymous_gtid:
