@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/hash.h"
 #include "base/std_regex.h"
 
 namespace binlogctl {
@@ -23,31 +24,13 @@ constexpr std::uint32_t kHandshakeBit = 0x80000000u;
 constexpr std::uint32_t kResolvedBit = 0x40000000u;  // a path's resolved signal (no data)
 constexpr std::uint32_t kSignalBatch = 0x80000000u;  // a link batch of resolved signals only
 
-std::uint64_t fnv1a(std::string_view s) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::uint64_t mix64(std::uint64_t z) noexcept {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // splitmix64 stream; one per component so adding a sink does not perturb the others.
 struct Rng {
   std::uint64_t s = 0;
   Rng() = default;
   Rng(std::uint64_t seed, std::string_view component, std::uint64_t id = 0)
       : s(mix64(seed ^ fnv1a(component) ^ mix64(id + 0x632be59bd9b4e019ull))) {}
-  std::uint64_t next() noexcept {
-    s += 0x9e3779b97f4a7c15ull;
-    return mix64(s);
-  }
+  std::uint64_t next() noexcept { return splitmix64(s); }
   std::uint64_t below(std::uint64_t n) noexcept { return n == 0 ? 0 : next() % n; }
   double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 };
@@ -330,7 +313,7 @@ class Simulator {
   void trace(char what, std::uint8_t kind, std::uint32_t p, std::uint32_t a, std::uint32_t b) {
     trace_[trace_pos_++ % trace_.size()] = TraceRec{now_, what, kind, p, a, b};
   }
-  void hash(std::uint64_t x) noexcept { hash_ = mix64(hash_ ^ (x + 0x9e3779b97f4a7c15ull)); }
+  void hash(std::uint64_t x) noexcept { hash_ = mix64(hash_ ^ (x + kSplitmix64Step)); }
   void finish(ReplayResult& r);
 
   const ReplayOptions& o_;

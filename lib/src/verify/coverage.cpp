@@ -7,6 +7,7 @@
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
 
+#include "base/hash.h"
 #include "events/events.h"
 #include "render/json_out.h"
 #include "rows/rows.h"
@@ -28,14 +29,8 @@ namespace {
 
 // FNV-1a, 64 bits: a digest of a transaction's content, compared between the copies of a GTID.
 struct Digest {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  void add(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) {
-      h ^= b[i];
-      h *= 0x100000001b3ULL;
-    }
-  }
+  std::uint64_t h = kFnv1aOffset;
+  void add(const void* p, std::size_t n) { h = fnv1a(h, p, n); }
   void add(Bytes b) { add(b.data(), b.size()); }
   void add(std::string_view s) {
     add_u64(s.size());
