@@ -1261,49 +1261,44 @@ void Simulator::process_actions() {
       }
       tl_->action(ta);
     }
+    // A pause or a resume of `who` (a path, an area), as the documented protocol has them: a
+    // resume only once what it holds is below its resume threshold, and pauses and resumes
+    // alternate. False when a violation stops the run.
+    auto check_control = [&](bool pause, const std::string& who, const auto& held, const auto& resume_b,
+                             std::string_view option, const auto& fraction, std::uint8_t& paused,
+                             std::uint32_t p) {
+      if (doc_ && !pause && held >= resume_b) {
+        violate("resume_threshold",
+                fmt::format("{} resumed while it holds {} bytes, not below its resume threshold {} ({} {} of the "
+                            "quota {})",
+                            who, held, resume_b, option, fraction, o_.thresholds.quota),
+                p, g);
+        if (stop_) return false;
+      }
+      if (paused == static_cast<std::uint8_t>(pause))
+        violate("pause_alternation", fmt::format("{}: two {} in a row", who, pause ? "pauses" : "resumes"), p, g);
+      paused = pause ? 1 : 0;
+      return true;
+    };
     UpArea& A = up_[x.area];
     switch (x.kind) {
       case ActionKind::pause_path:
       case ActionKind::resume_path: {
         const bool pause = x.kind == ActionKind::pause_path;
-        if (doc_ && !pause && mqp_bytes_[x.path] >= path_resume_b_) {  // below 10% first
-          violate("resume_threshold",
-                  fmt::format("path {} resumed while it holds {} bytes, not below its resume "
-                              "threshold {} (--path-resume {} of the quota {})",
-                              in_.path_names[x.path], mqp_bytes_[x.path], path_resume_b_,
-                              o_.thresholds.path_resume, o_.thresholds.quota),
-                  x.path, g);
-          if (stop_) return;
-        }
-        if (ctl_paused_[x.path] == static_cast<std::uint8_t>(pause)) {
-          violate("pause_alternation",
-                  fmt::format("path {}: two {} in a row", in_.path_names[x.path],
-                              pause ? "pauses" : "resumes"),
-                  x.path, g);
-        }
-        ctl_paused_[x.path] = pause ? 1 : 0;
+        // below 10% first
+        if (!check_control(pause, fmt::format("path {}", in_.path_names[x.path]), mqp_bytes_[x.path], path_resume_b_,
+                           "--path-resume", o_.thresholds.path_resume, ctl_paused_[x.path], x.path))
+          return;
         send_control(x.area, make_ctl(pause ? Ctl::pause_path : Ctl::resume_path, x.path));
         break;
       }
       case ActionKind::pause_area:
       case ActionKind::resume_area: {
         const bool pause = x.kind == ActionKind::pause_area;
-        if (doc_ && !pause && mq_bytes_[x.area] >= area_resume_b_) {  // below 50% first
-          violate("resume_threshold",
-                  fmt::format("area {} resumed while it holds {} bytes, not below its resume "
-                              "threshold {} (--area-resume {} of the quota {})",
-                              x.area, mq_bytes_[x.area], area_resume_b_,
-                              o_.thresholds.area_resume, o_.thresholds.quota),
-                  kNoPath, g);
-          if (stop_) return;
-        }
-        auto& st = ctl_paused_[in_.path_names.size() + x.area];
-        if (st == static_cast<std::uint8_t>(pause)) {
-          violate("pause_alternation",
-                  fmt::format("area {}: two {} in a row", x.area, pause ? "pauses" : "resumes"),
-                  kNoPath, g);
-        }
-        st = pause ? 1 : 0;
+        // below 50% first
+        if (!check_control(pause, fmt::format("area {}", x.area), mq_bytes_[x.area], area_resume_b_, "--area-resume",
+                           o_.thresholds.area_resume, ctl_paused_[in_.path_names.size() + x.area], kNoPath))
+          return;
         send_control(x.area, make_ctl(pause ? Ctl::pause_area : Ctl::resume_area));
         break;
       }
