@@ -1,18 +1,17 @@
 // libFuzzer target: convert --format json over arbitrary bytes (framing, table maps, row images,
 // every column decoder, partial JSON, compressed rows and payloads), checksums off so damage
-// reaches the decoders; then stats --format json (the row walk) on the same bytes. Every output
-// line of both must be valid JSON. The bytes are fed through the input seam from memory
+// reaches the decoders; then stats --format json (the row walk), convert --format sql and
+// --flashback (the SQL renderers, decode_image_cells and the row cursor) on the same bytes
+// (exercise.h's consumers). Every output line of the JSON ones must be valid JSON. The bytes are fed through the input seam from memory
 // (memory_inputs), alternately as a mapped file and as a stream read a few bytes at a time
 // (chunky_stream.h), with no thread and no temporary file: output goes to memory
 // (open_memstream). See tests/fuzz/README.md.
-#include <binlogctl/convert.h>
 #include <binlogctl/inputs.h>
-#include <binlogctl/stats.h>
 
 #include <nlohmann/json.hpp>
 
 #include "chunky_stream.h"
-#include "exercise.h"  // fuzz_keys()
+#include "exercise.h"  // fuzz_keys(), run_consumer()
 
 #include <cstddef>
 #include <cstdint>
@@ -48,29 +47,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   else
     inputs = binlogctl::memory_inputs({{"fuzz.000001", binlogctl::Bytes(data, size)}}, false);
   auto decrypting = binlogctl::decrypting_inputs(*inputs, binlogctl::testing::fuzz_keys());
-  binlogctl::ConvertOptions o;
-  o.input_set = decrypting.get();
-  o.progress = binlogctl::ProgressMode::never;
-  o.verify_checksums = false;
-  o.render_threads = 0;
-  o.read_threads = 1;
-  binlogctl::StatsOptions so;
-  so.input_set = decrypting.get();
-  so.format = binlogctl::OutputFormat::json;
-  so.progress = binlogctl::ProgressMode::never;
-  so.verify_checksums = false;
-  so.threads = 1;
-  for (int consumer = 0; consumer < 2; ++consumer) {
+  for (const binlogctl::testing::Consumer consumer : binlogctl::testing::kConsumers) {
     char* buf = nullptr;
     std::size_t len = 0;
     std::FILE* out = open_memstream(&buf, &len);
     if (out == nullptr) return 0;
-    if (consumer == 0)
-      (void)binlogctl::run_convert(o, out, devnull);
-    else
-      (void)binlogctl::run_stats(so, out, devnull);
+    (void)binlogctl::testing::run_consumer(consumer, *decrypting, out, devnull);
     std::fclose(out);
-    check_json_lines(std::string_view(buf, len));
+    if (binlogctl::testing::writes_json_lines(consumer)) check_json_lines(std::string_view(buf, len));
     std::free(buf);
   }
   return 0;

@@ -4,15 +4,20 @@
 #include "chunky_stream.h"
 
 #include <binlogctl/chain.h>
+#include <binlogctl/convert.h>
 #include <binlogctl/crypto.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/inputs.h>
+#include <binlogctl/sql.h>
+#include <binlogctl/stats.h>
 
 #include "dump/describe.h"
 #include "dump/info.h"
 #include "events/events.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +87,40 @@ inline std::size_t exercise(Bytes bytes, bool as_stream = false) {
     if (ev.fde != nullptr) (void)comparable_event(ev.raw, *ev.fde);  // serve --upstream's failover compare
   }
   return n;
+}
+
+// The row consumers run over the same input (fuzz_convert): convert --format json, stats
+// --format json, convert --format sql and --flashback. All on the calling thread (no reading or
+// rendering thread), checksums off so that damage reaches the row-image walkers and every column
+// decoder, and no file written (flashback never spills: a fuzz input is far below spill_bytes).
+enum class Consumer { convert_json, stats_json, sql, flashback };
+inline constexpr Consumer kConsumers[] = {Consumer::convert_json, Consumer::stats_json, Consumer::sql,
+                                          Consumer::flashback};
+inline bool writes_json_lines(Consumer c) { return c == Consumer::convert_json || c == Consumer::stats_json; }
+
+// Runs `c` over `inputs` (read from the start each time), writing to `out` and `err`; returns its
+// exit status.
+inline int run_consumer(Consumer c, InputSet& inputs, std::FILE* out, std::FILE* err) {
+  if (c == Consumer::stats_json) {
+    StatsOptions so;
+    so.input_set = &inputs;
+    so.format = OutputFormat::json;
+    so.progress = ProgressMode::never;
+    so.verify_checksums = false;
+    so.threads = 1;
+    return run_stats(so, out, err);
+  }
+  ConvertOptions o;
+  o.input_set = &inputs;
+  o.progress = ProgressMode::never;
+  o.verify_checksums = false;
+  o.render_threads = 0;
+  o.read_threads = 1;
+  if (c == Consumer::convert_json) return run_convert(o, out, err);
+  SqlOptions sql;
+  sql.flashback = c == Consumer::flashback;
+  sql.spill_bytes = std::numeric_limits<std::size_t>::max() / 2;
+  return run_sql_convert(o, sql, out, err);
 }
 
 }  // namespace binlogctl::testing

@@ -155,6 +155,23 @@ constexpr bool is_mariadb_compressed_rows(std::uint8_t code) noexcept {
   return k && k->compressed;
 }
 
+// The events about a file rather than a transaction's content: its header (FORMAT_DESCRIPTION,
+// Previous_gtids, Gtid_list, START_ENCRYPTION), its end (ROTATE, STOP) and MariaDB's
+// BINLOG_CHECKPOINT. Server-id selection always passes them; coverage counts them in no
+// transaction.
+constexpr bool is_file_event(EventType t) noexcept {
+  switch (t) {
+    case EventType::format_description:
+    case EventType::rotate:
+    case EventType::stop:
+    case EventType::previous_gtids:
+    case EventType::mariadb_gtid_list:
+    case EventType::mariadb_binlog_checkpoint:
+    case EventType::mariadb_start_encryption: return true;
+    default: return false;
+  }
+}
+
 }  // namespace binlogctl
 
 template <>

@@ -203,6 +203,7 @@ class RelayTail final : public FetchObserver {
   void ack(Replica& r);
   bool take_event(Replica& r, const Key& k);  // true: r.held is the event handed out
   void after_engine();
+  void tick_locked();  // the engine's tick now, then after_engine() and stall_check() (mu_ held)
   void trim();
   void stall_check(std::uint64_t now);
   Bytes store(Bytes raw, std::shared_ptr<Chunk>& chunk, std::size_t& offset);

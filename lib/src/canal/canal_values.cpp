@@ -141,6 +141,18 @@ void append_iso8859_1(std::string& out, Bytes b) {
   out.append(buf, k);
 }
 
+#if defined(__SSE2__)
+// Of the sixteen bytes at `s`, a bit for each that a JSON string cannot hold as it is (a control
+// character, non-ASCII, '"' or '\\'): as signed bytes, controls and non-ASCII are both < 0x20.
+[[gnu::always_inline]] static inline int not_plain_json_mask16(const char* s) noexcept {
+  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i bad =
+      _mm_or_si128(_mm_cmplt_epi8(x, space), _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
+  return _mm_movemask_epi8(bad);
+}
+#endif
+
 // Whether s[i..n) is printable ASCII without '"' and '\\' (a JSON string body that reads back as
 // itself), eight bytes at a time.
 static bool plain_json_body(const char* s, std::size_t n) noexcept {
@@ -162,16 +174,8 @@ static bool plain_json_body(const char* s, std::size_t n) noexcept {
   }
   std::size_t i = 0;
 #if defined(__SSE2__)
-  // Sixteen bytes at a time: as signed bytes, controls and non-ASCII are both < 0x20.
-  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
-                backslash = _mm_set1_epi8('\\');
-  for (; i + 16 <= n; i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    const __m128i bad =
-        _mm_or_si128(_mm_cmplt_epi8(x, space),
-                     _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
-    if (_mm_movemask_epi8(bad) != 0) return false;
-  }
+  for (; i + 16 <= n; i += 16)
+    if (not_plain_json_mask16(s + i) != 0) return false;
 #endif
   for (; i + 8 <= n; i += 8)
     if (!plain8(load8(s + i))) return false;
@@ -183,15 +187,8 @@ static bool plain_json_body(const char* s, std::size_t n) noexcept {
 static std::size_t plain_json_prefix(const char* s, std::size_t n) noexcept {
   std::size_t i = 0;
 #if defined(__SSE2__)
-  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
-                backslash = _mm_set1_epi8('\\');
-  for (; i + 16 <= n; i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    const __m128i bad =
-        _mm_or_si128(_mm_cmplt_epi8(x, space),
-                     _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
-    if (const int m = _mm_movemask_epi8(bad); m != 0) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
-  }
+  for (; i + 16 <= n; i += 16)
+    if (const int m = not_plain_json_mask16(s + i); m != 0) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
 #endif
   for (; i < n; ++i) {
     const auto c = static_cast<unsigned char>(s[i]);

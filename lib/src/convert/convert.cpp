@@ -128,6 +128,15 @@ class Converter final : public RowSink {
 
  private:
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
+  // An inner event of a TRANSACTION_PAYLOAD: its place, ,"payload_pos":N,"inner_index":N (the
+  // keys every record of one ends with; nothing for a top-level event).
+  static void append_inner_place(std::string& b, const Event& ev) {
+    if (!ev.is_inner()) return;
+    b.append(",\"payload_pos\":");
+    append_u64(b, ev.payload_pos);
+    b.append(",\"inner_index\":");
+    append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
+  }
 
   static std::int64_t inner_index(const Event& ev) {
     return ev.is_inner() ? static_cast<std::int64_t>(ev.inner_index) : -1;
@@ -151,12 +160,7 @@ class Converter final : public RowSink {
     append_json_quoted(b, message);
     b.append(",\"skipped_bytes\":");
     append_u64(b, skipped);
-    if (ev.is_inner()) {
-      b.append(",\"payload_pos\":");
-      append_u64(b, ev.payload_pos);
-      b.append(",\"inner_index\":");
-      append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
-    }
+    append_inner_place(b, ev);
     b.append("}\n");
     close_literal();
   }
@@ -192,12 +196,7 @@ class Converter final : public RowSink {
       b.append(",\"xid\":");
       append_json_quoted(b, stream().state().xid);
     }
-    if (ev.is_inner()) {
-      b.append(",\"payload_pos\":");
-      append_u64(b, ev.payload_pos);
-      b.append(",\"inner_index\":");
-      append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
-    }
+    append_inner_place(b, ev);
     b.push_back('}');
   }
 
@@ -240,12 +239,7 @@ class Converter final : public RowSink {
       b.append(",\"sql\":");
       append_text_json(b, q.sql, 0);
       // the xid key is in the record already
-      if (ev.is_inner()) {
-        b.append(",\"payload_pos\":");
-        append_u64(b, ev.payload_pos);
-        b.append(",\"inner_index\":");
-        append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
-      }
+      append_inner_place(b, ev);
       b.push_back('}');
       end_literal();
       return;

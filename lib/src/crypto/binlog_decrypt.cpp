@@ -162,13 +162,7 @@ class EventCipher {
 
  private:
   bool update(const std::uint8_t* in, std::size_t n, std::uint8_t* out) {
-    for (std::size_t done = 0; done < n;) {  // EVP takes an int length
-      const std::size_t step = std::min<std::size_t>(n - done, 1u << 30);
-      int got = 0;
-      if (EVP_DecryptUpdate(ctx_.get(), out + done, &got, in + done, static_cast<int>(step)) != 1) return false;
-      done += step;
-    }
-    return true;
+    return detail::evp_decrypt_update(ctx_.get(), in, n, out);
   }
 
   Mode mode_ = Mode::cbc;

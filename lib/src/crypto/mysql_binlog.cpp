@@ -86,15 +86,7 @@ class StreamCipher {
     return k == 0 || apply(skip, k);
   }
   // Decrypts n bytes in place, going on from where the last call stopped.
-  bool apply(std::uint8_t* p, std::size_t n) {
-    for (std::size_t done = 0; done < n;) {  // EVP takes an int length
-      const std::size_t step = std::min<std::size_t>(n - done, 1u << 30);
-      int got = 0;
-      if (EVP_DecryptUpdate(ctx_.get(), p + done, &got, p + done, static_cast<int>(step)) != 1) return false;
-      done += step;
-    }
-    return true;
-  }
+  bool apply(std::uint8_t* p, std::size_t n) { return detail::evp_decrypt_update(ctx_.get(), p, n, p); }
 
  private:
   Ctx ctx_;
@@ -440,6 +432,16 @@ const MysqlKeyringKey* KeyRing::mysql_key(const std::string& id) const {
 }
 
 namespace detail {
+
+bool evp_decrypt_update(EVP_CIPHER_CTX* ctx, const std::uint8_t* in, std::size_t n, std::uint8_t* out) {
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t step = std::min<std::size_t>(n - done, 1u << 30);
+    int got = 0;
+    if (EVP_DecryptUpdate(ctx, out + done, &got, in + done, static_cast<int>(step)) != 1) return false;
+    done += step;
+  }
+  return true;
+}
 
 bool is_mysql_encrypted(Source& s) {
   Bytes m = s.window(0, 4);

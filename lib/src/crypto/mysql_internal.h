@@ -1,9 +1,14 @@
-// MySQL 8.0.14+ encrypted binlogs inside the decrypting input seam (crypto.h).
+// MySQL 8.0.14+ encrypted binlogs inside the decrypting input seam (crypto.h), and what the
+// MariaDB and MySQL decryptions share.
 #pragma once
 
 #include <binlogctl/crypto.h>
 #include <binlogctl/source.h>
 
+#include <openssl/evp.h>
+
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace binlogctl::detail {
@@ -16,5 +21,10 @@ bool is_mysql_encrypted(Source& s);
 // event, memory flat), else as a stream. When the file cannot be decrypted the source is
 // empty, with a read error of code Errc::decrypt_failed.
 std::unique_ptr<Source> mysql_decrypting_source(std::unique_ptr<Source> in, const KeyRing& keys);
+
+// EVP_DecryptUpdate over n bytes at `in` into `out` (the same place allowed), going on from
+// where the last call on `ctx` stopped, in pieces of at most 1 GiB (EVP takes an int length).
+// False when OpenSSL fails.
+bool evp_decrypt_update(EVP_CIPHER_CTX* ctx, const std::uint8_t* in, std::size_t n, std::uint8_t* out);
 
 }  // namespace binlogctl::detail

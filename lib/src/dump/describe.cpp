@@ -79,17 +79,10 @@ Status describe_body(JsonWriter& w, const Event& ev, InfoScratch& scratch) {
       w.end_array();
       return {};
     }
-    case EventType::query: {
-      TRY_DECODE(q, decode_query(r, fde));
-      describe_query(w, *q, q->sql);
-      return {};
-    }
+    case EventType::query:
     case EventType::mariadb_query_compressed: {
-      TRY_DECODE(q, decode_query(r, fde));
-      Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
-      Status st = decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf);
-      if (!st) return st;
-      describe_query(w, *q, scratch.buf);
+      TRY_DECODE(q, decode_query_text(ev, scratch));
+      describe_query(w, *q, q->sql);
       return {};
     }
     case EventType::rotate: {
@@ -259,21 +252,12 @@ bool describe_statement_parts(std::string& out, const Event& ev, InfoScratch& sc
   JsonWriter w(out);
   w.begin_object();
   switch (ev.type()) {
-    case EventType::query: {
-      auto q = decode_query(r, fde);
+    case EventType::query:
+    case EventType::mariadb_query_compressed: {
+      auto q = decode_query_text(ev, scratch);
       if (!q) break;
       describe_query(w, *q, {}, &sql_at);
       sql = q->sql;
-      w.end_object();
-      return true;
-    }
-    case EventType::mariadb_query_compressed: {
-      auto q = decode_query(r, fde);
-      if (!q) break;
-      Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
-      if (!decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf)) break;
-      describe_query(w, *q, {}, &sql_at);
-      sql = scratch.buf;
       w.end_object();
       return true;
     }

@@ -152,26 +152,27 @@ void append_quoted_identifier(std::string& out, std::string_view name) {
   out.push_back('`');
 }
 
+Result<QueryEvent> decode_query_text(const Event& ev, InfoScratch& scratch) {
+  auto q = decode_query(ev.body_reader(), *ev.fde);
+  if (!q || ev.type() != EventType::mariadb_query_compressed) return q;
+  const Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
+  Status st = decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf);
+  if (!st) return st.error();
+  q->sql = scratch.buf;
+  return q;
+}
+
 bool query_info_parts(const Event& ev, InfoScratch& scratch, std::string& head, std::string_view& sql,
                       std::string& tail) {
   const Fde& fde = *ev.fde;
   ByteReader r = ev.body_reader();
   switch (ev.type()) {
-    case EventType::query: {
-      auto q = decode_query(r, fde);
+    case EventType::query:
+    case EventType::mariadb_query_compressed: {
+      auto q = decode_query_text(ev, scratch);
       if (!q) return false;
       append_query_head(head, *q, ev.header.flags, fde);
       sql = q->sql;
-      append_query_tail(tail, *q, fde);
-      return true;
-    }
-    case EventType::mariadb_query_compressed: {
-      auto q = decode_query(r, fde);
-      if (!q) return false;
-      Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
-      if (!decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf)) return false;
-      append_query_head(head, *q, ev.header.flags, fde);
-      sql = scratch.buf;
       append_query_tail(tail, *q, fde);
       return true;
     }
@@ -206,17 +207,10 @@ Status append_info(std::string& out, const Event& ev, InfoScratch& scratch) {
       append_u64(out, v);
       return {};
     }
-    case EventType::query: {
-      TRY_DECODE(q, decode_query(r, fde));
-      append_query_info(out, *q, ev.header.flags, q->sql, fde);
-      return {};
-    }
+    case EventType::query:
     case EventType::mariadb_query_compressed: {
-      TRY_DECODE(q, decode_query(r, fde));
-      Bytes c(reinterpret_cast<const std::uint8_t*>(q->sql.data()), q->sql.size());
-      Status st = decompress_mariadb(c, ev.body_offset() + (ev.body.size() - c.size()), scratch.buf);
-      if (!st) return st;
-      append_query_info(out, *q, ev.header.flags, scratch.buf, fde);
+      TRY_DECODE(q, decode_query_text(ev, scratch));
+      append_query_info(out, *q, ev.header.flags, q->sql, fde);
       return {};
     }
     case EventType::rotate: {

@@ -5,6 +5,8 @@
 #include <binlogctl/event_stream.h>
 #include <binlogctl/result.h>
 
+#include "events/events.h"
+
 #include <string>
 
 namespace binlogctl {
@@ -13,6 +15,11 @@ namespace binlogctl {
 struct InfoScratch {
   std::string buf;
 };
+
+// A QUERY or MariaDB QUERY_COMPRESSED event decoded for dump, `sql` its statement text: for a
+// compressed one inflated into scratch.buf (a decompression error carries the offset of the
+// compressed text).
+Result<QueryEvent> decode_query_text(const Event& ev, InfoScratch& scratch);
 
 // Appends the Info text of `ev` to `out`. On a body that does not decode, appends nothing
 // and returns the error (offset absolute).

@@ -247,16 +247,7 @@ struct ChainReader::Impl {
   // --server-id / --exclude-server-ids (ChainOptions): the file's own events always pass.
   bool server_selected(const Event& ev) const {
     if (!o.server_id && o.exclude_server_ids.empty()) return true;
-    switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-      case EventType::stop:
-      case EventType::previous_gtids:
-      case EventType::mariadb_gtid_list:
-      case EventType::mariadb_binlog_checkpoint:
-      case EventType::mariadb_start_encryption: return true;
-      default: break;
-    }
+    if (is_file_event(ev.type())) return true;
     const std::uint32_t id = ev.header.server_id;
     if (o.server_id && id != *o.server_id) return false;
     for (const std::uint32_t x : o.exclude_server_ids)
@@ -441,10 +432,12 @@ struct ChainReader::Impl {
     if (auto r = decode_rotate(ev.body_reader(), *ev.fde)) rotate_name.assign(r->next_file);
   }
 
-  // While this thread is the faster one (it waited for a batch lately: verify, whose chain
-  // checks take less time than framing and CRC32), it maps the pages the framing thread reads
-  // next, which moves that thread's page faults (about a fifth of its time on a file of small
-  // events) here. A slower consumer (dump's formatting) leaves them where they were. Ahead of
+  // While this thread is the faster one (it waited for a batch lately: its work per event takes
+  // less time than framing and CRC32), it maps the pages the framing thread reads next, which
+  // moves that thread's page faults (about a fifth of its time on a file of small events) here.
+  // Only a threaded read gets here (ChainOptions::threads > 1: convert, stats, dump, schema);
+  // verify, for which this was written, reads on one thread now (run_verify.cpp). A slower
+  // consumer (dump's formatting) leaves the faults where they were. Ahead of
   // where the framer's last batch ended by kPrefetchAhead, a quarter of a MiB or more at a
   // time; pages mapped ahead stay resident until passed, so this bounds what it adds to the
   // resident set.

@@ -67,24 +67,45 @@ void set_domain(MariaGtidList& l, const MariaGtid& g) {
   l.update(g);
 }
 
+// A local binlog read to learn where it stands (scan_history, scan_local): framed without
+// resynchronisation and tracked by a ChainVerifier whose findings are ignored, up to its first
+// damage. next() hands out each event once the verifier has seen it.
+class LocalWalk {
+ public:
+  LocalWalk(const std::string& path, const std::string& name)
+      : src_(open_source(path)), v_(ignored_), s_(*src_, name, v_, no_resync()) {
+    (void)v_.begin_file(InputFile{path, name, false, ""});
+  }
+  bool next(Event& ev) {
+    if (!s_.next(ev) || ev.damage || s_.aborted()) return false;
+    v_.event(ev);
+    return true;
+  }
+  const ChainVerifier& verifier() const { return v_; }
+  const EventStream& stream() const { return s_; }
+
+ private:
+  static StreamOptions no_resync() {
+    StreamOptions so;
+    so.resync = false;
+    return so;
+  }
+  std::unique_ptr<Source> src_;
+  DiagnosticCollector ignored_;
+  ChainVerifier v_;
+  EventStream s_;
+};
+
 DirHistory scan_history(const std::string& path, const std::string& name) {
   DirHistory h;
   h.path = path;
-  auto src = open_source(path);
-  DiagnosticCollector ignored;
-  ChainVerifier v(ignored);
-  StreamOptions so;
-  so.resync = false;
-  EventStream s(*src, name, v, so);
-  (void)v.begin_file(InputFile{path, name, false, ""});
+  LocalWalk w(path, name);
   MariaGtidList state, cur_before;
   MariaGtid cur{};
   bool collecting = false, list_seen = false;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> cur_events;
   Event ev;
-  while (s.next(ev)) {
-    if (ev.damage || s.aborted()) break;
-    v.event(ev);
+  while (w.next(ev)) {
     const EventType t = ev.type();
     if (ev.pos == 4 && t == EventType::format_description) h.fde = *ev.fde;
     if (t == EventType::mariadb_gtid_list && !list_seen) {
@@ -109,7 +130,7 @@ DirHistory scan_history(const std::string& path, const std::string& name) {
     }
     if (collecting && t != EventType::mariadb_annotate_rows)
       cur_events.emplace_back(ev.pos, static_cast<std::uint32_t>(ev.raw.size()));
-    if (collecting && v.current_transaction_id() == 0) {
+    if (collecting && w.verifier().current_transaction_id() == 0) {
       collecting = false;
       h.have_last = true;
       h.last = cur;
@@ -200,17 +221,9 @@ constexpr std::uint8_t kFlagInUse = 0x01;          // LOG_EVENT_BINLOG_IN_USE_F
 
 LocalScan scan_local(const std::string& path, const std::string& name) {
   LocalScan r;
-  auto src = open_source(path);
-  DiagnosticCollector ignored;
-  ChainVerifier v(ignored);
-  StreamOptions so;
-  so.resync = false;
-  EventStream s(*src, name, v, so);
-  (void)v.begin_file(InputFile{path, name, false, ""});
+  LocalWalk w(path, name);
   Event ev;
-  while (s.next(ev)) {
-    if (ev.damage || s.aborted()) break;
-    v.event(ev);
+  while (w.next(ev)) {
     if (ev.pos == 4 && ev.type() == EventType::format_description) r.in_use = (ev.header.flags & kFlagInUse) != 0;
     const std::uint64_t end = ev.pos + ev.raw.size();
     if (ev.type() == EventType::rotate || ev.type() == EventType::stop) {
@@ -220,7 +233,7 @@ LocalScan scan_local(const std::string& path, const std::string& name) {
         if (auto rot = decode_rotate(ev.body_reader(), *ev.fde)) r.next.assign(rot->next_file);
       break;
     }
-    if (s.seen_fde() && v.current_transaction_id() == 0) r.keep = end;
+    if (w.stream().seen_fde() && w.verifier().current_transaction_id() == 0) r.keep = end;
   }
   return r;
 }

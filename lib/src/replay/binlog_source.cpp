@@ -9,6 +9,7 @@
 #include <binlogctl/transaction.h>
 #include <binlogctl/verify.h>
 
+#include "base/hash.h"
 #include "events/events.h"
 #include "rows/rows.h"
 #include "rows/table_map.h"
@@ -25,27 +26,9 @@ namespace binlogctl {
 namespace {
 
 // The key hash of --path-by hash:N (binlogctl-replay(1) gives the same definition): FNV-1a 64
-// over the bytes below, then splitmix64's finalizer so that every bit of the hash depends on
-// every byte (the bucket is hash % N).
-constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
-
-inline std::uint64_t fnv(std::uint64_t h, const std::uint8_t* p, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= kFnvPrime;
-  }
-  return h;
-}
-inline std::uint64_t fnv(std::uint64_t h, std::string_view s) noexcept {
-  return fnv(h, reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-}
-inline std::uint64_t finish(std::uint64_t z) noexcept {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
+// over the bytes below (base/hash.h), then splitmix64's finalizer (mix64) so that every bit of
+// the hash depends on every byte (the bucket is hash % N).
+//
 // One column of an image: a tag (0 absent from the image, 1 NULL, 2 a value, 3 a partial JSON
 // value), then for 2 and 3 the length of its bytes (4 bytes, little-endian) and the bytes as
 // the row image holds them (for 3: its diffs).
@@ -60,10 +43,10 @@ inline std::uint64_t feed_cell(std::uint64_t h, const ImageCell& c) noexcept {
     head[0] = c.partial_json ? 3 : 2;
     bytes = c.partial_json ? c.diffs : c.raw;
   }
-  if (head[0] < 2) return fnv(h, head, 1);
+  if (head[0] < 2) return fnv1a(h, head, 1);
   const auto n = static_cast<std::uint32_t>(bytes.size());
   for (int i = 0; i < 4; ++i) head[1 + i] = static_cast<std::uint8_t>(n >> (8 * i));
-  return fnv(fnv(h, head, 5), bytes.data(), bytes.size());
+  return fnv1a(fnv1a(h, head, 5), bytes.data(), bytes.size());
 }
 
 bool key_present(const std::vector<ImageCell>& img, const std::vector<std::uint32_t>& key) noexcept {
@@ -282,7 +265,7 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
       data = Bytes(reinterpret_cast<const std::uint8_t*>(inflated.data()), inflated.size());
     }
     constexpr std::uint8_t kNul = 0;
-    const std::uint64_t table_seed = fnv(fnv(fnv(fnv(kFnvOffset, tm->db), &kNul, 1), tm->table), &kNul, 1);
+    const std::uint64_t table_seed = fnv1a(fnv1a(fnv1a(fnv1a(kFnv1aOffset, tm->db), &kNul, 1), tm->table), &kNul, 1);
     const bool update = kind->kind == RowsKind::update;
     ByteReader r(data, at);
     while (r.ok() && !r.empty()) {
@@ -311,7 +294,7 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
       } else {
         for (const ImageCell& c : *img) hv = feed_cell(hv, c);
       }
-      rows.push_back(ReplayRow{finish(hv), static_cast<std::uint32_t>(r.position() - from)});
+      rows.push_back(ReplayRow{mix64(hv), static_cast<std::uint32_t>(r.position() - from)});
     }
     // The rows share the event's size: their bytes, except in a compressed event, whose size is
     // its compressed bytes (as with the other --path-by modes): shared in proportion.

@@ -9,18 +9,12 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "base/hash.h"
 #include "base/std_regex.h"
 
 namespace binlogctl {
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& s) noexcept {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 std::uint32_t below(std::uint64_t& s, std::uint32_t n) noexcept {
   return n == 0 ? 0 : static_cast<std::uint32_t>(splitmix64(s) % n);
@@ -28,15 +22,6 @@ std::uint32_t below(std::uint64_t& s, std::uint32_t n) noexcept {
 
 double uniform01(std::uint64_t& s) noexcept {
   return static_cast<double>(splitmix64(s) >> 11) * 0x1.0p-53;
-}
-
-std::uint64_t fnv1a(std::string_view s) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 std::string_view trim(std::string_view s) noexcept {
@@ -614,42 +599,23 @@ std::string validate_replay_options(const ReplayOptions& o) {
       return fmt::format("{} {}: must be at most 1 (a fraction of the quota)", name, v);
     }
   }
-  if (bad_fraction(t.path_pause)) {
-    return fmt::format(
-        "--path-pause {}: must be > 0 (a path would pause with nothing pending and "
-        "never resume)",
-        t.path_pause);
-  }
-  if (bad_fraction(t.path_resume)) {
-    return fmt::format(
-        "--path-resume {}: must be > 0 (a path resumes when its pending bytes fall "
-        "below this fraction of the quota, and they never fall below 0)",
-        t.path_resume);
-  }
-  if (t.path_resume > t.path_pause) {
-    return fmt::format(
-        "--path-resume {} is above --path-pause {}: a path must resume below the "
-        "level at which it pauses",
-        t.path_resume, t.path_pause);
-  }
-  if (bad_fraction(t.area_pause)) {
-    return fmt::format(
-        "--area-pause {}: must be > 0 (the area would pause with nothing pending "
-        "and never resume)",
-        t.area_pause);
-  }
-  if (bad_fraction(t.area_resume)) {
-    return fmt::format(
-        "--area-resume {}: must be > 0 (the area resumes when its pending bytes "
-        "fall below this fraction of the quota, and they never fall below 0)",
-        t.area_resume);
-  }
-  if (t.area_resume > t.area_pause) {
-    return fmt::format(
-        "--area-resume {} is above --area-pause {}: the area must resume below the "
-        "level at which it pauses",
-        t.area_resume, t.area_pause);
-  }
+  // A pause/resume pair of fractions of the quota (--path-*, --area-*), for `who`.
+  auto pause_pair = [&](std::string_view level, std::string_view who, double pause, double resume) -> std::string {
+    if (bad_fraction(pause))
+      return fmt::format("--{}-pause {}: must be > 0 ({} would pause with nothing pending and never resume)", level,
+                         pause, who);
+    if (bad_fraction(resume))
+      return fmt::format(
+          "--{}-resume {}: must be > 0 ({} resumes when its pending bytes fall below this fraction of the quota, "
+          "and they never fall below 0)",
+          level, resume, who);
+    if (resume > pause)
+      return fmt::format("--{}-resume {} is above --{}-pause {}: {} must resume below the level at which it pauses",
+                         level, resume, level, pause, who);
+    return {};
+  };
+  if (std::string e = pause_pair("path", "a path", t.path_pause, t.path_resume); !e.empty()) return e;
+  if (std::string e = pause_pair("area", "the area", t.area_pause, t.area_resume); !e.empty()) return e;
   if (!std::isfinite(o.drop_rate) || o.drop_rate < 0 || o.drop_rate >= 1) {
     return fmt::format(
         "--drop-rate {}: must be in [0, 1) (a fraction of the arriving events; at "

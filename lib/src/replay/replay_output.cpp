@@ -34,6 +34,25 @@ void identity_keys(Json& j, const EventIdentity& id) {
   if (id.row != 0) j["row"] = id.row;
 }
 
+// The pauses of an area or a path (AreaCounters, PathCounters), in the summary's key order.
+template <class Counters>
+void pause_keys(Json& j, const Counters& c) {
+  j["pauses"] = c.pauses;
+  j["resumes"] = c.resumes;
+  j["flaps"] = c.flaps;
+  j["paused_ms"] = ms3(c.paused_us);
+}
+
+// What the engine did to an area or a path to free memory (release rounds: areas only).
+template <class Counters>
+void release_keys(Json& j, const Counters& c) {
+  j["circuit_breaks"] = c.circuit_breaks;
+  j["releases"] = c.releases;
+  if constexpr (requires { c.release_rounds; }) j["release_rounds"] = c.release_rounds;
+  j["drop_markers"] = c.drop_markers;
+  j["resets"] = c.resets;
+}
+
 Json latency_json(const LatencySummary& l) {
   Json j;
   j["p50"] = l.p50;
@@ -152,17 +171,10 @@ Json summary_json(const ReplayResult& r) {
     // (only when it happened: the summaries of the runs where it does not stay as they were)
     if (x.counters.retry_admissions != 0) j["retry_admissions"] = x.counters.retry_admissions;
     j["peak_resident"] = x.peak_resident;
-    j["pauses"] = x.counters.pauses;
-    j["resumes"] = x.counters.resumes;
-    j["flaps"] = x.counters.flaps;
-    j["paused_ms"] = ms3(x.counters.paused_us);
+    pause_keys(j, x.counters);
     j["time_above_pause_ms"] = ms3(x.time_above_pause_us);
     j["reader_blocked_ms"] = ms3(x.reader_blocked_us);
-    j["circuit_breaks"] = x.counters.circuit_breaks;
-    j["releases"] = x.counters.releases;
-    j["release_rounds"] = x.counters.release_rounds;
-    j["drop_markers"] = x.counters.drop_markers;
-    j["resets"] = x.counters.resets;
+    release_keys(j, x.counters);
     areas.push_back(std::move(j));
   }
   s["areas"] = std::move(areas);
@@ -189,14 +201,8 @@ Json summary_json(const ReplayResult& r) {
     j["redelivered"] = p.redelivered;
     j["bytes"] = p.bytes;
     j["peak_memory"] = p.counters.peak_pending;
-    j["pauses"] = p.counters.pauses;
-    j["resumes"] = p.counters.resumes;
-    j["flaps"] = p.counters.flaps;
-    j["paused_ms"] = ms3(p.counters.paused_us);
-    j["circuit_breaks"] = p.counters.circuit_breaks;
-    j["releases"] = p.counters.releases;
-    j["drop_markers"] = p.counters.drop_markers;
-    j["resets"] = p.counters.resets;
+    pause_keys(j, p.counters);
+    release_keys(j, p.counters);
     j["latency_ms"] = latency_json(p.latency_ms);
     paths.push_back(std::move(j));
   }

@@ -2,19 +2,14 @@
 #include <binlogctl/replay.h>
 #include <fmt/format.h>
 
+#include "base/hash.h"
+
 namespace binlogctl {
 
 namespace {
 
-std::uint64_t next(std::uint64_t& s) noexcept {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 std::uint64_t pick(std::uint64_t& s, std::initializer_list<std::uint64_t> v) {
-  return *(v.begin() + next(s) % v.size());
+  return *(v.begin() + splitmix64(s) % v.size());
 }
 
 std::string regex_escape(std::string_view name) {
@@ -49,18 +44,18 @@ ReplayOptions perturb(const ReplayOptions& base, const ReplayInput& in, std::uin
   (void)total_mb;
   o.sinks.clear();
   for (const auto& name : in.path_names) {
-    if (next(s) % 3 != 0) continue;
+    if (splitmix64(s) % 3 != 0) continue;
     SinkSpec spec;
     spec.pattern = regex_escape(name);
     SinkModel& m = spec.model;
     m.latency_us = pick(s, {0, 1000, 5000, 20'000});
     m.jitter_us = pick(s, {0, 0, 2000});
     m.cap_bytes_per_s = pick(s, {0, 0, 128u << 10, 1u << 20});
-    if (next(s) % 4 == 0) {
+    if (splitmix64(s) % 4 == 0) {
       m.stall_period_us = pick(s, {2'000'000, 5'000'000});
       m.stall_us = pick(s, {200'000, 1'000'000});
     }
-    if (next(s) % 6 == 0) {
+    if (splitmix64(s) % 6 == 0) {
       m.hang_from_us = pick(s, {0, 500'000, 2'000'000});
       m.hang_to_us = m.hang_from_us + pick(s, {1'000'000, 5'000'000});
     }

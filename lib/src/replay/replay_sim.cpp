@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/hash.h"
 #include "base/std_regex.h"
 
 namespace binlogctl {
@@ -23,31 +24,13 @@ constexpr std::uint32_t kHandshakeBit = 0x80000000u;
 constexpr std::uint32_t kResolvedBit = 0x40000000u;  // a path's resolved signal (no data)
 constexpr std::uint32_t kSignalBatch = 0x80000000u;  // a link batch of resolved signals only
 
-std::uint64_t fnv1a(std::string_view s) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::uint64_t mix64(std::uint64_t z) noexcept {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // splitmix64 stream; one per component so adding a sink does not perturb the others.
 struct Rng {
   std::uint64_t s = 0;
   Rng() = default;
   Rng(std::uint64_t seed, std::string_view component, std::uint64_t id = 0)
       : s(mix64(seed ^ fnv1a(component) ^ mix64(id + 0x632be59bd9b4e019ull))) {}
-  std::uint64_t next() noexcept {
-    s += 0x9e3779b97f4a7c15ull;
-    return mix64(s);
-  }
+  std::uint64_t next() noexcept { return splitmix64(s); }
   std::uint64_t below(std::uint64_t n) noexcept { return n == 0 ? 0 : next() % n; }
   double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 };
@@ -330,7 +313,7 @@ class Simulator {
   void trace(char what, std::uint8_t kind, std::uint32_t p, std::uint32_t a, std::uint32_t b) {
     trace_[trace_pos_++ % trace_.size()] = TraceRec{now_, what, kind, p, a, b};
   }
-  void hash(std::uint64_t x) noexcept { hash_ = mix64(hash_ ^ (x + 0x9e3779b97f4a7c15ull)); }
+  void hash(std::uint64_t x) noexcept { hash_ = mix64(hash_ ^ (x + kSplitmix64Step)); }
   void finish(ReplayResult& r);
 
   const ReplayOptions& o_;
@@ -1278,49 +1261,44 @@ void Simulator::process_actions() {
       }
       tl_->action(ta);
     }
+    // A pause or a resume of `who` (a path, an area), as the documented protocol has them: a
+    // resume only once what it holds is below its resume threshold, and pauses and resumes
+    // alternate. False when a violation stops the run.
+    auto check_control = [&](bool pause, const std::string& who, const auto& held, const auto& resume_b,
+                             std::string_view option, const auto& fraction, std::uint8_t& paused,
+                             std::uint32_t p) {
+      if (doc_ && !pause && held >= resume_b) {
+        violate("resume_threshold",
+                fmt::format("{} resumed while it holds {} bytes, not below its resume threshold {} ({} {} of the "
+                            "quota {})",
+                            who, held, resume_b, option, fraction, o_.thresholds.quota),
+                p, g);
+        if (stop_) return false;
+      }
+      if (paused == static_cast<std::uint8_t>(pause))
+        violate("pause_alternation", fmt::format("{}: two {} in a row", who, pause ? "pauses" : "resumes"), p, g);
+      paused = pause ? 1 : 0;
+      return true;
+    };
     UpArea& A = up_[x.area];
     switch (x.kind) {
       case ActionKind::pause_path:
       case ActionKind::resume_path: {
         const bool pause = x.kind == ActionKind::pause_path;
-        if (doc_ && !pause && mqp_bytes_[x.path] >= path_resume_b_) {  // below 10% first
-          violate("resume_threshold",
-                  fmt::format("path {} resumed while it holds {} bytes, not below its resume "
-                              "threshold {} (--path-resume {} of the quota {})",
-                              in_.path_names[x.path], mqp_bytes_[x.path], path_resume_b_,
-                              o_.thresholds.path_resume, o_.thresholds.quota),
-                  x.path, g);
-          if (stop_) return;
-        }
-        if (ctl_paused_[x.path] == static_cast<std::uint8_t>(pause)) {
-          violate("pause_alternation",
-                  fmt::format("path {}: two {} in a row", in_.path_names[x.path],
-                              pause ? "pauses" : "resumes"),
-                  x.path, g);
-        }
-        ctl_paused_[x.path] = pause ? 1 : 0;
+        // below 10% first
+        if (!check_control(pause, fmt::format("path {}", in_.path_names[x.path]), mqp_bytes_[x.path], path_resume_b_,
+                           "--path-resume", o_.thresholds.path_resume, ctl_paused_[x.path], x.path))
+          return;
         send_control(x.area, make_ctl(pause ? Ctl::pause_path : Ctl::resume_path, x.path));
         break;
       }
       case ActionKind::pause_area:
       case ActionKind::resume_area: {
         const bool pause = x.kind == ActionKind::pause_area;
-        if (doc_ && !pause && mq_bytes_[x.area] >= area_resume_b_) {  // below 50% first
-          violate("resume_threshold",
-                  fmt::format("area {} resumed while it holds {} bytes, not below its resume "
-                              "threshold {} (--area-resume {} of the quota {})",
-                              x.area, mq_bytes_[x.area], area_resume_b_,
-                              o_.thresholds.area_resume, o_.thresholds.quota),
-                  kNoPath, g);
-          if (stop_) return;
-        }
-        auto& st = ctl_paused_[in_.path_names.size() + x.area];
-        if (st == static_cast<std::uint8_t>(pause)) {
-          violate("pause_alternation",
-                  fmt::format("area {}: two {} in a row", x.area, pause ? "pauses" : "resumes"),
-                  kNoPath, g);
-        }
-        st = pause ? 1 : 0;
+        // below 50% first
+        if (!check_control(pause, fmt::format("area {}", x.area), mq_bytes_[x.area], area_resume_b_, "--area-resume",
+                           o_.thresholds.area_resume, ctl_paused_[in_.path_names.size() + x.area], kNoPath))
+          return;
         send_control(x.area, make_ctl(pause ? Ctl::pause_area : Ctl::resume_area));
         break;
       }

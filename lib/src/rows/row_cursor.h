@@ -20,36 +20,10 @@
 #include "rows/rows.h"
 #include "rows/table_map.h"
 
-#include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 
 namespace binlogctl {
-
-namespace row_cursor_detail {
-constexpr std::array<std::uint8_t, 256> make_bit_counts() {
-  std::array<std::uint8_t, 256> t{};
-  for (unsigned i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>(std::popcount(static_cast<std::uint8_t>(i)));
-  return t;
-}
-// std::popcount is a library call on the baseline x86-64 this is built for; a table is not.
-inline constexpr auto kBitCounts = make_bit_counts();
-}  // namespace row_cursor_detail
-
-// count_bits, inline for the row loops. Most tables have at most 8 columns: one byte.
-[[gnu::always_inline]] inline std::size_t count_bits_inline(Bytes bitmap, std::uint64_t n) noexcept {
-  using row_cursor_detail::kBitCounts;
-  if (n <= 8) return bitmap.empty() ? 0 : kBitCounts[bitmap[0] & ((1u << n) - 1u)];
-  std::size_t c = 0;
-  const std::size_t full = static_cast<std::size_t>(n / 8);
-  for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += kBitCounts[bitmap[i]];
-  if (n % 8 != 0 && full < bitmap.size()) {
-    const auto mask = static_cast<std::uint8_t>((1u << (n % 8)) - 1u);
-    c += kBitCounts[static_cast<std::uint8_t>(bitmap[full] & mask)];
-  }
-  return c;
-}
 
 enum class CellKind : std::uint8_t {
   absent,   // not in the image's column bitmap (MINIMAL/NOBLOB images): no bit, no bytes
@@ -68,13 +42,6 @@ class RowImageCursor {
                                      ByteReader& r) {
     if (width > tm.columns.size()) return too_wide(r);
     return open_head(tm, width, present, count_bits_inline(present, width), partial_after, r);
-  }
-  // The same with count_bits(present, width) counted once by the caller (for every row of an
-  // event).
-  [[gnu::always_inline]] Status open(const TableMap& tm, std::uint64_t width, Bytes present, std::size_t n_present,
-                                     bool partial_after, ByteReader& r) {
-    if (width > tm.columns.size()) return too_wide(r);
-    return open_head(tm, width, present, n_present, partial_after, r);
   }
 
   // The next column, absent ones included: false after the last.

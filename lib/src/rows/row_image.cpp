@@ -51,29 +51,6 @@ Result<RowsExtraInfo> decode_rows_extra(Bytes extra, std::uint64_t offset, RowsK
   return x;
 }
 
-namespace {
-constexpr std::array<std::uint8_t, 256> make_bit_counts() {
-  std::array<std::uint8_t, 256> t{};
-  for (unsigned i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>(std::popcount(static_cast<std::uint8_t>(i)));
-  return t;
-}
-// std::popcount is a library call on the baseline x86-64 this is built for; a table is not.
-constexpr auto kBitCounts = make_bit_counts();
-
-// count_bits, inline for the row image loop. Most tables have at most 8 columns: one byte.
-[[gnu::always_inline]] inline std::size_t count_bits_inline(Bytes bitmap, std::uint64_t n) noexcept {
-  if (n <= 8) return bitmap.empty() ? 0 : kBitCounts[bitmap[0] & ((1u << n) - 1u)];
-  std::size_t c = 0;
-  const std::size_t full = static_cast<std::size_t>(n / 8);
-  for (std::size_t i = 0; i < full && i < bitmap.size(); ++i) c += kBitCounts[bitmap[i]];
-  if (n % 8 != 0 && full < bitmap.size()) {
-    const auto mask = static_cast<std::uint8_t>((1u << (n % 8)) - 1u);
-    c += kBitCounts[static_cast<std::uint8_t>(bitmap[full] & mask)];
-  }
-  return c;
-}
-}  // namespace
-
 std::size_t count_bits(Bytes bitmap, std::uint64_t n) noexcept { return count_bits_inline(bitmap, n); }
 
 

@@ -26,6 +26,20 @@ namespace binlogctl::serve {
 
 namespace fs = std::filesystem;
 
+bool is_part_of_group(std::uint8_t t) noexcept {
+  switch (static_cast<EventType>(t)) {
+    case EventType::mariadb_gtid:
+    case EventType::intvar:
+    case EventType::rand:
+    case EventType::user_var:
+    case EventType::table_map:
+    case EventType::mariadb_annotate_rows:
+      return true;
+    default:
+      return false;
+  }
+}
+
 namespace {
 
 constexpr std::size_t kChunk = 256 * 1024;
@@ -66,19 +80,6 @@ void commit_pending(FileScan& s) {
     (void)s.executed_end.add(s.pending_uuid, s.pending_tag, s.pending_gno);
   }
   s.pending = 0;
-}
-
-bool is_context_event(std::uint8_t t) {
-  switch (static_cast<EventType>(t)) {
-    case EventType::intvar:
-    case EventType::rand:
-    case EventType::user_var:
-    case EventType::mariadb_annotate_rows:
-    case EventType::table_map:
-      return true;
-    default:
-      return false;
-  }
 }
 
 void scan_event(FileScan& s, const Event& ev, std::string& scratch) {
@@ -203,7 +204,7 @@ void scan_event(FileScan& s, const Event& ev, std::string& scratch) {
       return;
     }
     default:
-      if (s.pending == 2 && !is_context_event(t)) commit_pending(s);
+      if (s.pending == 2 && !is_part_of_group(t)) commit_pending(s);  // the statement itself
       return;
   }
 }

@@ -139,6 +139,12 @@ struct Snapshot {
   std::vector<MariaGtid> domain_last;     // per domain, the newest GTID logged
 };
 
+// MariaDB's Log_event::is_part_of_group: the events that go with the statement after them (its
+// GTID, INTVAR, RAND, USER_VAR, TABLE_MAP, ANNOTATE_ROWS), so that a standalone statement's
+// group ends at the first event that is not one of them (the archive's scan, the cursor's
+// skipping and UNTIL).
+bool is_part_of_group(std::uint8_t t) noexcept;
+
 class Archive final : public BinlogArchive {
  public:
   Archive(std::vector<std::string> inputs, const KeyRing* keys);

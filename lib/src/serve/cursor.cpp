@@ -167,20 +167,6 @@ class StopSink final : public DiagnosticSink {
   std::optional<Diagnostic> error;
 };
 
-bool is_part_of_group(std::uint8_t t) {  // MariaDB Log_event::is_part_of_group
-  switch (static_cast<EventType>(t)) {
-    case EventType::mariadb_gtid:
-    case EventType::intvar:
-    case EventType::rand:
-    case EventType::user_var:
-    case EventType::table_map:
-    case EventType::mariadb_annotate_rows:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool is_commit_or_rollback(const Event& ev, std::string& scratch) {
   if (ev.type() != EventType::query) return false;  // a compressed query is never COMMIT
   auto q = decode_statement(ev, scratch);

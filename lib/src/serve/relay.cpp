@@ -167,10 +167,7 @@ bool RelayTail::at_boundary() {
 
 bool RelayTail::upstream_held() {
   std::lock_guard lock(mu_);
-  const std::uint64_t now = clock_();
-  fc_.on_tick(now);
-  after_engine();
-  stall_check(now);
+  tick_locked();
   return fc_.area_paused(area_);
 }
 
@@ -184,6 +181,10 @@ void RelayTail::stop() {
 
 void RelayTail::tick() {
   std::lock_guard lock(mu_);
+  tick_locked();
+}
+
+void RelayTail::tick_locked() {
   const std::uint64_t now = clock_();
   fc_.on_tick(now);
   after_engine();

@@ -63,64 +63,16 @@ class SocketTransport final : public ServeTransport {
   }
 
   Io read(std::uint8_t* p, std::size_t n, Clock::time_point deadline) override {
-    std::size_t got = 0;
-    while (got < n) {
-      const std::size_t want = std::min<std::size_t>(n - got, 1 << 20);
-      if (ssl_ != nullptr) {
-        const int r = SSL_read(ssl_, p + got, static_cast<int>(want));
-        if (r > 0) {
-          got += static_cast<std::size_t>(r);
-          continue;
-        }
-        const int e = SSL_get_error(ssl_, r);
-        if (e == SSL_ERROR_ZERO_RETURN) return Io::closed;
-        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return Io::error;
-        const Io w = wait(e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
-        if (w != Io::ok) return w;
-      } else {
-        const ssize_t r = ::recv(fd_, p + got, want, 0);
-        if (r > 0) {
-          got += static_cast<std::size_t>(r);
-          continue;
-        }
-        if (r == 0) return Io::closed;
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return Io::error;
-        const Io w = wait(POLLIN, deadline);
-        if (w != Io::ok) return w;
-      }
-    }
-    return Io::ok;
+    return transfer(n, deadline, true, [&](std::size_t at, std::size_t want) -> ssize_t {
+      return ssl_ != nullptr ? SSL_read(ssl_, p + at, static_cast<int>(want)) : ::recv(fd_, p + at, want, 0);
+    });
   }
 
   Io write(const std::uint8_t* p, std::size_t n) override {
-    const Clock::time_point deadline = Clock::now() + write_timeout_;
-    std::size_t done = 0;
-    while (done < n) {
-      const std::size_t want = std::min<std::size_t>(n - done, 1 << 20);
-      if (ssl_ != nullptr) {
-        const int r = SSL_write(ssl_, p + done, static_cast<int>(want));
-        if (r > 0) {
-          done += static_cast<std::size_t>(r);
-          continue;
-        }
-        const int e = SSL_get_error(ssl_, r);
-        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return Io::error;
-        const Io w = wait(e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
-        if (w != Io::ok) return w;
-      } else {
-        const ssize_t r = ::send(fd_, p + done, want, MSG_NOSIGNAL);
-        if (r > 0) {
-          done += static_cast<std::size_t>(r);
-          continue;
-        }
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return Io::error;
-        const Io w = wait(POLLOUT, deadline);
-        if (w != Io::ok) return w;
-      }
-    }
-    return Io::ok;
+    return transfer(n, Clock::now() + write_timeout_, false, [&](std::size_t at, std::size_t want) -> ssize_t {
+      return ssl_ != nullptr ? SSL_write(ssl_, p + at, static_cast<int>(want))
+                             : ::send(fd_, p + at, want, MSG_NOSIGNAL);
+    });
   }
 
   Io wait_readable(std::chrono::milliseconds timeout) override {
@@ -160,6 +112,37 @@ class SocketTransport final : public ServeTransport {
   bool tls_active() const override { return tls_active_; }
 
  private:
+  // Moves n bytes in pieces of at most 1 MiB: `op(done, want)` is SSL_read/SSL_write with TLS,
+  // else recv/send, and returns what they return. When a try moves nothing, waits (until
+  // `deadline`) for what it asks for. `reading`: the peer's close (TLS close_notify, a plain 0)
+  // ends the transfer as Io::closed.
+  template <class Op>
+  Io transfer(std::size_t n, Clock::time_point deadline, bool reading, Op op) {
+    std::size_t done = 0;
+    while (done < n) {
+      const std::size_t want = std::min<std::size_t>(n - done, 1 << 20);
+      const ssize_t r = op(done, want);
+      if (r > 0) {
+        done += static_cast<std::size_t>(r);
+        continue;
+      }
+      short events = reading ? POLLIN : POLLOUT;
+      if (ssl_ != nullptr) {
+        const int e = SSL_get_error(ssl_, static_cast<int>(r));
+        if (reading && e == SSL_ERROR_ZERO_RETURN) return Io::closed;
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return Io::error;
+        events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+      } else {
+        if (r == 0 && reading) return Io::closed;
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return Io::error;
+      }
+      const Io w = wait(events, deadline);
+      if (w != Io::ok) return w;
+    }
+    return Io::ok;
+  }
+
   Io wait(short events, Clock::time_point deadline) {
     for (;;) {
       const auto now = Clock::now();

@@ -23,10 +23,6 @@ void append_time_json(std::string& out, std::int64_t t) {
   out.push_back('"');
 }
 
-void append_time_json(std::string& out, const std::optional<std::int64_t>& t) {
-  append_time_json(out, t.value_or(0));
-}
-
 std::string time_text(std::int64_t t, const TimeZone& tz) {
   if (t == 0) return "-";
   std::string s;
@@ -94,37 +90,74 @@ std::string size_text(std::uint64_t v) {
   return fmt::format("{:.1f} {}", x, kUnits[u]);
 }
 
+// One JSON object on one line, {"kind":..., then the fields in the order written}.
+class JsonLine {
+ public:
+  JsonLine(std::string& b, std::string_view kind) : b_(b) {
+    b_.append(R"({"kind":")");
+    b_.append(kind);
+    b_.push_back('"');
+  }
+  ~JsonLine() { b_.append("}\n"); }
+  JsonLine(const JsonLine&) = delete;
+  JsonLine& operator=(const JsonLine&) = delete;
+
+  JsonLine& u64(std::string_view k, std::uint64_t v) {
+    key(k);
+    append_u64(b_, v);
+    return *this;
+  }
+  JsonLine& i64(std::string_view k, std::int64_t v) {
+    key(k);
+    append_i64(b_, v);
+    return *this;
+  }
+  JsonLine& str(std::string_view k, std::string_view v) {
+    key(k);
+    append_json_quoted(b_, v);
+    return *this;
+  }
+  JsonLine& str_or_null(std::string_view k, std::string_view v) {  // null when empty
+    if (v.empty()) return raw(k, "null");
+    return str(k, v);
+  }
+  JsonLine& time(std::string_view k, std::int64_t t) {  // UTC "YYYY-MM-DD HH:MM:SS", null for 0
+    key(k);
+    append_time_json(b_, t);
+    return *this;
+  }
+  JsonLine& time(std::string_view k, const std::optional<std::int64_t>& t) { return time(k, t.value_or(0)); }
+  JsonLine& boolean(std::string_view k, bool v) { return raw(k, v ? "true" : "false"); }
+  JsonLine& raw(std::string_view k, std::string_view json) {
+    key(k);
+    b_.append(json);
+    return *this;
+  }
+
+ private:
+  void key(std::string_view k) {
+    b_.append(",\"");
+    b_.append(k);
+    b_.append("\":");
+  }
+  std::string& b_;
+};
+
 void append_transaction_json(std::string& b, const TransactionStats& t, std::string_view rank) {
-  b.append(R"({"kind":"transaction","rank":")");
-  b.append(rank);
-  b.append(R"(","txn_id":)");
-  append_u64(b, t.txn_id);
-  b.append(R"(,"gtid":)");
-  if (t.gtid.empty())
-    b.append("null");
-  else
-    append_json_quoted(b, t.gtid);
-  b.append(R"(,"log_name":)");
-  append_json_quoted(b, t.log_name);
-  b.append(R"(,"pos":)");
-  append_u64(b, t.pos);
-  b.append(R"(,"bytes":)");
-  append_u64(b, t.bytes);
-  b.append(R"(,"events":)");
-  append_u64(b, t.events);
-  b.append(R"(,"rows":)");
-  append_u64(b, t.rows);
-  b.append(R"(,"duration_s":)");
-  append_i64(b, t.duration());
-  b.append(R"(,"first_timestamp":)");
-  append_time_json(b, t.first_time);
-  b.append(R"(,"last_timestamp":)");
-  append_time_json(b, t.last_time);
-  b.append(R"(,"timestamp":)");
-  append_time_json(b, t.commit_time);
-  b.append(R"(,"complete":)");
-  b.append(t.complete ? "true" : "false");
-  b.append("}\n");
+  JsonLine(b, "transaction")
+      .str("rank", rank)
+      .u64("txn_id", t.txn_id)
+      .str_or_null("gtid", t.gtid)
+      .str("log_name", t.log_name)
+      .u64("pos", t.pos)
+      .u64("bytes", t.bytes)
+      .u64("events", t.events)
+      .u64("rows", t.rows)
+      .i64("duration_s", t.duration())
+      .time("first_timestamp", t.first_time)
+      .time("last_timestamp", t.last_time)
+      .time("timestamp", t.commit_time)
+      .boolean("complete", t.complete);
 }
 
 void append_transactions_text(std::string& out, const std::vector<TransactionStats>& list,
@@ -150,94 +183,53 @@ void append_transactions_text(std::string& out, const std::vector<TransactionSta
 }  // namespace
 
 void append_stats_json(const StatsReport& rep, std::string& b) {
-  for (const TableStats& t : rep.tables) {
-    b.append(R"({"kind":"table","database":)");
-    append_json_quoted(b, t.database);
-    b.append(R"(,"table":)");
-    append_json_quoted(b, t.table);
-    b.append(R"(,"inserts":)");
-    append_u64(b, t.inserts);
-    b.append(R"(,"updates":)");
-    append_u64(b, t.updates);
-    b.append(R"(,"deletes":)");
-    append_u64(b, t.deletes);
-    b.append(R"(,"rows":)");
-    append_u64(b, t.rows());
-    b.append(R"(,"bytes":)");
-    append_u64(b, t.bytes);
-    b.append(R"(,"events":)");
-    append_u64(b, t.events);
-    b.append(R"(,"transactions":)");
-    append_u64(b, t.transactions);
-    b.append("}\n");
-  }
-  for (const EventTypeStats& e : rep.event_types) {
-    b.append(R"({"kind":"event_type","event_type":)");
-    append_json_quoted(b, e.name);
-    b.append(R"(,"type_code":)");
-    append_u64(b, e.type_code);
-    b.append(R"(,"count":)");
-    append_u64(b, e.count);
-    b.append(R"(,"bytes":)");
-    append_u64(b, e.bytes);
-    b.append("}\n");
-  }
+  for (const TableStats& t : rep.tables)
+    JsonLine(b, "table")
+        .str("database", t.database)
+        .str("table", t.table)
+        .u64("inserts", t.inserts)
+        .u64("updates", t.updates)
+        .u64("deletes", t.deletes)
+        .u64("rows", t.rows())
+        .u64("bytes", t.bytes)
+        .u64("events", t.events)
+        .u64("transactions", t.transactions);
+  for (const EventTypeStats& e : rep.event_types)
+    JsonLine(b, "event_type").str("event_type", e.name).u64("type_code", e.type_code).u64("count", e.count).u64("bytes", e.bytes);
   for (const TransactionStats& t : rep.largest) append_transaction_json(b, t, "largest");
   for (const TransactionStats& t : rep.longest) append_transaction_json(b, t, "longest");
   for (const IntervalStats& iv : rep.intervals) {
-    b.append(R"({"kind":"interval","start":)");
-    b.push_back('"');
-    append_utc_datetime(b, iv.start);
-    b.append(R"(","seconds":)");
-    append_u64(b, rep.interval_seconds);
-    b.append(R"(,"transactions":)");
-    append_u64(b, iv.transactions);
-    b.append(R"(,"events":)");
-    append_u64(b, iv.events);
-    b.append(R"(,"bytes":)");
-    append_u64(b, iv.bytes);
-    b.append(R"(,"rows":)");
-    append_u64(b, iv.rows());
-    b.append(R"(,"inserts":)");
-    append_u64(b, iv.inserts);
-    b.append(R"(,"updates":)");
-    append_u64(b, iv.updates);
-    b.append(R"(,"deletes":)");
-    append_u64(b, iv.deletes);
-    b.append("}\n");
+    std::string start = "\"";
+    append_utc_datetime(start, iv.start);
+    start.push_back('"');
+    JsonLine(b, "interval")
+        .raw("start", start)
+        .u64("seconds", rep.interval_seconds)
+        .u64("transactions", iv.transactions)
+        .u64("events", iv.events)
+        .u64("bytes", iv.bytes)
+        .u64("rows", iv.rows())
+        .u64("inserts", iv.inserts)
+        .u64("updates", iv.updates)
+        .u64("deletes", iv.deletes);
   }
   const StatsSummary& s = rep.summary;
-  b.append(R"({"kind":"summary","files":)");
-  append_u64(b, s.files);
-  b.append(R"(,"events":)");
-  append_u64(b, s.events);
-  b.append(R"(,"inner_events":)");
-  append_u64(b, s.inner_events);
-  b.append(R"(,"bytes":)");
-  append_u64(b, s.bytes);
-  b.append(R"(,"transactions":)");
-  append_u64(b, s.transactions);
-  b.append(R"(,"tables":)");
-  append_u64(b, s.tables);
-  b.append(R"(,"rows":)");
-  append_u64(b, s.rows());
-  b.append(R"(,"inserts":)");
-  append_u64(b, s.inserts);
-  b.append(R"(,"updates":)");
-  append_u64(b, s.updates);
-  b.append(R"(,"deletes":)");
-  append_u64(b, s.deletes);
-  b.append(R"(,"uncounted_rows_events":)");
-  append_u64(b, s.uncounted_rows_events);
-  b.append(R"(,"first_timestamp":)");
-  append_time_json(b, s.first_time);
-  b.append(R"(,"last_timestamp":)");
-  append_time_json(b, s.last_time);
-  b.append(R"(,"errors":)");
-  append_u64(b, s.errors);
-  b.append(R"(,"warnings":)");
-  append_u64(b, s.warnings);
-  b.append("}\n");
+  JsonLine(b, "summary")
+      .u64("files", s.files)
+      .u64("events", s.events)
+      .u64("inner_events", s.inner_events)
+      .u64("bytes", s.bytes)
+      .u64("transactions", s.transactions)
+      .u64("tables", s.tables)
+      .u64("rows", s.rows())
+      .u64("inserts", s.inserts)
+      .u64("updates", s.updates)
+      .u64("deletes", s.deletes)
+      .u64("uncounted_rows_events", s.uncounted_rows_events)
+      .time("first_timestamp", s.first_time)
+      .time("last_timestamp", s.last_time)
+      .u64("errors", s.errors)
+      .u64("warnings", s.warnings);
 }
 
 void append_stats_text(const StatsReport& rep, std::string& out, const TimeZone& tz) {

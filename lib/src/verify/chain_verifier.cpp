@@ -607,16 +607,7 @@ struct ChainVerifier::Impl {
       case QueryKind::commit:
       case QueryKind::rollback:
         note_ts(ev);
-        if (txn.active && txn.begun) {
-          end_txn(ev);
-          return;
-        }
-        if (txn.active) {
-          structure(ev, fmt::format("{} right after the GTID of transaction #{} at {}, without BEGIN",
-                                    kind == QueryKind::commit ? "COMMIT" : "ROLLBACK", txn.id, txn.start_pos));
-          end_txn(ev);
-          return;
-        }
+        if (end_open_txn(ev, kind == QueryKind::commit ? "COMMIT" : "ROLLBACK")) return;
         if (!damage_since_gtid) {
           emit(Check::transaction_structure, Severity::error, where(ev),
                fmt::format("{}{} without BEGIN", inner_prefix(ev), kind == QueryKind::commit ? "COMMIT" : "ROLLBACK"));
@@ -643,18 +634,20 @@ struct ChainVerifier::Impl {
     after_standalone = true;
   }
 
+  // The end of a transaction (`what`: COMMIT, ROLLBACK, the event's constant) ends the open
+  // one, reported when it had no BEGIN. False when no transaction is open.
+  bool end_open_txn(const Event& ev, std::string_view what) {
+    if (!txn.active) return false;
+    if (!txn.begun)
+      structure(ev, fmt::format("{} right after the GTID of transaction #{} at {}, without BEGIN", what, txn.id,
+                                txn.start_pos));
+    end_txn(ev);
+    return true;
+  }
+
   void on_commit_event(const Event& ev) {
     note_ts(ev);
-    if (txn.active && txn.begun) {
-      end_txn(ev);
-      return;
-    }
-    if (txn.active) {
-      structure(ev, fmt::format("{} right after the GTID of transaction #{} at {}, without BEGIN",
-                                event_type_constant(ev.type_code()), txn.id, txn.start_pos));
-      end_txn(ev);
-      return;
-    }
+    if (end_open_txn(ev, event_type_constant(ev.type_code()))) return;
     // MySQL 5.0 wrote an autocommitted statement as `statement; XID`, without BEGIN.
     if (after_standalone && legacy_mysql(ev)) {
       after_standalone = false;
@@ -703,16 +696,27 @@ struct ChainVerifier::Impl {
     return !chain_break && !prev_damaged_for_header && !cur.relay && !prev.relay;
   }
 
-  void on_previous_gtids(const Event& ev) {
-    if (ev.is_inner() || header_seen) return;
+  // A file's GTID header (Previous_gtids or Gtid_list): only its first top-level one counts.
+  bool first_gtid_header(const Event& ev) {
+    if (ev.is_inner() || header_seen) return false;
     header_seen = true;
+    return true;
+  }
+  // A GTID header that does not decode is reported, and the expectation it would have been
+  // checked against (`expect_ok`) is dropped.
+  template <class Decoded>
+  bool gtid_header_decoded(const Event& ev, const Decoded& h, bool& expect_ok) {
+    if (h) return true;
+    decode_failed(ev, h.error());
+    expect_ok = false;
+    return false;
+  }
+
+  void on_previous_gtids(const Event& ev) {
+    if (!first_gtid_header(ev)) return;
     ByteReader r = ev.body_reader();
     auto h = decode_previous_gtids(r);
-    if (!h) {
-      decode_failed(ev, h.error());
-      expect_valid = false;
-      return;
-    }
+    if (!gtid_header_decoded(ev, h, expect_valid)) return;
     if (cur.relay) {
       expect_valid = false;
       return;
@@ -735,15 +739,10 @@ struct ChainVerifier::Impl {
   }
 
   void on_gtid_list(const Event& ev) {
-    if (ev.is_inner() || header_seen) return;
-    header_seen = true;
+    if (!first_gtid_header(ev)) return;
     ByteReader r = ev.body_reader();
     auto l = decode_gtid_list(r);
-    if (!l) {
-      decode_failed(ev, l.error());
-      expect_m_valid = false;
-      return;
-    }
+    if (!gtid_header_decoded(ev, l, expect_m_valid)) return;
     if (cur.relay) {
       // The primary's Gtid_list (a relay log has none of its own): not checked against the
       // predecessor, but the state before the chain all the same (the purged domains).

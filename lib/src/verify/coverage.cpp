@@ -7,6 +7,7 @@
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
 
+#include "base/hash.h"
 #include "events/events.h"
 #include "render/json_out.h"
 #include "rows/rows.h"
@@ -28,14 +29,8 @@ namespace {
 
 // FNV-1a, 64 bits: a digest of a transaction's content, compared between the copies of a GTID.
 struct Digest {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  void add(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) {
-      h ^= b[i];
-      h *= 0x100000001b3ULL;
-    }
-  }
+  std::uint64_t h = kFnv1aOffset;
+  void add(const void* p, std::size_t n) { h = fnv1a(h, p, n); }
   void add(Bytes b) { add(b.data(), b.size()); }
   void add(std::string_view s) {
     add_u64(s.size());
@@ -101,18 +96,12 @@ class Coverage final : public ChainVisitor {
       end.last_event_pos = ev.is_inner() ? ev.payload_pos : ev.pos;
     }
     if (cur_ && (ev.damage || ev.skipped_before > 0)) cur_->damaged = true;
+    if (is_file_event(ev.type())) return;  // about the file, not a transaction's content
     switch (ev.type()) {
-      case EventType::format_description:
-      case EventType::rotate:
-      case EventType::stop:
-      case EventType::previous_gtids:
-      case EventType::mariadb_gtid_list:
-      case EventType::mariadb_binlog_checkpoint:
       case EventType::heartbeat:
       case EventType::heartbeat_v2:
-      case EventType::mariadb_start_encryption:
       case EventType::transaction_payload:  // its inner events follow
-        return;                              // (about the file, not a transaction's content)
+        return;
       case EventType::gtid:
       case EventType::gtid_tagged_log:
       case EventType::anonymous_gtid:
