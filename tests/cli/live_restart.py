@@ -210,13 +210,14 @@ def main():
             check(lost, f"{n}: no reconnect reported: {err[n][:300]}")
             if lost and crashed:
                 # The file the follower was reading when the server died: the one the server was
-                # writing (dump and verify keep up), or one before it (fetch syncs every
-                # transaction and may lag); not the first, on which every connection started.
+                # writing, or one before it (a follower may lag: fetch syncs every transaction,
+                # and on a loaded machine dump and verify fall behind too; the test asserts no
+                # speed); not the first, on which every connection started.
                 m = re.search(r"reading (\S+) at (\d+)", lost[0])
                 at = m.group(1) if m else ""
                 nxt = files[files.index(crashed[0]) + 1] if after_rotate else crashed[0]
                 check(m is not None and at in files and at != first and at <= nxt and
-                      4 <= int(m.group(2)) <= sizes[at] and (n == "fetch" or at in (crashed[0], nxt)),
+                      4 <= int(m.group(2)) <= sizes[at],
                       f"{n}: the lost connection is reported as {lost[0]!r}; the server died in {crashed[0]}")
 
         # e. verify -R: the crash seen from the server going on past the file's end.
