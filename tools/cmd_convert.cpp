@@ -118,9 +118,10 @@ int run(ConvertArgs& a) {
 }
 }  // namespace
 
-void setup_convert(CLI::App& app, int& exit_code) {
+void setup_convert(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand("convert", "Row changes, DDL and statements as JSON Lines, with transactions");
+  if (!with_options) return;
   sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   a->format_option = sub->add_option("--format", a->format,
                   "Output format: json (one object per row change), canal-proto (Canal Entry messages, "

@@ -35,9 +35,10 @@ int run(DumpArgs& a) {
 }
 }  // namespace
 
-void setup_dump(CLI::App& app, int& exit_code) {
+void setup_dump(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<DumpArgs>();
   CLI::App* sub = app.add_subcommand("dump", "Print every event's header and summary, like SHOW BINLOG EVENTS");
+  if (!with_options) return;
   sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format, "Output format: text (aligned table) or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "json"}))

@@ -59,10 +59,11 @@ int run(FetchArgs& a) {
 }
 }  // namespace
 
-void setup_fetch(CLI::App& app, int& exit_code) {
+void setup_fetch(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<FetchArgs>();
   CLI::App* sub = app.add_subcommand(
       "fetch", "Back up a server's binlogs into a directory, byte for byte, verified while streaming, resumable");
+  if (!with_options) return;
   sub->add_option("binlog", a->start_file,
                   "The first server binlog to fetch when the directory holds none yet (default: the first SHOW "
                   "BINARY LOGS lists)");

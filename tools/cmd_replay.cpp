@@ -135,9 +135,10 @@ int run(ReplayArgs& a) {
 }
 }  // namespace
 
-void setup_replay(CLI::App& app, int& exit_code) {
+void setup_replay(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<ReplayArgs>();
   CLI::App* sub = app.add_subcommand("replay", "Stream the events through the flow-control engine into simulated sinks");
+  if (!with_options) return;
   sub->add_option("files", a->inputs, "Binlog files, index files, directories (one chain = one area; with -R: binlog names on the server)");
   sub->add_option("--policy", a->policy, "Flow-control policy: doc, ticdc, none, blocking")
       ->check(CLI::IsMember({"doc", "ticdc", "none", "blocking"}))

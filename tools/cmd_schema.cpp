@@ -38,10 +38,11 @@ int run(SchemaArgs& a) {
 }
 }  // namespace
 
-void setup_schema(CLI::App& app, int& exit_code) {
+void setup_schema(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<SchemaArgs>();
   CLI::App* sub = app.add_subcommand(
       "schema", "Print the table definitions that schema history rebuilds, as CREATE TABLE statements or JSON");
+  if (!with_options) return;
   sub->add_option("files", a->opts.inputs,
                   "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format,

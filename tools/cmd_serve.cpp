@@ -209,10 +209,11 @@ int run(ServeArgs& a) {
 }
 }  // namespace
 
-void setup_serve(CLI::App& app, int& exit_code) {
+void setup_serve(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* sub = app.add_subcommand(
       "serve", "Serve binlog files to replicas and CDC clients over the replication protocol, every event verified");
+  if (!with_options) return;
   sub->add_option("files", a->inputs, "Binlog files, index files or directories to serve (.gz/.zst too)");
   const char* net = "Listening";
   a->bind_option = sub->add_option("--bind", a->bind, "The address to listen on (default 127.0.0.1)")->group(net);

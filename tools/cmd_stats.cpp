@@ -40,11 +40,12 @@ int run(StatsArgs& a) {
 }
 }  // namespace
 
-void setup_stats(CLI::App& app, int& exit_code) {
+void setup_stats(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<StatsArgs>();
   CLI::App* sub = app.add_subcommand("stats",
                                      "Rows and bytes per table, events per type, the largest and "
                                      "longest transactions, a timeline");
+  if (!with_options) return;
   sub->add_option("files", a->opts.inputs,
                   "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format,

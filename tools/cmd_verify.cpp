@@ -67,10 +67,11 @@ int run(VerifyArgs& a) {
 }
 }  // namespace
 
-void setup_verify(CLI::App& app, int& exit_code) {
+void setup_verify(CLI::App& app, int& exit_code, bool with_options) {
   auto a = std::make_shared<VerifyArgs>();
   CLI::App* sub = app.add_subcommand(
       "verify", "Check the integrity of binlog files or a whole chain (sizes, positions, checksums, GTIDs, sequence)");
+  if (!with_options) return;
   sub->add_option("files", a->opts.inputs, "Binlog or relay-log files, index files, directories, '-' for stdin (with -R: binlog names on the server)");
   sub->add_option("--format", a->format, "Output format: text (compiler-style lines) or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "json"}))

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -56,14 +57,22 @@ int main(int argc, char** argv) {
                                         binlogctl::crc32_implementation() + ")");
   app.require_subcommand(1);
   int exit_code = 0;
-  binlogctl::cli::setup_dump(app, exit_code);
-  binlogctl::cli::setup_convert(app, exit_code);
-  binlogctl::cli::setup_verify(app, exit_code);
-  binlogctl::cli::setup_replay(app, exit_code);
-  binlogctl::cli::setup_stats(app, exit_code);
-  binlogctl::cli::setup_schema(app, exit_code);
-  binlogctl::cli::setup_fetch(app, exit_code);
-  binlogctl::cli::setup_serve(app, exit_code);
+  // Every subcommand exists for the usage and --help; only the one named first gets its options
+  // (all of them when the first word names none, so that CLI11 words any error as before).
+  struct Subcommand {
+    std::string_view name;
+    void (*setup)(CLI::App&, int&, bool);
+  };
+  static constexpr Subcommand kSubcommands[] = {
+      {"dump", binlogctl::cli::setup_dump},     {"convert", binlogctl::cli::setup_convert},
+      {"verify", binlogctl::cli::setup_verify}, {"replay", binlogctl::cli::setup_replay},
+      {"stats", binlogctl::cli::setup_stats},   {"schema", binlogctl::cli::setup_schema},
+      {"fetch", binlogctl::cli::setup_fetch},   {"serve", binlogctl::cli::setup_serve},
+  };
+  const std::string_view named = argc >= 2 ? argv[1] : "";
+  const bool names_one =
+      std::any_of(std::begin(kSubcommands), std::end(kSubcommands), [&](const Subcommand& s) { return s.name == named; });
+  for (const Subcommand& s : kSubcommands) s.setup(app, exit_code, !names_one || s.name == named);
   // A bare call or a first word that is no subcommand: the usage, not CLI11's one-liner.
   if (argc < 2) {
     print_usage(app, "a subcommand is required", "");
