@@ -191,24 +191,14 @@ void TxnStructure::on_gtid(const Event& ev) {
 }
 
 void TxnStructure::on_query(const Event& ev) {
-  auto q = decode_query(ev.body_reader(), *ev.fde);
+  // The statement as every consumer decodes it (MariaDB's QUERY_COMPRESSED inflated); one that
+  // does not decode is reported and counts as a statement.
+  auto q = decode_statement(ev, scratch_);
   QueryKind kind = QueryKind::statement;
   if (!q) {
     ctx_.decode_failed(ev, q.error());
   } else {
-    std::string_view sql = q->sql;
-    if (ev.type_code() == static_cast<std::uint8_t>(EventType::mariadb_query_compressed)) {
-      Status s =
-          decompress_mariadb(Bytes(reinterpret_cast<const std::uint8_t*>(sql.data()), sql.size()),
-                             ev.body_offset(), scratch_);
-      if (!s) {
-        ctx_.decode_failed(ev, s.error());
-        sql = {};
-      } else {
-        sql = scratch_;
-      }
-    }
-    kind = classify(sql);
+    kind = classify(q->sql);
   }
   switch (kind) {
     case QueryKind::begin:

@@ -130,7 +130,7 @@ class TxnStructure {
   bool has_commit_clock_ = false;
   std::uint32_t commit_clock_ = 0;
 
-  std::string scratch_;  // decompressed MariaDB query text
+  std::string scratch_;  // inflated MariaDB QUERY_COMPRESSED statements (decode_statement)
 };
 
 }  // namespace binlogctl::verify
