@@ -17,6 +17,7 @@
 #include "events/events.h"
 #include "rows/rows.h"
 #include "rows/table_map.h"
+#include "sql/flashback_ddl.h"
 #include "sql/reverse_store.h"
 #include "sql/row_statements.h"
 #include "sql/sql_value.h"
@@ -49,6 +50,8 @@ namespace binlogctl {
 
 namespace {
 
+using sql_detail::clean;
+using sql_detail::FlashbackDdl;
 using sql_detail::kOutBlock;
 using sql_detail::kQueryEnd;
 using sql_detail::Records;
@@ -341,7 +344,7 @@ class SqlConverter final : public RowSink {
       // The records are read back reversed: the session they need is set once, first.
       put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
                  "@@session.character_set_client=45, @@session.collation_connection=45;\n");
-      store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
+      store_.replay(out_, [this](std::string_view note, std::string& dst) { ddl_.expand(note, dst); });
     } else {
       leave_query_mode_now();
       gtid_end();
@@ -423,13 +426,6 @@ class SqlConverter final : public RowSink {
     query_room(text.size());
     put(text);
   }
-  // A log name inside a comment line: no line breaks.
-  static std::string clean(std::string_view s) {
-    std::string r(s);
-    for (char& c : r)
-      if (c == '\n' || c == '\r') c = ' ';
-    return r;
-  }
 
   // Text in the output, after everything handed on before it.
   void emit(std::string_view text) {
@@ -494,39 +490,7 @@ class SqlConverter final : public RowSink {
     return true;
   }
 
-  // ---- flashback and DDL ---------------------------------------------------------------------
-  // Undoing DDL is out of scope: a DDL statement in the range is never undone. It is an
-  // obstacle only when it acts on a table whose rows the range changes (the undo of those rows
-  // would meet another table definition), before or after the rows: known at the end. DDL on
-  // other tables, or on no table, is passed over with a "# SKIPPED" comment at its place.
-  // Memory: one entry per table (or dropped database) that DDL names, not per statement.
-
-  static std::string fold(std::string_view s) {
-    std::string r(s);
-    for (char& c : r)
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-    return r;
-  }
-
-  struct DdlSeen {  // the first DDL statement of the range on a table or database
-    std::string log;
-    std::uint64_t pos = 0;
-    std::string verb, shown;
-    std::uint64_t count = 0;
-    std::uint64_t seq = 0;  // the order of the statements, for the messages
-  };
-
-  void note_first(std::map<std::string, DdlSeen>& m, std::string key, const std::string& log, std::uint64_t pos,
-                  const std::string& verb, std::string shown) {
-    DdlSeen& d = m[std::move(key)];
-    if (d.count++ == 0) {
-      d.seq = ddl_seq_++;
-      d.log = log;
-      d.pos = pos;
-      d.verb = verb;
-      d.shown = std::move(shown);
-    }
-  }
+  // ---- flashback and DDL (flashback_ddl.h) ----------------------------------------------------
 
   void add_record(std::string rec) {
     sync();
@@ -554,32 +518,14 @@ class SqlConverter final : public RowSink {
       case DdlTargets::Scope::tables:
         break;
     }
-    // The note, completed at the end: "\0" at "\0" verb "\0", then per target "d" db "\0" or
-    // "t" db "\0" table "\0" (names hold no NUL: the parser refuses them).
-    std::string rec(1, '\0');
-    rec.append(at).push_back('\0');
-    rec.append(verb).push_back('\0');
-    if (t.scope == DdlTargets::Scope::database) {
-      rec.push_back('d');
-      rec.append(t.database).push_back('\0');
-      note_first(ddl_dbs_, fold(t.database), *log_name_, top_pos(ev), verb,
-                 "every table of database " + clean(t.database));
-    } else {
-      for (const auto& [db, table] : t.tables) {
-        rec.push_back('t');
-        rec.append(db).push_back('\0');
-        rec.append(table).push_back('\0');
-        note_first(ddl_tables_, fold(db + '\n' + table), *log_name_, top_pos(ev), verb,
-                   clean(db) + '.' + clean(table));
-      }
-    }
-    add_record(std::move(rec));
+    // The note, completed at the end (FlashbackDdl::expand).
+    add_record(ddl_.note(t, at, *log_name_, top_pos(ev), verb));
   }
 
   // The DDL notes' targets against the tables whose rows the range changes: an error each (or a
   // warning with --flashback-skip-unsafe), at the first DDL statement on that table.
   void ddl_conflicts() {
-    auto conflict = [&](const DdlSeen& d) {
+    auto conflict = [&](const FlashbackDdl::Seen& d) {
       const std::string more =
           d.count > 1 ? fmt::format(" (the first of {} DDL statements on it in the range)", d.count) : std::string();
       const std::string why = fmt::format("{} on {}, whose rows the range changes{}", d.verb, d.shown, more);
@@ -592,43 +538,7 @@ class SqlConverter final : public RowSink {
       report(Diagnostic{Check::undecodable_event, Severity::error, d.log, d.pos,
                         fmt::format("--flashback: {}: cannot be undone", why)});
     };
-    std::vector<const DdlSeen*> found;
-    for (const auto& [key, d] : ddl_tables_)
-      if (changed_folded_.count(key) != 0) found.push_back(&d);
-    for (const auto& [db, d] : ddl_dbs_)
-      if (changed_dbs_.count(db) != 0) found.push_back(&d);
-    std::sort(found.begin(), found.end(), [](const DdlSeen* a, const DdlSeen* b) { return a->seq < b->seq; });
-    for (const DdlSeen* d : found) conflict(*d);
-  }
-
-  // The comment of a DDL note (see flashback_ddl), now that every changed table is known.
-  void expand_ddl_note(std::string_view note, std::string& dst) const {
-    auto field = [&note]() {
-      const std::size_t e = note.find('\0');
-      std::string_view f = note.substr(0, e);
-      note = e == std::string_view::npos ? std::string_view() : note.substr(e + 1);
-      return f;
-    };
-    const std::string_view at = field(), verb = field();
-    std::string shown;
-    bool changed = false;
-    while (!note.empty()) {
-      const char kind = note[0];
-      note.remove_prefix(1);
-      const std::string_view db = field();
-      if (!shown.empty()) shown.append(", ");
-      if (kind == 'd') {
-        shown.append("every table of database ").append(clean(db));
-        changed = changed || changed_dbs_.count(fold(db)) != 0;
-        continue;
-      }
-      const std::string_view table = field();
-      shown.append(clean(db)).append(".").append(clean(table));
-      changed = changed || changed_folded_.count(fold(std::string(db) + '\n' + std::string(table))) != 0;
-    }
-    dst.append(fmt::format("# SKIPPED {}: {} on {}", at, verb, shown));
-    dst.append(changed ? ", whose rows the range changes (not undone; --flashback-skip-unsafe)\n"
-                       : " (DDL on tables whose rows the range does not change; not undone)\n");
+    for (const FlashbackDdl::Seen* d : ddl_.conflicts()) conflict(*d);
   }
 
   void comment_line(const std::string& line) {
@@ -1123,10 +1033,7 @@ class SqlConverter final : public RowSink {
                                  clean(tm->db), clean(tm->table)));
       return;
     }
-    if (changed_tables_.insert(table_key).second && sql_.flashback) {
-      changed_folded_.insert(fold(table_key));
-      changed_dbs_.insert(fold(tm->db));
-    }
+    if (changed_tables_.insert(table_key).second && sql_.flashback) ddl_.changed(tm->db, tm->table);
     const bool update = kind.kind == RowsKind::update;
     if (sql_.flashback) {
       const bool full = full_image(h->columns_before, h->width, *tm) &&
@@ -1336,11 +1243,7 @@ class SqlConverter final : public RowSink {
   std::uint64_t txn_seq_ = 1, failed_seq_ = 0;
   std::uint64_t open_txn_ = 0;
   std::unordered_set<std::string> refused_tables_, changed_tables_;
-  // flashback: the changed tables (db '\n' table) and their databases, ASCII case folded (names
-  // in DDL are as typed; servers with lower_case_table_names log them so), and the DDL seen
-  std::unordered_set<std::string> changed_folded_, changed_dbs_;
-  std::map<std::string, DdlSeen> ddl_tables_, ddl_dbs_;
-  std::uint64_t ddl_seq_ = 0;
+  FlashbackDdl ddl_;  // flashback: the DDL seen and the changed tables
   // flashback
   ReverseStore store_;
   Records txn_records_;
