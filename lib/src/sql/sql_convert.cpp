@@ -20,6 +20,7 @@
 #include "sql/flashback_ddl.h"
 #include "sql/reverse_store.h"
 #include "sql/row_statements.h"
+#include "sql/session_vars.h"
 #include "sql/sql_value.h"
 #include "txn/row_stream.h"
 
@@ -60,38 +61,10 @@ using sql_detail::rewritten_db;
 using sql_detail::RowsJobView;
 using sql_detail::RowsOutcome;
 using sql_detail::RowTextSink;
+using sql_detail::SessionVars;
 using sql_detail::SqlRowRenderer;
 
 constexpr std::uint16_t kSuppressUse = 0x8;  // LOG_EVENT_SUPPRESS_USE_F
-// OPTION_* bits of Q_FLAGS2 (sql_priv.h), which mysqlbinlog turns into session variables.
-constexpr std::uint32_t kOptAutoIsNull = 1u << 14;
-constexpr std::uint32_t kOptNotAutocommit = 1u << 19;
-constexpr std::uint32_t kOptNoForeignKeyChecks = 1u << 26;
-constexpr std::uint32_t kOptRelaxedUniqueChecks = 1u << 27;
-// Rows event flags.
-constexpr std::uint16_t kRowsNoForeignKeyChecks = 0x2;
-constexpr std::uint16_t kRowsRelaxedUniqueChecks = 0x4;
-
-// Session variables the output sets, each written only when the value it needs differs from
-// the last one written.
-enum Var : std::size_t {
-  kPseudoThreadId,
-  kTimestamp,
-  kSqlMode,
-  kTimeZone,
-  kCharsetClient,
-  kCollationConnection,
-  kCollationServer,
-  kForeignKeyChecks,
-  kUniqueChecks,
-  kAutoIsNull,
-  kAutocommit,
-  kVarCount
-};
-constexpr const char* kVarNames[kVarCount] = {
-    "pseudo_thread_id",     "timestamp",          "sql_mode",      "time_zone",           "character_set_client",
-    "collation_connection", "collation_server",   "foreign_key_checks", "unique_checks", "sql_auto_is_null",
-    "autocommit"};
 
 // --threads: the converting thread keeps transactions, table maps, session state and selection
 // and puts what it writes into batches, in order: text (already rendered), rows events to render
@@ -564,86 +537,6 @@ class SqlConverter final : public RowSink {
     s.append(" UTC\n");
   }
 
-  // SET statements for the session variables that `want` gives (nullptr: leave as is).
-  void session(std::string& s, const std::array<const std::string*, kVarCount>& want) {
-    std::string sets;
-    for (std::size_t i = 0; i < kVarCount; ++i) {
-      if (want[i] == nullptr || (have_set_[i] && have_[i] == *want[i])) continue;
-      have_[i] = *want[i];
-      have_set_[i] = true;
-      sets.append(sets.empty() ? "SET " : ", ");
-      if (i == kTimestamp) sets.append("TIMESTAMP");
-      else sets.append("@@session.").append(kVarNames[i]);
-      sets.push_back('=');
-      sets.append(*want[i]);
-    }
-    if (!sets.empty()) {
-      s.append(sets);
-      s.append(";\n");
-    }
-  }
-
-  // What row statements need: UTC for TIMESTAMP literals, utf8mb4 for identifiers, a sql_mode
-  // that stores the values as given (NO_AUTO_VALUE_ON_ZERO keeps an explicit 0 in an
-  // AUTO_INCREMENT column; no STRICT, so zero dates are accepted as the source had them), the
-  // event's time for ON UPDATE CURRENT_TIMESTAMP columns, and the checks the event was run with.
-  void row_session(std::string& s, const Event& ev, std::uint16_t rows_flags) {
-    static const std::string utc = "'+00:00'", mode = "'NO_AUTO_VALUE_ON_ZERO'", utf8mb4 = "45", zero = "0",
-                             one = "1";
-    const std::string ts = std::to_string(ev.header.timestamp);
-    std::array<const std::string*, kVarCount> want{};
-    want[kTimestamp] = &ts;
-    want[kSqlMode] = &mode;
-    want[kTimeZone] = &utc;
-    want[kCharsetClient] = &utf8mb4;
-    want[kCollationConnection] = &utf8mb4;
-    want[kForeignKeyChecks] = (rows_flags & kRowsNoForeignKeyChecks) ? &zero : &one;
-    want[kUniqueChecks] = (rows_flags & kRowsRelaxedUniqueChecks) ? &zero : &one;
-    session(s, want);
-  }
-
-  void query_session(std::string& s, const Event& ev, const QueryEvent& q) {
-    std::string ts = std::to_string(ev.header.timestamp);
-    if (q.microseconds != 0) ts += fmt::format(".{:06}", q.microseconds);
-    const std::string thread = std::to_string(q.thread_id);
-    const std::string mode = std::to_string(q.sql_mode);
-    const std::string tz = q.time_zone.empty() ? "'SYSTEM'" : quote_plain(q.time_zone);
-    const std::string cc = std::to_string(q.charset_client), cn = std::to_string(q.collation_connection),
-                      cs = std::to_string(q.collation_server);
-    const std::string fk = (q.flags2 & kOptNoForeignKeyChecks) ? "0" : "1";
-    const std::string uc = (q.flags2 & kOptRelaxedUniqueChecks) ? "0" : "1";
-    const std::string ai = (q.flags2 & kOptAutoIsNull) ? "1" : "0";
-    const std::string ac = (q.flags2 & kOptNotAutocommit) ? "0" : "1";
-    std::array<const std::string*, kVarCount> want{};
-    want[kPseudoThreadId] = &thread;
-    want[kTimestamp] = &ts;
-    if (q.has_sql_mode) want[kSqlMode] = &mode;
-    want[kTimeZone] = &tz;
-    if (q.has_charset) {
-      want[kCharsetClient] = &cc;
-      want[kCollationConnection] = &cn;
-      want[kCollationServer] = &cs;
-    }
-    if (q.has_flags2) {
-      want[kForeignKeyChecks] = &fk;
-      want[kUniqueChecks] = &uc;
-      want[kAutoIsNull] = &ai;
-      want[kAutocommit] = &ac;
-    }
-    session(s, want);
-  }
-
-  static std::string quote_plain(std::string_view v) {
-    std::string r = "'";
-    for (char c : v) {
-      if (c == '\'') r.push_back('\'');
-      if (c == '\\') r.push_back('\\');
-      r.push_back(c);
-    }
-    r.push_back('\'');
-    return r;
-  }
-
   // The BEGIN of the current transaction, once something of it is written.
   void open_txn(const Event& ev) {
     if (open_) return;
@@ -907,7 +800,7 @@ class SqlConverter final : public RowSink {
     set_query_mode(false);
     std::string s;
     if (sql_.comments != SqlComments::none) position_comment(s, ev);
-    query_session(s, ev, q);
+    vars_.query(s, ev.header.timestamp, q);
     if (!(ev.header.flags & kSuppressUse) && !q.db.empty() && cur_db_ != q.db) {
       s.append("USE ");
       append_quoted_identifier(s, rewritten_db(sql_, q.db));
@@ -1054,7 +947,7 @@ class SqlConverter final : public RowSink {
     head_.clear();  // (flashback: the undo statements' comment)
     if (sql_.flashback || sql_.comments == SqlComments::row) position_comment(head_, ev);
     session_.clear();
-    if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
+    if (!sql_.flashback) vars_.rows(session_, ev.header.timestamp, h->flags);  // flashback: one header (finish_run)
     else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
       session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
     RowsJobView v;
@@ -1228,8 +1121,7 @@ class SqlConverter final : public RowSink {
   std::string head_, session_;  // the current rows event's shared parts
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
   std::string cur_db_;
-  std::array<std::string, kVarCount> have_{};
-  std::array<bool, kVarCount> have_set_{};
+  SessionVars vars_;  // the session variables written so far
   bool open_ = false, open_xa_ = false;
   // GTIDs written (gtid_set): the transaction whose GTID was written last; MariaDB: the session's
   // domain and server_id saved, the last ones set; MySQL: GTID_NEXT set.
