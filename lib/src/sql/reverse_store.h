@@ -63,6 +63,14 @@ class Records {
     check(buf_.size() - mark);
     end_at(mark);
   }
+  // A record of one byte, `tag`, then `text`. Flattened: it runs per row (the converter's
+  // undo statements), and std::string's appends are not always inlined where it is called.
+  [[gnu::flatten]] void add_tagged(char tag, std::string_view text) {
+    const std::size_t mark = buf_.size();
+    buf_.push_back(tag);
+    buf_.append(text);
+    end(mark);
+  }
   void cancel(std::size_t mark) { buf_.resize(mark); }
   bool empty() const { return buf_.empty(); }
   void clear() { buf_.clear(); }

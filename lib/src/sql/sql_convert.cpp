@@ -1037,11 +1037,7 @@ class SqlConverter final : public RowSink {
   // (the writing side) One undo statement of a rows event to the transaction's records.
   void add_undo_row(std::string_view stmt, std::string_view head, std::string_view session) {
     // One kRow record per row, its statement alone (the shared lines in the kPrefix record).
-    std::size_t mark = 0;
-    std::string& dst = txn_records_.begin(mark);
-    dst.push_back(Records::kRow);
-    dst.append(stmt);
-    txn_records_.end(mark);
+    txn_records_.add_tagged(Records::kRow, stmt);
     // What the statement is as text, as the spill threshold counts it.
     txn_bytes_ += head.size() + session.size() + stmt.size();
     if (txn_bytes_ >= sql_.spill_bytes) {  // a large transaction: to the store in pieces
