@@ -146,9 +146,9 @@ inline bool CanalRowsWorker::before_value(std::size_t i, const Target& t, bool& 
 }
 
 template <bool kProto>
-inline Status CanalRowsWorker::image(const TableMap& tm, const TablePlan& plan, std::uint64_t width, Bytes present,
-             std::size_t n_present, bool partial, ByteReader& r, const Target& t, bool with_before,
-             const TimeZone& tz) {
+inline Status CanalRowsWorker::image(const TableMap& tm, const TablePlan& plan, std::uint64_t width,
+                                     Bytes present, std::size_t n_present, bool partial, ByteReader& r,
+                                     const Target& t, bool with_before, const TimeZone& tz) {
   if constexpr (!kProto) t.cells->clear();
   // The row bytes cannot be read column by column with a table that has fewer columns.
   if (width > tm.columns.size())

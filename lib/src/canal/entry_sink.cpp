@@ -13,7 +13,7 @@
 namespace binlogctl::canal_detail {
 
 void EntrySink::entry(std::uint64_t batch, std::string_view header, int entry_type, std::string_view store,
-           bool borrowed) {
+                      bool borrowed) {
   std::size_t n = 1 + varint_size(header.size()) + header.size() + 1 +
                   varint_size(static_cast<std::uint64_t>(entry_type));
   if (!store.empty()) n += 1 + varint_size(store.size()) + store.size();
@@ -49,7 +49,7 @@ void EntrySink::entry(std::uint64_t batch, std::string_view header, int entry_ty
 }
 
 void EntrySink::entry_pieces(std::uint64_t batch, std::string_view header, int entry_type, std::string_view head,
-                  std::string_view big, std::string_view tail) {
+                             std::string_view big, std::string_view tail) {
   const std::size_t store = head.size() + big.size() + tail.size();
   const std::size_t n = 1 + varint_size(header.size()) + header.size() + 1 +
                         varint_size(static_cast<std::uint64_t>(entry_type)) + 1 + varint_size(store) + store;

@@ -1,7 +1,5 @@
 // The flashback's reversed row spool (convert --format sql --flashback, sql_convert.cpp): the
-// statements that undo a range, stored in stream order and read back last first.
-//
-// The statements that undo a range, reversed with bounded memory: records are appended in
+// statements that undo a range, reversed with bounded memory. Records are appended in
 // stream order into a buffer that is written to an unlinked temporary file in chunks once it
 // passes the spill size, and read back chunk by chunk, last first. A record is its text followed
 // by its length (4 bytes), so a chunk is read backwards without an index. A record that starts

@@ -27,7 +27,7 @@ inline std::string_view rewritten_db(const SqlOptions& sql, std::string_view db)
 }
 
 // --sql-queries transaction: what closes a multi-statement query (the client's delimiter then).
-constexpr std::string_view kQueryEnd = ";;\n";
+inline constexpr std::string_view kQueryEnd = ";;\n";
 
 // What rendering one rows event needs (views into a batch, or into the event when the
 // converting thread renders it).

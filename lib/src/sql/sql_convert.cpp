@@ -4,6 +4,11 @@
 // A sink of the shared front half (txn_front.h): transactions, GTID selection and the damage
 // policy come from there; table maps and schema history from TableMapLoader; values from the
 // typed decoder (column_value.h, decode_image_cells) and the SQL literal renderer (sql.h).
+//
+// The converter is the driving part: transaction framing, GTIDs, comments, the order of what is
+// written, and the flashback's policy. Beside it: the statement writer (row_statements.h), the
+// session variables (session_vars.h), the flashback's reversed spool (reverse_store.h) and its
+// DDL bookkeeping (flashback_ddl.h).
 #include <binlogctl/chain.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
@@ -21,31 +26,18 @@
 #include "sql/reverse_store.h"
 #include "sql/row_statements.h"
 #include "sql/session_vars.h"
-#include "sql/sql_value.h"
 #include "txn/row_stream.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cassert>
-#include <array>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
+#include <string>
 #include <system_error>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <unordered_set>
 #include <vector>
-
-#include <unistd.h>
-#include <zstd.h>
 
 namespace binlogctl {
 
