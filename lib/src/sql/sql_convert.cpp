@@ -4,6 +4,11 @@
 // A sink of the shared front half (txn_front.h): transactions, GTID selection and the damage
 // policy come from there; table maps and schema history from TableMapLoader; values from the
 // typed decoder (column_value.h, decode_image_cells) and the SQL literal renderer (sql.h).
+//
+// The converter is the driving part: transaction framing, GTIDs, comments, the order of what is
+// written, and the flashback's policy. Beside it: the statement writer (row_statements.h), the
+// session variables (session_vars.h), the flashback's reversed spool (reverse_store.h) and its
+// DDL bookkeeping (flashback_ddl.h).
 #include <binlogctl/chain.h>
 #include <binlogctl/diagnostic.h>
 #include <binlogctl/event_stream.h>
@@ -17,1109 +22,41 @@
 #include "events/events.h"
 #include "rows/rows.h"
 #include "rows/table_map.h"
-#include "sql/sql_value.h"
+#include "sql/flashback_ddl.h"
+#include "sql/reverse_store.h"
+#include "sql/row_statements.h"
+#include "sql/session_vars.h"
 #include "txn/row_stream.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cassert>
-#include <array>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
+#include <string>
 #include <system_error>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <unordered_set>
 #include <vector>
-
-#include <unistd.h>
-#include <zstd.h>
 
 namespace binlogctl {
 
 namespace {
 
+using sql_detail::clean;
+using sql_detail::FlashbackDdl;
+using sql_detail::kOutBlock;
+using sql_detail::kQueryEnd;
+using sql_detail::Records;
+using sql_detail::ReverseStore;
+using sql_detail::rewritten_db;
+using sql_detail::RowsJobView;
+using sql_detail::RowsOutcome;
+using sql_detail::RowTextSink;
+using sql_detail::SessionVars;
+using sql_detail::SqlRowRenderer;
+
 constexpr std::uint16_t kSuppressUse = 0x8;  // LOG_EVENT_SUPPRESS_USE_F
-// OPTION_* bits of Q_FLAGS2 (sql_priv.h), which mysqlbinlog turns into session variables.
-constexpr std::uint32_t kOptAutoIsNull = 1u << 14;
-constexpr std::uint32_t kOptNotAutocommit = 1u << 19;
-constexpr std::uint32_t kOptNoForeignKeyChecks = 1u << 26;
-constexpr std::uint32_t kOptRelaxedUniqueChecks = 1u << 27;
-// Rows event flags.
-constexpr std::uint16_t kRowsNoForeignKeyChecks = 0x2;
-constexpr std::uint16_t kRowsRelaxedUniqueChecks = 0x4;
-
-// The statements that undo a range, reversed with bounded memory: records are appended in
-// stream order into a buffer that is written to an unlinked temporary file in chunks once it
-// passes the spill size, and read back chunk by chunk, last first. A record is its text followed
-// by its length (4 bytes), so a chunk is read backwards without an index. A record that starts
-// with a NUL byte is a note whose text is only known at the end (a DDL statement's comment,
-// which depends on rows that may come after it): replay() hands it to an expander.
-//
-// Chunks go to the file compressed (zstd, fast mode: kSpillLevel): writing gigabytes of
-// fresh page-cache pages costs more system time than the whole conversion (1 GiB of binlog made
-// 2.7 GB of spill: 5-6 s in the kernel). The compression and the write run on a spill thread, one
-// chunk at a time, while the reading goes on: the reader hands over a full buffer and takes back
-// an empty one (two buffers of the spill size, a third for the compressed chunk).
-constexpr std::size_t kOutBlock = 256 * 1024;
-// zstd's fast mode (negative levels): on this SQL, -3 still shrinks it about 13x at 1.5 GB/s
-// (level 1: 30x at 1.1 GB/s); what matters is leaving the spill thread's core to the others.
-constexpr int kSpillLevel = -3;
-
-// Records in one flat buffer, framed as the store frames them (text, then its length in 4
-// bytes): a transaction's undo statements until its outcome is known, without an allocation per
-// row. The rows of one rows event share their first lines (the position comment, SET TIMESTAMP):
-// each row is a kRow record of its statement alone, and after the event's rows comes one kPrefix
-// record of the shared lines; read back last first, the prefix comes before its rows and is
-// written in front of each.
-class Records {
- public:
-  static constexpr char kPrefix = '\x01', kRow = '\x02';
-
-  void add(std::string_view rec) {
-    check(rec.size());
-    buf_.append(rec);
-    end_at(buf_.size() - rec.size());
-  }
-  // A record written in place: begin() gives the buffer (append the text), end(mark) frames it.
-  std::string& begin(std::size_t& mark) {
-    mark = buf_.size();
-    return buf_;
-  }
-  void end(std::size_t mark) {
-    check(buf_.size() - mark);
-    end_at(mark);
-  }
-  void cancel(std::size_t mark) { buf_.resize(mark); }
-  bool empty() const { return buf_.empty(); }
-  void clear() { buf_.clear(); }
-  const std::string& framed() const { return buf_; }
-
- private:
-  static void check(std::size_t n) {
-    if (n > 0xffffffffu)  // events are at most 1 GiB, so a statement stays far below
-      throw std::system_error(EFBIG, std::generic_category(), "a flashback statement over 4 GiB");
-  }
-  void end_at(std::size_t mark) {
-    const auto n = static_cast<std::uint32_t>(buf_.size() - mark);
-    char len[4];
-    std::memcpy(len, &n, 4);
-    buf_.append(len, 4);
-  }
-  std::string buf_;
-};
-
-class ReverseStore {
- public:
-  static constexpr std::size_t kMaxChunk = 1024 * 1024;
-  // Chunks of at most 1 MiB whatever the spill size: four buffers of a chunk (and a transaction's
-  // records) are in flight at a time.
-  ReverseStore(std::string dir, std::size_t chunk)
-      : dir_(std::move(dir)), chunk_(std::clamp<std::size_t>(chunk, 4096, kMaxChunk)) {}
-  ~ReverseStore() {
-    stop_writer();
-    if (fd_ >= 0) close(fd_);
-    ZSTD_freeCCtx(cctx_);
-  }
-  ReverseStore(const ReverseStore&) = delete;
-  ReverseStore& operator=(const ReverseStore&) = delete;
-
-  void add(std::string_view rec) {
-    if (rec.size() > 0xffffffffu)  // events are at most 1 GiB, so a statement stays far below
-      throw std::system_error(EFBIG, std::generic_category(), "a flashback statement over 4 GiB");
-    buf_.append(rec);
-    const auto n = static_cast<std::uint32_t>(rec.size());
-    char len[4];
-    std::memcpy(len, &n, 4);
-    buf_.append(len, 4);
-    if (buf_.size() >= chunk_) spill();
-  }
-  // Records already framed (a Records buffer), in order.
-  void add(const Records& recs) {
-    buf_.append(recs.framed());
-    if (buf_.size() >= chunk_) spill();
-  }
-
-  using Expander = std::function<void(std::string_view, std::string&)>;
-
-  // Every record, last first. The spill thread reads and decompresses the chunks, last first,
-  // one ahead of this thread, which writes their records out.
-  void replay(LineOutput& out, const Expander& expand) {
-    std::string prefix;
-    stop_writer();
-    if (error_ != 0) throw std::system_error(error_, std::generic_category(), "writing the flashback spill file");
-    if (!chunks_.empty()) {
-      stop_ = false;
-      thread_ = std::thread([this] { read_loop(); });
-    }
-    emit_chunk(buf_, out, expand, prefix);
-    std::string chunk;
-    for (std::size_t i = chunks_.size(); i-- > 0;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return has_full_ || error_ != 0; });
-        if (!has_full_) {
-          lock.unlock();
-          stop_writer();
-          throw std::system_error(error_, std::generic_category(), "reading the flashback spill file");
-        }
-        chunk.swap(full_);
-        has_full_ = false;
-      }
-      cv_.notify_all();
-      emit_chunk(chunk, out, expand, prefix);
-    }
-    stop_writer();
-  }
-
- private:
-  struct Chunk {
-    std::uint64_t at = 0;
-    std::size_t packed = 0, raw = 0;
-  };
-
-  static void emit_chunk(const std::string& c, LineOutput& out, const Expander& expand, std::string& prefix) {
-    std::size_t end = c.size();
-    while (end >= 4) {
-      std::uint32_t n = 0;
-      std::memcpy(&n, c.data() + end - 4, 4);
-      if (n > end - 4) break;  // cannot happen: the store wrote it
-      const std::string_view rec(c.data() + end - 4 - n, n);
-      if (rec.empty()) {
-      } else if (rec[0] == Records::kRow) {
-        out.buf().append(prefix);
-        out.buf().append(rec.substr(1));
-      } else if (rec[0] == Records::kPrefix) {
-        prefix.assign(rec.substr(1));
-      } else if (rec[0] == '\0') {
-        expand(rec.substr(1), out.buf());
-      } else {
-        out.buf().append(rec);
-      }
-      if (out.buf().size() >= kOutBlock) out.flush();
-      end -= 4 + n;
-    }
-  }
-
-  bool read_at(char* p, std::size_t n, std::uint64_t at) const {
-    while (n > 0) {
-      const ssize_t got = ::pread(fd_, p, n, static_cast<off_t>(at));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return false;
-      p += got;
-      n -= static_cast<std::size_t>(got);
-      at += static_cast<std::uint64_t>(got);
-    }
-    return true;
-  }
-
-  void open_file() {
-    std::string dir = dir_;
-    if (dir.empty()) {
-      const char* t = std::getenv("TMPDIR");
-      dir = t != nullptr && *t != 0 ? t : "/tmp";
-    }
-    std::string path = dir + "/binlogctl-flashback-XXXXXX";
-    fd_ = mkstemp(path.data());
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "creating a spill file in " + dir);
-    unlink(path.c_str());  // gone when closed, whatever happens
-    cctx_ = ZSTD_createCCtx();
-    if (cctx_ == nullptr) throw std::bad_alloc();
-    thread_ = std::thread([this] { write_loop(); });
-  }
-
-  // Hands the full buffer to the spill thread (waiting while it still works on the previous one).
-  void spill() {
-    if (fd_ < 0) open_file();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return !has_full_; });
-    if (error_ != 0) throw std::system_error(error_, std::generic_category(), "writing the flashback spill file");
-    full_.swap(buf_);
-    has_full_ = true;
-    lock.unlock();
-    cv_.notify_all();
-    buf_.clear();
-  }
-
-  // The spill thread: compresses each handed-over chunk and appends it to the file.
-  void write_loop() {
-    std::string work;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return has_full_ || stop_; });
-        if (!has_full_) return;
-        work.swap(full_);
-        has_full_ = false;
-      }
-      cv_.notify_all();
-      if (error_ != 0) continue;  // (read by the reader only after this thread handed back)
-      const int e = write_chunk(work);
-      if (e != 0) {
-        std::lock_guard<std::mutex> lock(mu_);
-        error_ = e;
-      }
-    }
-  }
-
-  // The spill thread while replaying: each chunk, last first, decompressed and handed over.
-  void read_loop() {
-    ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    std::string work;
-    int e = dctx == nullptr ? ENOMEM : 0;
-    for (std::size_t i = chunks_.size(); e == 0 && i-- > 0;) {
-      const Chunk& c = chunks_[i];
-      packed_.resize(c.packed);
-      if (!read_at(packed_.data(), c.packed, c.at)) {
-        e = errno != 0 ? errno : EIO;
-        break;
-      }
-      work.resize(c.raw);
-      const std::size_t n = ZSTD_decompressDCtx(dctx, work.data(), work.size(), packed_.data(), packed_.size());
-      if (ZSTD_isError(n) || n != c.raw) {
-        e = EIO;  // the file changed under us
-        break;
-      }
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return !has_full_ || stop_; });
-      if (stop_) break;
-      full_.swap(work);
-      has_full_ = true;
-      lock.unlock();
-      cv_.notify_all();
-    }
-    ZSTD_freeDCtx(dctx);
-    if (e != 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      error_ = e;
-    }
-    cv_.notify_all();
-  }
-
-  int write_chunk(const std::string& raw) {
-    packed_.resize(ZSTD_compressBound(raw.size()));
-    const std::size_t n = ZSTD_compressCCtx(cctx_, packed_.data(), packed_.size(), raw.data(), raw.size(), kSpillLevel);
-    if (ZSTD_isError(n)) return ENOMEM;
-    const char* p = packed_.data();
-    std::size_t left = n;
-    std::uint64_t at = file_size_;
-    while (left > 0) {
-      const ssize_t w = ::pwrite(fd_, p, left, static_cast<off_t>(at));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return w < 0 ? errno : EIO;
-      p += w;
-      left -= static_cast<std::size_t>(w);
-      at += static_cast<std::uint64_t>(w);
-    }
-    chunks_.push_back(Chunk{file_size_, n, raw.size()});
-    file_size_ += n;
-    return 0;
-  }
-
-  // Stops the spill thread (writing: after the chunk handed over; reading: at once).
-  void stop_writer() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  std::string dir_;
-  std::size_t chunk_;
-  std::string buf_;   // the reader's: records being added
-  int fd_ = -1;
-  // Shared with the spill thread, under mu_.
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::string full_;  // a full chunk handed over
-  bool has_full_ = false, stop_ = false;
-  int error_ = 0;
-  std::thread thread_;  // the spill thread: writing chunks, then reading them back
-  // The spill thread's while it runs; the reader's after stop_writer().
-  ZSTD_CCtx* cctx_ = nullptr;
-  std::string packed_;
-  std::uint64_t file_size_ = 0;
-  std::vector<Chunk> chunks_;
-};
-
-// --rewrite-db: the name a database is written under.
-std::string_view rewritten_db(const SqlOptions& sql, std::string_view db) {
-  for (const auto& [from, to] : sql.rewrite_db)
-    if (db == from) return to;
-  return db;
-}
-
-// Session variables the output sets, each written only when the value it needs differs from
-// the last one written.
-enum Var : std::size_t {
-  kPseudoThreadId,
-  kTimestamp,
-  kSqlMode,
-  kTimeZone,
-  kCharsetClient,
-  kCollationConnection,
-  kCollationServer,
-  kForeignKeyChecks,
-  kUniqueChecks,
-  kAutoIsNull,
-  kAutocommit,
-  kVarCount
-};
-constexpr const char* kVarNames[kVarCount] = {
-    "pseudo_thread_id",     "timestamp",          "sql_mode",      "time_zone",           "character_set_client",
-    "collation_connection", "collation_server",   "foreign_key_checks", "unique_checks", "sql_auto_is_null",
-    "autocommit"};
-
-// --sql-queries transaction: what closes a multi-statement query (the client's delimiter then).
-constexpr std::string_view kQueryEnd = ";;\n";
-
-// What rendering one rows event needs (views into a batch, or into the event when the
-// converting thread renders it).
-struct RowsJobView {
-  std::shared_ptr<const TableMap> map;
-  Bytes rows, present_before, present_after;
-  std::uint64_t rows_offset = 0, width = 0;
-  RowsKind kind = RowsKind::insert;
-  bool partial_json = false;
-  std::string_view head;       // the position comment every statement of the event has
-  std::string_view session;    // SET lines before the first statement (forward)
-  std::string_view generated;  // per column: 1 when generated (not set by statements)
-  // --sql-queries transaction: the statements go into multi-statement queries of at most
-  // `query_bound` bytes (0: not in a query). They are rendered as if the first began a query: the
-  // writing side closes the query before them when it cannot take their first part
-  // (SqlConverter::query_join), so that the output does not depend on where rendering happened.
-  std::size_t query_bound = 0;
-};
-
-// How rendering a rows event ended.
-struct RowsOutcome {
-  std::optional<DecodeError> error;  // the error that stopped it (the rows before it are rendered)
-  bool render_error = false;         // the row decoded but its statement could not be rendered
-  // With RowsJobView::query_bound: the bytes of the output before the first `;;` that it wrote
-  // (all of it when none), whether it wrote one, and the length of the query it ends in.
-  std::size_t query_first = 0, query_len = 0;
-  bool query_closed = false;
-};
-
-// Renders the rows of rows events as statements: one per rendering thread (and one for the
-// converting thread). Forward: head, the session lines before the first statement, then the
-// statement, per row. Flashback: per row, its undo statement alone, preceded by its length in 4
-// bytes (the shared lines travel once per event: Records::kPrefix).
-class SqlRowRenderer {
- public:
-  void configure(const SqlOptions& sql) {
-    flashback_ = sql.flashback;
-    set_ = sql.set;
-    sql_ = &sql;
-    batch_bytes_ = sql.flashback ? 0 : sql.batch_bytes;
-    if (sql.rewrite_db.size() != rewrite_count_) {
-      rewrite_count_ = sql.rewrite_db.size();
-      names_serial_ = 0;
-    }
-  }
-
-  // `sink` has `RenderBuf& buf()` and `void row_done()` (after each row's text is appended).
-  template <class Sink>
-  RowsOutcome render(const RowsJobView& v, Sink& sink) {
-    RowsOutcome o;
-    const TableMap& tm = *v.map;
-    const bool update = v.kind == RowsKind::update;
-    quote_names(tm);
-    generated_ = v.generated;
-    insert_prefix_.clear();
-    std::string_view session = v.session;
-    qbound_ = v.query_bound;
-    qlen_ = 0;
-    qfirst_ = 0;
-    qclosed_ = false;
-    auto done = [&](RowsOutcome& out) -> RowsOutcome& {
-      out.query_len = qlen_;
-      out.query_first = qclosed_ ? qfirst_ : qlen_;
-      out.query_closed = qclosed_;
-      return out;
-    };
-    // Forward INSERTs: the rows of the event as multi-row statements, each closed before it
-    // would pass batch_bytes_ (a row larger than that is a statement of its own).
-    const bool multi = batch_bytes_ > 0 && v.kind == RowsKind::insert;
-    // Forward UPDATEs (of changed columns) and DELETEs: runs of rows by an integer primary key
-    // as one statement each (keyed_add).
-    const bool keyed = batch_bytes_ > 0 && !flashback_ &&
-                       (v.kind == RowsKind::delete_ || (update && set_ == SqlSet::changed));
-    kb_rows_ = 0;
-    auto flush_keyed = [&] {
-      if (kb_rows_ == 0) return;
-      RenderBuf& dst = sink.buf();
-      const std::size_t at = dst.size();
-      dst.append(v.head);
-      dst.append(session);
-      session = {};
-      keyed_statement(dst, tm, update);
-      query_piece(dst, at);
-      kb_rows_ = 0;
-      sink.row_done();
-    };
-    std::size_t stmt_len = 0;
-    bool stmt_open = false;
-    auto close_stmt = [&] {
-      if (!stmt_open) return;
-      sink.buf().append(";\n", 2);
-      stmt_open = false;
-    };
-    ByteReader r(v.rows, v.rows_offset);
-    while (r.ok() && !r.empty()) {
-      const std::size_t before_pos = r.position();
-      Status st = decode_image_cells(tm, v.width, v.present_before, update ? ImageRole::before : ImageRole::after,
-                                     false, r, cells_a_);
-      if (st.ok() && update)
-        st = decode_image_cells(tm, v.width, v.present_after, ImageRole::after, v.partial_json, r, cells_b_);
-      if (st.ok() && r.position() == before_pos) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
-      if (!st.ok()) {
-        close_stmt();
-        flush_keyed();
-        o.error = st.error();
-        return done(o);
-      }
-      if (keyed) {
-        Keyed k = keyed_add(tm, update, st);
-        if (k == Keyed::full) {
-          flush_keyed();
-          k = keyed_add(tm, update, st);
-        }
-        if (!st.ok()) {
-          flush_keyed();
-          o.error = st.error();
-          o.render_error = true;
-          return done(o);
-        }
-        if (k == Keyed::taken) continue;
-        flush_keyed();  // a row of its own, after the rows before it
-      }
-      row_.clear();
-      st = multi ? insert_values(row_, tm, cells_a_) : render_row(row_, tm, v.kind);
-      if (!st.ok()) {
-        close_stmt();
-        o.error = st.error();
-        o.render_error = true;
-        return done(o);
-      }
-      RenderBuf& dst = sink.buf();
-      if (multi) {
-        if (stmt_open && stmt_len + 1 + row_.size() + 1 > batch_bytes_) close_stmt();  // (+ the ';')
-        // (the query holds the statement's ";\n" already: query_piece counted it with the first row)
-        if (stmt_open && qbound_ != 0 && qlen_ + 1 + row_.size() > qbound_) close_stmt();
-        if (!stmt_open) {
-          const std::size_t start = dst.size();
-          dst.append(v.head);
-          dst.append(session);
-          session = {};
-          const std::size_t at = dst.size();
-          insert_head(dst, tm, cells_a_);
-          stmt_len = dst.size() - at;
-          stmt_open = true;
-          dst.append(row_.view());
-          stmt_len += row_.size();
-          query_piece(dst, start, 2);
-        } else {
-          dst.push_back(',');
-          dst.append(row_.view());
-          stmt_len += 1 + row_.size();
-          if (qbound_ != 0) qlen_ += 1 + row_.size();
-        }
-        sink.row_done();
-        continue;
-      }
-      if (flashback_) {
-        const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(row_.size(), 0xffffffffu));
-        char len[4];
-        std::memcpy(len, &n, 4);
-        dst.append(len, 4);
-        dst.append(row_.view());
-      } else {
-        const std::size_t at = dst.size();
-        dst.append(v.head);
-        dst.append(session);
-        session = {};
-        dst.append(row_.view());
-        query_piece(dst, at);
-      }
-      sink.row_done();
-    }
-    close_stmt();
-    flush_keyed();
-    return done(o);
-  }
-
- private:
-  // --sql-queries transaction: the statement (with its comment and SET lines) just appended at
-  // `at`, and `reserve` bytes still to come of it, go into the current query when they fit in
-  // qbound_; otherwise `;;` closes the query before them (a statement larger than qbound_ is then
-  // a query of its own). The statement's start is still in `dst`: a sink writes out only in
-  // row_done(), after it.
-  void query_piece(RenderBuf& dst, std::size_t at, std::size_t reserve = 0) {
-    if (qbound_ == 0) return;
-    const std::size_t len = dst.size() - at + reserve;
-    if (qlen_ > 0 && qlen_ + len > qbound_) {
-      if (!qclosed_) qfirst_ = qlen_;
-      qclosed_ = true;
-      const std::size_t n = dst.size() - at;
-      dst.resize(dst.size() + kQueryEnd.size());
-      std::memmove(dst.data() + at + kQueryEnd.size(), dst.data() + at, n);
-      std::memcpy(dst.data() + at, kQueryEnd.data(), kQueryEnd.size());
-      qlen_ = 0;
-    }
-    qlen_ += len;
-  }
-  std::size_t qbound_ = 0, qlen_ = 0, qfirst_ = 0;
-  bool qclosed_ = false;
-
- public:
-  // The rows event being rendered has closed a query (query_piece): the bytes before it.
-  bool query_closed() const { return qclosed_; }
-  std::size_t query_first() const { return qfirst_; }
-
- private:
-
-  // `name` per column of the table, quoted, for the statements of one rows event.
-  void quote_names(const TableMap& tm) {
-    // Maps are mapped again by every transaction: reuse the names while the map is the same one
-    // (TableMap::serial: never reused, new whenever the map's columns change).
-    if (tm.serial != 0 && names_serial_ == tm.serial) return;
-    names_serial_ = tm.serial;
-    table_q_.clear();
-    append_quoted_identifier(table_q_, sql_ != nullptr ? rewritten_db(*sql_, tm.db) : std::string_view(tm.db));
-    table_q_.push_back('.');
-    append_quoted_identifier(table_q_, tm.table);
-    if (names_q_.size() < tm.columns.size()) names_q_.resize(tm.columns.size());
-    for (std::size_t i = 0; i < tm.columns.size(); ++i) {
-      names_q_[i].clear();
-      append_quoted_identifier(names_q_[i], tm.columns[i].name);
-    }
-  }
-
-  // The images of the current row: cells and, rendered on demand, their literals ("NULL" for
-  // nulls; only absent columns have none). Most statements need a few of them: the key and the
-  // changed columns.
-  // The literals of an image are kept one after the other in one buffer (spans per column).
-  struct LitSpan {
-    std::size_t at = 0, len = 0;
-  };
-  struct Image {
-    std::vector<ImageCell>* cells = nullptr;
-    RenderBuf* lits = nullptr;
-    std::vector<LitSpan>* spans = nullptr;
-    std::vector<char>* done = nullptr;
-    bool after = false;
-  };
-  Image image_a() { return Image{&cells_a_, &lits_a_, &spans_a_, &done_a_, false}; }
-  Image image_b() { return Image{&cells_b_, &lits_b_, &spans_b_, &done_b_, true}; }
-  void reset_literals(std::size_t n) {
-    lits_a_.clear();
-    lits_b_.clear();
-    if (spans_a_.size() < n) {
-      spans_a_.resize(n);
-      spans_b_.resize(n);
-    }
-    done_a_.assign(n, 0);
-    done_b_.assign(n, 0);
-  }
-  bool present(const Image& im, std::size_t i) const { return i < im.cells->size() && (*im.cells)[i].present; }
-  bool is_null(const Image& im, std::size_t i) const { return (*im.cells)[i].is_null; }
-  // Equal values in the two images (raw bytes compared; a partial JSON value always differs).
-  bool same(std::size_t i) const {
-    const ImageCell& a = cells_a_[i];
-    const ImageCell& b = cells_b_[i];
-    if (a.is_null || b.is_null) return a.is_null == b.is_null;
-    if (a.partial_json || b.partial_json) return false;
-    return a.raw.size() == b.raw.size() && std::equal(a.raw.begin(), a.raw.end(), b.raw.begin());
-  }
-
-  // The literal of column i of the image, rendered once per row; `out` views it until the next
-  // literal of that image is rendered.
-  Status literal(const TableMap& tm, const Image& im, std::size_t i, std::string_view& out) {
-    RenderBuf& lits = *im.lits;
-    LitSpan& span = (*im.spans)[i];
-    if (!(*im.done)[i]) {
-      (*im.done)[i] = 1;
-      span.at = lits.size();
-      Status st = literal_text(tm, im, i, lits);
-      span.len = lits.size() - span.at;
-      if (!st.ok()) return st;
-    }
-    out = std::string_view(lits.data() + span.at, span.len);
-    return {};
-  }
-  Status literal_text(const TableMap& tm, const Image& im, std::size_t i, RenderBuf& lits) {
-    const ImageCell& c = (*im.cells)[i];
-    if (c.is_null) {
-      lits.append("NULL", 4);
-      return {};
-    }
-    if (c.partial_json) {
-      const bool have_before = im.after && i < cells_a_.size() && cells_a_[i].present && !cells_a_[i].is_null &&
-                               cells_a_[i].value.kind == ValueKind::json;
-      std::string l;
-      Status st = have_before ? full_json_after(l, cells_a_[i].value, c) : json_diff_expression(l, tm, i, c);
-      lits.append(l);
-      return st;
-    }
-    return append_sql_literal(lits, tm.infos[i], c.value);
-  }
-
-  // A partial JSON after image with the before image's document: the whole new document.
-  Status full_json_after(std::string& l, const ColumnValue& before, const ImageCell& c) {
-    json_before_.clear();
-    Status st = append_json_binary(json_before_, before.bytes, before.offset);
-    if (!st.ok()) return st;
-    json_after_.clear();
-    st = apply_json_diffs(json_before_, c.diffs, c.diffs_at, json_after_);
-    if (!st.ok()) return st;
-    l = "CAST(";
-    append_sql_text(l, json_after_, 45);
-    l.append(" AS JSON)");
-    return {};
-  }
-
-  // Without it (binlog_row_image=MINIMAL): the diffs as functions of the column, in order:
-  // REPLACE -> JSON_REPLACE, INSERT -> JSON_ARRAY_INSERT at an array index, else JSON_INSERT,
-  // REMOVE -> JSON_REMOVE.
-  Status json_diff_expression(std::string& l, const TableMap& tm, std::size_t i, const ImageCell& c) {
-    l.clear();
-    append_quoted_identifier(l, tm.columns[i].name);
-    JsonDiffReader rd(c.diffs, c.diffs_at);
-    JsonDiff d;
-    while (rd.next(d)) {
-      const bool array_index = !d.path.empty() && d.path.back() == ']';
-      const char* fn = d.op == JsonDiffOp::replace  ? "JSON_REPLACE("
-                       : d.op == JsonDiffOp::remove ? "JSON_REMOVE("
-                       : array_index                ? "JSON_ARRAY_INSERT("
-                                                    : "JSON_INSERT(";
-      std::string e = fn;
-      e.append(l);
-      e.append(", ");
-      append_sql_text(e, d.path, 45);
-      if (d.op != JsonDiffOp::remove) {
-        json_after_.clear();
-        Status st = append_json_binary(json_after_, d.value, d.value_offset);
-        if (!st.ok()) return st;
-        e.append(", CAST(");
-        append_sql_text(e, json_after_, 45);
-        e.append(" AS JSON)");
-      }
-      e.push_back(')');
-      l.swap(e);
-    }
-    if (!rd.ok()) return rd.error();
-    return {};
-  }
-
-  void table_name(RenderBuf& s, const TableMap&) { s.append(table_q_); }
-
-  // INSERT INTO t (present columns) VALUES (...): the part before the values is the same for
-  // every row of an event (one column bitmap), kept in insert_prefix_.
-  void insert_head(RenderBuf& s, const TableMap&, const std::vector<ImageCell>& cells) {
-    if (insert_prefix_.empty()) {
-      insert_prefix_.append("INSERT INTO ");
-      insert_prefix_.append(table_q_);
-      insert_prefix_.append(" (");
-      bool first = true;
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        if (!cells[i].present || generated_[i]) continue;
-        if (!first) insert_prefix_.push_back(',');
-        first = false;
-        insert_prefix_.append(names_q_[i]);
-      }
-      insert_prefix_.append(") VALUES ");
-    }
-    s.append(insert_prefix_);
-  }
-
-  // An INSERT of the image's values, rendered straight from the cells.
-  Status insert_cells(RenderBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
-    insert_head(s, tm, cells);
-    Status st = insert_values(s, tm, cells);
-    if (st.ok()) s.append(";\n", 2);
-    return st;
-  }
-
-  // `(v1,v2,...)`: the image's values of the columns a statement sets.
-  Status insert_values(RenderBuf& s, const TableMap& tm, const std::vector<ImageCell>& cells) {
-    s.push_back('(');
-    bool first = true;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      const ImageCell& c = cells[i];
-      if (!c.present || generated_[i]) continue;
-      if (!first) s.push_back(',');
-      first = false;
-      if (c.is_null) {
-        s.append("NULL", 4);
-        continue;
-      }
-      Status st = append_sql_literal(s, tm.infos[i], c.value);
-      if (!st.ok()) return st;
-    }
-    s.push_back(')');
-    return {};
-  }
-
-  // WHERE by the primary key when every key column is in the image and not null, else by every
-  // column of the image (IS NULL for nulls) and LIMIT 1.
-  Status where(RenderBuf& s, const TableMap& tm, const Image& im) {
-    bool by_key = !tm.primary_key.empty();
-    for (std::uint32_t k : tm.primary_key) by_key = by_key && present(im, k) && !is_null(im, k);
-    s.append(" WHERE ");
-    bool first = true;
-    auto term = [&](std::size_t i) -> Status {
-      if (!first) s.append(" AND ");
-      first = false;
-      s.append(names_q_[i]);
-      if (is_null(im, i)) {
-        s.append(" IS NULL");
-        return {};
-      }
-      std::string_view l;
-      Status st = literal(tm, im, i, l);
-      if (!st.ok()) return st;
-      s.push_back('=');
-      s.append(l);
-      return {};
-    };
-    if (by_key) {
-      for (std::uint32_t k : tm.primary_key) {
-        Status st = term(k);
-        if (!st.ok()) return st;
-      }
-      return {};
-    }
-    for (std::size_t i = 0; i < im.cells->size(); ++i) {
-      if (!present(im, i)) continue;
-      Status st = term(i);
-      if (!st.ok()) return st;
-    }
-    if (first) s.append("1=1");
-    s.append(" LIMIT 1");
-    return {};
-  }
-
-  Status delete_stmt(RenderBuf& s, const TableMap& tm, const Image& where_image) {
-    s.append("DELETE FROM ");
-    table_name(s, tm);
-    Status st = where(s, tm, where_image);
-    if (!st.ok()) return st;
-    s.append(";\n");
-    return {};
-  }
-
-  // UPDATE t SET (the columns of `set_image` whose value differs from `where_image`'s, or all)
-  // WHERE ...
-  Status update_stmt(RenderBuf& s, const TableMap& tm, const Image& set_image, const Image& where_image) {
-    const std::size_t start = s.size();
-    s.append("UPDATE ");
-    table_name(s, tm);
-    s.append(" SET ");
-    bool any = false;
-    for (std::size_t i = 0; i < set_image.cells->size(); ++i) {
-      if (!present(set_image, i) || generated_[i]) continue;
-      if (set_ == SqlSet::changed && present(where_image, i) && same(i)) continue;
-      std::string_view l;
-      Status st = literal(tm, set_image, i, l);
-      if (!st.ok()) return st;
-      if (any) s.push_back(',');
-      any = true;
-      s.append(names_q_[i]);
-      s.push_back('=');
-      s.append(l);
-    }
-    if (!any) {  // nothing changed: no statement
-      s.resize(start);
-      s.append("# (no column changed)\n");
-      return {};
-    }
-    Status st = where(s, tm, where_image);
-    if (!st.ok()) return st;
-    s.append(";\n");
-    return {};
-  }
-
-  Status render_row(RenderBuf& s, const TableMap& tm, RowsKind kind) {
-    // An INSERT needs no literal kept: the values go out as they are rendered.
-    if (kind == RowsKind::insert && !flashback_) return insert_cells(s, tm, cells_a_);
-    if (kind == RowsKind::delete_ && flashback_) return insert_cells(s, tm, cells_a_);
-    reset_literals(cells_a_.size());
-    switch (kind) {
-      case RowsKind::insert:   // flashback
-      case RowsKind::delete_:  // forward
-        return delete_stmt(s, tm, image_a());
-      case RowsKind::update:
-        return flashback_ ? update_stmt(s, tm, image_a(), image_b()) : update_stmt(s, tm, image_b(), image_a());
-    }
-    return {};
-  }
-
-  // Forward UPDATE and DELETE rows in bulk. A run of rows of one rows event becomes one statement
-  // when every row is found by its primary key and the key's columns are all integers (no
-  // collation, padding or rounding: `k IN (...)` finds exactly the rows `k=...` finds), the keys
-  // run strictly one way (ORDER BY the key, ASC or DESC, then changes the rows in the order the
-  // source did, so unique and foreign key checks and triggers see the same sequence), and, for an
-  // UPDATE, no key column changes and every row sets the same columns, each to a literal whose
-  // type CASE cannot change (integers, DECIMAL of the column's scale, dates and times as text,
-  // X'..' bytes, _utf8mb4 text, NULL; not FLOAT/DOUBLE, BIT, ENUM/SET, JSON, ...):
-  //   DELETE FROM t WHERE `id` IN (1,2,3) ORDER BY `id`;
-  //   DELETE FROM t WHERE (`a`,`b`) IN ((1,1),(1,2)) ORDER BY `a`,`b`;
-  //   UPDATE t SET `c`=CASE `id` WHEN 1 THEN 5 WHEN 2 THEN 6 END WHERE `id` IN (1,2) ORDER BY `id`;
-  //   UPDATE t SET `c`=CASE WHEN `a`=1 AND `b`=1 THEN 5 ... END WHERE (`a`,`b`) IN (...) ...;
-  // A statement stays within batch_bytes_ and kMaxKeyedRows rows; a run of one row is written as
-  // the row's own statement. Any other row ends the run and is written as before.
-  static constexpr std::size_t kMaxKeyedRows = 1000;
-  enum class Keyed { taken, full, alone };
-
-  static bool integer_kind(const ImageCell& c) {
-    return c.present && !c.is_null &&
-           (c.value.kind == ValueKind::signed_int || c.value.kind == ValueKind::unsigned_int);
-  }
-  // A SET value CASE gives to the column as the row's own statement would.
-  static bool case_safe(const ImageCell& c, std::string_view lit) {
-    if (c.is_null) return true;
-    if (c.partial_json) return false;
-    switch (c.value.kind) {
-      case ValueKind::signed_int:
-      case ValueKind::unsigned_int:
-      case ValueKind::year:
-      case ValueKind::decimal:
-      case ValueKind::date:
-      case ValueKind::time:
-      case ValueKind::datetime:
-      case ValueKind::timestamp:
-      case ValueKind::binary:
-        return true;
-      case ValueKind::text:  // _utf8mb4'..' in every row (not _charset X'..' beside it)
-        return lit.size() >= 9 && lit.substr(0, 9) == "_utf8mb4'";
-      default:
-        return false;
-    }
-  }
-  static int compare_key(const ImageCell& a, const ImageCell& b) {
-    if (a.value.kind == ValueKind::signed_int) return a.value.i < b.value.i ? -1 : a.value.i > b.value.i ? 1 : 0;
-    return a.value.u < b.value.u ? -1 : a.value.u > b.value.u ? 1 : 0;
-  }
-  std::size_t keyed_cond_len(std::size_t row) const {  // WHEN's condition
-    const std::size_t nk = kb_key_.size();
-    if (nk == 1) return kb_key_spans_[row].len;
-    std::size_t n = 0;
-    for (std::size_t j = 0; j < nk; ++j) n += (j ? 5 : 0) + names_q_[kb_key_[j]].size() + 1 + kb_key_spans_[row * nk + j].len;
-    return n;
-  }
-
-  // Takes the decoded row into the run when it can go there (taken), says when the run must be
-  // written first (full), or that the row is written alone.
-  Keyed keyed_add(const TableMap& tm, bool update, Status& st) {
-    const std::vector<std::uint32_t>& pk = tm.primary_key;
-    if (pk.empty()) return Keyed::alone;
-    for (std::uint32_t k : pk) {
-      if (k >= cells_a_.size() || !integer_kind(cells_a_[k])) return Keyed::alone;
-      if (update && k < cells_b_.size() && cells_b_[k].present && !same(k)) return Keyed::alone;
-    }
-    // The columns this row sets (update_stmt's choice).
-    cols_.clear();
-    if (update) {
-      for (std::size_t i = 0; i < cells_b_.size(); ++i) {
-        if (!cells_b_[i].present || generated_[i]) continue;
-        if (i < cells_a_.size() && cells_a_[i].present && same(i)) continue;
-        cols_.push_back(static_cast<std::uint32_t>(i));
-      }
-      if (cols_.empty()) return Keyed::alone;
-    }
-    if (kb_rows_ > 0) {
-      if (kb_rows_ >= kMaxKeyedRows || (update && cols_ != kb_cols_)) return Keyed::full;
-      int c = 0;
-      for (std::size_t j = 0; j < pk.size() && c == 0; ++j) c = compare_key(kb_last_[j], cells_a_[pk[j]]);
-      if (c == 0 || (kb_dir_ != 0 && c != kb_dir_)) return Keyed::full;
-    }
-    // The literals, and what they add to the statement.
-    reset_literals(cells_a_.size() > cells_b_.size() ? cells_a_.size() : cells_b_.size());
-    const std::size_t key_at = kb_key_lits_.size(), key_spans = kb_key_spans_.size();
-    const std::size_t val_at = kb_val_lits_.size(), val_spans = kb_val_spans_.size();
-    auto undo = [&] {
-      kb_key_lits_.resize(key_at);
-      kb_key_spans_.resize(key_spans);
-      kb_val_lits_.resize(val_at);
-      kb_val_spans_.resize(val_spans);
-    };
-    if (kb_rows_ == 0) {
-      kb_key_lits_.clear();
-      kb_key_spans_.clear();
-      kb_val_lits_.clear();
-      kb_val_spans_.clear();
-    }
-    std::size_t keys_len = 0;
-    for (std::uint32_t k : pk) {
-      std::string_view l;
-      st = literal(tm, image_a(), k, l);
-      if (!st.ok()) return Keyed::alone;
-      kb_key_spans_.push_back(LitSpan{kb_key_lits_.size(), l.size()});
-      kb_key_lits_.append(l);
-      keys_len += l.size();
-    }
-    std::size_t vals_len = 0;
-    for (std::uint32_t i : cols_) {
-      std::string_view l;
-      st = literal(tm, image_b(), i, l);
-      if (!st.ok() || !case_safe(cells_b_[i], l)) {
-        undo();
-        return Keyed::alone;
-      }
-      kb_val_spans_.push_back(LitSpan{kb_val_lits_.size(), l.size()});
-      kb_val_lits_.append(l);
-      vals_len += l.size();
-    }
-    if (kb_rows_ == 0) {
-      kb_key_.assign(pk.begin(), pk.end());
-      kb_cols_ = cols_;
-      kb_dir_ = 0;
-      // The fixed part: DELETE FROM t WHERE (k) IN () ORDER BY k DESC; / UPDATE t SET c=CASE .. END, ...
-      std::size_t keys_names = 0;
-      for (std::uint32_t k : pk) keys_names += names_q_[k].size() + 1;
-      // ("UPDATE " + " SET " or "DELETE FROM ") t " WHERE " (k,..) " IN (" ") ORDER BY " k DESC,.. ";"
-      kb_len_ = 12 + table_q_.size() + 7 + keys_names + (pk.size() > 1 ? 2 : 0) + 5 + 11 + keys_names +
-                pk.size() * 5 + 1;
-      for (std::uint32_t i : cols_)  // ,c=CASE[ k] ... END
-        kb_len_ += 1 + names_q_[i].size() + 1 + 4 + (pk.size() == 1 ? 1 + names_q_[pk[0]].size() : 0) + 4;
-    }
-    // This row: its key in the IN list, and a WHEN per column.
-    const std::size_t row = kb_rows_;
-    std::size_t add = keys_len + (pk.size() - 1) + (pk.size() > 1 ? 2 : 0) + 1;
-    if (update) add += cols_.size() * (6 + keyed_cond_len(row) + 6) + vals_len;
-    if (kb_rows_ > 0 && kb_len_ + add > batch_bytes_) {
-      undo();
-      return Keyed::full;
-    }
-    if (kb_rows_ == 1) {
-      int c = 0;
-      for (std::size_t j = 0; j < pk.size() && c == 0; ++j) c = compare_key(kb_last_[j], cells_a_[pk[j]]);
-      kb_dir_ = c;
-    }
-    kb_len_ += add;
-    kb_last_.resize(pk.size());
-    for (std::size_t j = 0; j < pk.size(); ++j) kb_last_[j] = cells_a_[pk[j]];
-    ++kb_rows_;
-    return Keyed::taken;
-  }
-
-  // The run as one statement (a run of one row: the row's own statement).
-  void keyed_statement(RenderBuf& s, const TableMap& tm, bool update) {
-    const std::size_t nk = kb_key_.size(), nc = kb_cols_.size();
-    auto key = [&](std::size_t row, std::size_t j) {
-      const LitSpan& sp = kb_key_spans_[row * nk + j];
-      return std::string_view(kb_key_lits_.data() + sp.at, sp.len);
-    };
-    auto val = [&](std::size_t row, std::size_t c) {
-      const LitSpan& sp = kb_val_spans_[row * nc + c];
-      return std::string_view(kb_val_lits_.data() + sp.at, sp.len);
-    };
-    auto cond = [&](std::size_t row) {  // `a`=1 AND `b`=2
-      for (std::size_t j = 0; j < nk; ++j) {
-        if (j) s.append(" AND ", 5);
-        s.append(names_q_[kb_key_[j]]);
-        s.push_back('=');
-        s.append(key(row, j));
-      }
-    };
-    [[maybe_unused]] const std::size_t start = s.size();
-    s.append(update ? "UPDATE " : "DELETE FROM ");
-    table_name(s, tm);
-    if (update) {
-      s.append(" SET ", 5);
-      for (std::size_t c = 0; c < nc; ++c) {
-        if (c) s.push_back(',');
-        s.append(names_q_[kb_cols_[c]]);
-        s.push_back('=');
-        if (kb_rows_ == 1) {
-          s.append(val(0, c));
-          continue;
-        }
-        s.append("CASE", 4);
-        if (nk == 1) {
-          s.push_back(' ');
-          s.append(names_q_[kb_key_[0]]);
-        }
-        for (std::size_t r = 0; r < kb_rows_; ++r) {
-          s.append(" WHEN ", 6);
-          if (nk == 1) s.append(key(r, 0));
-          else cond(r);
-          s.append(" THEN ", 6);
-          s.append(val(r, c));
-        }
-        s.append(" END", 4);
-      }
-    }
-    s.append(" WHERE ", 7);
-    if (kb_rows_ == 1) {
-      cond(0);
-      s.append(";\n", 2);
-      return;
-    }
-    if (nk > 1) s.push_back('(');
-    for (std::size_t j = 0; j < nk; ++j) {
-      if (j) s.push_back(',');
-      s.append(names_q_[kb_key_[j]]);
-    }
-    if (nk > 1) s.push_back(')');
-    s.append(" IN (", 5);
-    for (std::size_t r = 0; r < kb_rows_; ++r) {
-      if (r) s.push_back(',');
-      if (nk > 1) s.push_back('(');
-      for (std::size_t j = 0; j < nk; ++j) {
-        if (j) s.push_back(',');
-        s.append(key(r, j));
-      }
-      if (nk > 1) s.push_back(')');
-    }
-    s.append(") ORDER BY ", 11);
-    for (std::size_t j = 0; j < nk; ++j) {
-      if (j) s.push_back(',');
-      s.append(names_q_[kb_key_[j]]);
-      if (kb_dir_ > 0) s.append(" DESC", 5);
-    }
-    s.push_back(';');
-    assert(s.size() - start <= kb_len_);
-    s.push_back('\n');
-  }
-
-  std::size_t kb_rows_ = 0;  // rows in the run
-  int kb_dir_ = 0;           // the keys' order: -1 ascending, 1 descending (0: one row so far)
-  std::size_t kb_len_ = 0;   // the run's statement, at most this many bytes (with its ';')
-  std::vector<std::uint32_t> kb_key_, kb_cols_, cols_;
-  std::vector<ImageCell> kb_last_;  // the last row's key cells (they view the event's bytes)
-  RenderBuf kb_key_lits_, kb_val_lits_;
-  std::vector<LitSpan> kb_key_spans_, kb_val_spans_;
-
-  bool flashback_ = false;
-  SqlSet set_ = SqlSet::changed;
-  const SqlOptions* sql_ = nullptr;
-  std::size_t rewrite_count_ = 0;
-  std::size_t batch_bytes_ = 0;  // forward INSERTs: rows per statement up to this size (0: one per row)
-  std::vector<ImageCell> cells_a_, cells_b_;
-  RenderBuf lits_a_, lits_b_;
-  std::vector<LitSpan> spans_a_, spans_b_;
-  RenderBuf row_;  // the statement of the row being rendered
-  std::vector<char> done_a_, done_b_;
-  std::string json_before_, json_after_;
-  std::string_view generated_;  // per column of the table being written (1: generated)
-  std::vector<std::string> names_q_;  // per column, quoted (the current rows event)
-  std::string table_q_;                // `db`.`table`
-  std::uint64_t names_serial_ = 0;  // the map names_q_ and table_q_ were made from
-  std::string insert_prefix_;
-};
 
 // --threads: the converting thread keeps transactions, table maps, session state and selection
 // and puts what it writes into batches, in order: text (already rendered), rows events to render
@@ -1372,7 +309,7 @@ class SqlConverter final : public RowSink {
       // The records are read back reversed: the session they need is set once, first.
       put("SET @@session.sql_mode='NO_AUTO_VALUE_ON_ZERO', @@session.time_zone='+00:00', "
                  "@@session.character_set_client=45, @@session.collation_connection=45;\n");
-      store_.replay(out_, [this](std::string_view note, std::string& dst) { expand_ddl_note(note, dst); });
+      store_.replay(out_, [this](std::string_view note, std::string& dst) { ddl_.expand(note, dst); });
     } else {
       leave_query_mode_now();
       gtid_end();
@@ -1454,13 +391,6 @@ class SqlConverter final : public RowSink {
     query_room(text.size());
     put(text);
   }
-  // A log name inside a comment line: no line breaks.
-  static std::string clean(std::string_view s) {
-    std::string r(s);
-    for (char& c : r)
-      if (c == '\n' || c == '\r') c = ' ';
-    return r;
-  }
 
   // Text in the output, after everything handed on before it.
   void emit(std::string_view text) {
@@ -1525,39 +455,7 @@ class SqlConverter final : public RowSink {
     return true;
   }
 
-  // ---- flashback and DDL ---------------------------------------------------------------------
-  // Undoing DDL is out of scope: a DDL statement in the range is never undone. It is an
-  // obstacle only when it acts on a table whose rows the range changes (the undo of those rows
-  // would meet another table definition), before or after the rows: known at the end. DDL on
-  // other tables, or on no table, is passed over with a "# SKIPPED" comment at its place.
-  // Memory: one entry per table (or dropped database) that DDL names, not per statement.
-
-  static std::string fold(std::string_view s) {
-    std::string r(s);
-    for (char& c : r)
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-    return r;
-  }
-
-  struct DdlSeen {  // the first DDL statement of the range on a table or database
-    std::string log;
-    std::uint64_t pos = 0;
-    std::string verb, shown;
-    std::uint64_t count = 0;
-    std::uint64_t seq = 0;  // the order of the statements, for the messages
-  };
-
-  void note_first(std::map<std::string, DdlSeen>& m, std::string key, const std::string& log, std::uint64_t pos,
-                  const std::string& verb, std::string shown) {
-    DdlSeen& d = m[std::move(key)];
-    if (d.count++ == 0) {
-      d.seq = ddl_seq_++;
-      d.log = log;
-      d.pos = pos;
-      d.verb = verb;
-      d.shown = std::move(shown);
-    }
-  }
+  // ---- flashback and DDL (flashback_ddl.h) ----------------------------------------------------
 
   void add_record(std::string rec) {
     sync();
@@ -1585,32 +483,14 @@ class SqlConverter final : public RowSink {
       case DdlTargets::Scope::tables:
         break;
     }
-    // The note, completed at the end: "\0" at "\0" verb "\0", then per target "d" db "\0" or
-    // "t" db "\0" table "\0" (names hold no NUL: the parser refuses them).
-    std::string rec(1, '\0');
-    rec.append(at).push_back('\0');
-    rec.append(verb).push_back('\0');
-    if (t.scope == DdlTargets::Scope::database) {
-      rec.push_back('d');
-      rec.append(t.database).push_back('\0');
-      note_first(ddl_dbs_, fold(t.database), *log_name_, top_pos(ev), verb,
-                 "every table of database " + clean(t.database));
-    } else {
-      for (const auto& [db, table] : t.tables) {
-        rec.push_back('t');
-        rec.append(db).push_back('\0');
-        rec.append(table).push_back('\0');
-        note_first(ddl_tables_, fold(db + '\n' + table), *log_name_, top_pos(ev), verb,
-                   clean(db) + '.' + clean(table));
-      }
-    }
-    add_record(std::move(rec));
+    // The note, completed at the end (FlashbackDdl::expand).
+    add_record(ddl_.note(t, at, *log_name_, top_pos(ev), verb));
   }
 
   // The DDL notes' targets against the tables whose rows the range changes: an error each (or a
   // warning with --flashback-skip-unsafe), at the first DDL statement on that table.
   void ddl_conflicts() {
-    auto conflict = [&](const DdlSeen& d) {
+    auto conflict = [&](const FlashbackDdl::Seen& d) {
       const std::string more =
           d.count > 1 ? fmt::format(" (the first of {} DDL statements on it in the range)", d.count) : std::string();
       const std::string why = fmt::format("{} on {}, whose rows the range changes{}", d.verb, d.shown, more);
@@ -1623,43 +503,7 @@ class SqlConverter final : public RowSink {
       report(Diagnostic{Check::undecodable_event, Severity::error, d.log, d.pos,
                         fmt::format("--flashback: {}: cannot be undone", why)});
     };
-    std::vector<const DdlSeen*> found;
-    for (const auto& [key, d] : ddl_tables_)
-      if (changed_folded_.count(key) != 0) found.push_back(&d);
-    for (const auto& [db, d] : ddl_dbs_)
-      if (changed_dbs_.count(db) != 0) found.push_back(&d);
-    std::sort(found.begin(), found.end(), [](const DdlSeen* a, const DdlSeen* b) { return a->seq < b->seq; });
-    for (const DdlSeen* d : found) conflict(*d);
-  }
-
-  // The comment of a DDL note (see flashback_ddl), now that every changed table is known.
-  void expand_ddl_note(std::string_view note, std::string& dst) const {
-    auto field = [&note]() {
-      const std::size_t e = note.find('\0');
-      std::string_view f = note.substr(0, e);
-      note = e == std::string_view::npos ? std::string_view() : note.substr(e + 1);
-      return f;
-    };
-    const std::string_view at = field(), verb = field();
-    std::string shown;
-    bool changed = false;
-    while (!note.empty()) {
-      const char kind = note[0];
-      note.remove_prefix(1);
-      const std::string_view db = field();
-      if (!shown.empty()) shown.append(", ");
-      if (kind == 'd') {
-        shown.append("every table of database ").append(clean(db));
-        changed = changed || changed_dbs_.count(fold(db)) != 0;
-        continue;
-      }
-      const std::string_view table = field();
-      shown.append(clean(db)).append(".").append(clean(table));
-      changed = changed || changed_folded_.count(fold(std::string(db) + '\n' + std::string(table))) != 0;
-    }
-    dst.append(fmt::format("# SKIPPED {}: {} on {}", at, verb, shown));
-    dst.append(changed ? ", whose rows the range changes (not undone; --flashback-skip-unsafe)\n"
-                       : " (DDL on tables whose rows the range does not change; not undone)\n");
+    for (const FlashbackDdl::Seen* d : ddl_.conflicts()) conflict(*d);
   }
 
   void comment_line(const std::string& line) {
@@ -1683,86 +527,6 @@ class SqlConverter final : public RowSink {
     s.push_back(' ');
     append_utc_datetime(s, ev.header.timestamp);
     s.append(" UTC\n");
-  }
-
-  // SET statements for the session variables that `want` gives (nullptr: leave as is).
-  void session(std::string& s, const std::array<const std::string*, kVarCount>& want) {
-    std::string sets;
-    for (std::size_t i = 0; i < kVarCount; ++i) {
-      if (want[i] == nullptr || (have_set_[i] && have_[i] == *want[i])) continue;
-      have_[i] = *want[i];
-      have_set_[i] = true;
-      sets.append(sets.empty() ? "SET " : ", ");
-      if (i == kTimestamp) sets.append("TIMESTAMP");
-      else sets.append("@@session.").append(kVarNames[i]);
-      sets.push_back('=');
-      sets.append(*want[i]);
-    }
-    if (!sets.empty()) {
-      s.append(sets);
-      s.append(";\n");
-    }
-  }
-
-  // What row statements need: UTC for TIMESTAMP literals, utf8mb4 for identifiers, a sql_mode
-  // that stores the values as given (NO_AUTO_VALUE_ON_ZERO keeps an explicit 0 in an
-  // AUTO_INCREMENT column; no STRICT, so zero dates are accepted as the source had them), the
-  // event's time for ON UPDATE CURRENT_TIMESTAMP columns, and the checks the event was run with.
-  void row_session(std::string& s, const Event& ev, std::uint16_t rows_flags) {
-    static const std::string utc = "'+00:00'", mode = "'NO_AUTO_VALUE_ON_ZERO'", utf8mb4 = "45", zero = "0",
-                             one = "1";
-    const std::string ts = std::to_string(ev.header.timestamp);
-    std::array<const std::string*, kVarCount> want{};
-    want[kTimestamp] = &ts;
-    want[kSqlMode] = &mode;
-    want[kTimeZone] = &utc;
-    want[kCharsetClient] = &utf8mb4;
-    want[kCollationConnection] = &utf8mb4;
-    want[kForeignKeyChecks] = (rows_flags & kRowsNoForeignKeyChecks) ? &zero : &one;
-    want[kUniqueChecks] = (rows_flags & kRowsRelaxedUniqueChecks) ? &zero : &one;
-    session(s, want);
-  }
-
-  void query_session(std::string& s, const Event& ev, const QueryEvent& q) {
-    std::string ts = std::to_string(ev.header.timestamp);
-    if (q.microseconds != 0) ts += fmt::format(".{:06}", q.microseconds);
-    const std::string thread = std::to_string(q.thread_id);
-    const std::string mode = std::to_string(q.sql_mode);
-    const std::string tz = q.time_zone.empty() ? "'SYSTEM'" : quote_plain(q.time_zone);
-    const std::string cc = std::to_string(q.charset_client), cn = std::to_string(q.collation_connection),
-                      cs = std::to_string(q.collation_server);
-    const std::string fk = (q.flags2 & kOptNoForeignKeyChecks) ? "0" : "1";
-    const std::string uc = (q.flags2 & kOptRelaxedUniqueChecks) ? "0" : "1";
-    const std::string ai = (q.flags2 & kOptAutoIsNull) ? "1" : "0";
-    const std::string ac = (q.flags2 & kOptNotAutocommit) ? "0" : "1";
-    std::array<const std::string*, kVarCount> want{};
-    want[kPseudoThreadId] = &thread;
-    want[kTimestamp] = &ts;
-    if (q.has_sql_mode) want[kSqlMode] = &mode;
-    want[kTimeZone] = &tz;
-    if (q.has_charset) {
-      want[kCharsetClient] = &cc;
-      want[kCollationConnection] = &cn;
-      want[kCollationServer] = &cs;
-    }
-    if (q.has_flags2) {
-      want[kForeignKeyChecks] = &fk;
-      want[kUniqueChecks] = &uc;
-      want[kAutoIsNull] = &ai;
-      want[kAutocommit] = &ac;
-    }
-    session(s, want);
-  }
-
-  static std::string quote_plain(std::string_view v) {
-    std::string r = "'";
-    for (char c : v) {
-      if (c == '\'') r.push_back('\'');
-      if (c == '\\') r.push_back('\\');
-      r.push_back(c);
-    }
-    r.push_back('\'');
-    return r;
   }
 
   // The BEGIN of the current transaction, once something of it is written.
@@ -2028,7 +792,7 @@ class SqlConverter final : public RowSink {
     set_query_mode(false);
     std::string s;
     if (sql_.comments != SqlComments::none) position_comment(s, ev);
-    query_session(s, ev, q);
+    vars_.query(s, ev.header.timestamp, q);
     if (!(ev.header.flags & kSuppressUse) && !q.db.empty() && cur_db_ != q.db) {
       s.append("USE ");
       append_quoted_identifier(s, rewritten_db(sql_, q.db));
@@ -2154,10 +918,7 @@ class SqlConverter final : public RowSink {
                                  clean(tm->db), clean(tm->table)));
       return;
     }
-    if (changed_tables_.insert(table_key).second && sql_.flashback) {
-      changed_folded_.insert(fold(table_key));
-      changed_dbs_.insert(fold(tm->db));
-    }
+    if (changed_tables_.insert(table_key).second && sql_.flashback) ddl_.changed(tm->db, tm->table);
     const bool update = kind.kind == RowsKind::update;
     if (sql_.flashback) {
       const bool full = full_image(h->columns_before, h->width, *tm) &&
@@ -2178,7 +939,7 @@ class SqlConverter final : public RowSink {
     head_.clear();  // (flashback: the undo statements' comment)
     if (sql_.flashback || sql_.comments == SqlComments::row) position_comment(head_, ev);
     session_.clear();
-    if (!sql_.flashback) row_session(session_, ev, h->flags);  // flashback: one header (finish_run)
+    if (!sql_.flashback) vars_.rows(session_, ev.header.timestamp, h->flags);  // flashback: one header (finish_run)
     else if (update)  // ON UPDATE CURRENT_TIMESTAMP columns the undo does not set: the original time
       session_.append(fmt::format("SET TIMESTAMP={};\n", ev.header.timestamp));
     RowsJobView v;
@@ -2222,40 +983,41 @@ class SqlConverter final : public RowSink {
     if (query_mode_) v.query_bound = sql_.batch_bytes;
     RowsOutcome o;
     if (sql_.flashback) {
-      struct Sink {  // each row to the transaction's records as it is rendered
+      struct Sink final : RowTextSink {  // each row to the transaction's records as it is rendered
+        Sink(SqlConverter& conv, const RowsJobView& view, RenderBuf& buf) : RowTextSink(buf), c(conv), v(view) {}
         SqlConverter& c;
         const RowsJobView& v;
-        RenderBuf b;
         std::size_t rows = 0;
-        RenderBuf& buf() { return b; }
-        void row_done() {
-          c.add_undo_row(b.view().substr(4), v.head, v.session);
+        void row_done() override {
+          c.add_undo_row(buf().view().substr(4), v.head, v.session);
           ++rows;
-          b.clear();
+          buf().clear();
         }
-      } sink{*this, v, {}, 0};
+      };
+      RenderBuf b;
+      Sink sink(*this, v, b);
       o = renderer_.render(v, sink);
       end_rows_prefix(sink.rows, v.head, v.session);
     } else {
-      struct Sink {  // whole statements to the output in blocks
+      struct Sink final : RowTextSink {  // whole statements to the output in blocks
+        Sink(SqlConverter& conv, RenderBuf& buf, bool held) : RowTextSink(buf), c(conv), hold(held) {}
         SqlConverter& c;
-        RenderBuf& b;
         // In a query: held until it is known whether the query before takes the first part (at
         // most --sql-batch-bytes, or one statement larger than that).
         bool hold;
-        RenderBuf& buf() { return b; }
-        void row_done() {
+        void row_done() override {
           if (hold && c.renderer_.query_closed()) {
             c.query_join(c.renderer_.query_first());
             hold = false;
           }
-          if (!hold && b.size() >= kOutBlock) write();
+          if (!hold && buf().size() >= kOutBlock) write();
         }
         void write() {
-          c.put(b.view());
-          b.clear();
+          c.put(buf().view());
+          buf().clear();
         }
-      } sink{*this, stream_buf_, query_mode_};
+      };
+      Sink sink(*this, stream_buf_, query_mode_);
       o = renderer_.render(v, sink);
       if (sink.hold) query_join(o.query_first);
       sink.write();
@@ -2267,11 +1029,7 @@ class SqlConverter final : public RowSink {
   // (the writing side) One undo statement of a rows event to the transaction's records.
   void add_undo_row(std::string_view stmt, std::string_view head, std::string_view session) {
     // One kRow record per row, its statement alone (the shared lines in the kPrefix record).
-    std::size_t mark = 0;
-    std::string& dst = txn_records_.begin(mark);
-    dst.push_back(Records::kRow);
-    dst.append(stmt);
-    txn_records_.end(mark);
+    txn_records_.add_tagged(Records::kRow, stmt);
     // What the statement is as text, as the spill threshold counts it.
     txn_bytes_ += head.size() + session.size() + stmt.size();
     if (txn_bytes_ >= sql_.spill_bytes) {  // a large transaction: to the store in pieces
@@ -2351,8 +1109,7 @@ class SqlConverter final : public RowSink {
   std::string head_, session_;  // the current rows event's shared parts
   std::string pending_;  // INTVAR / RAND / USER_VAR context of the next statement
   std::string cur_db_;
-  std::array<std::string, kVarCount> have_{};
-  std::array<bool, kVarCount> have_set_{};
+  SessionVars vars_;  // the session variables written so far
   bool open_ = false, open_xa_ = false;
   // GTIDs written (gtid_set): the transaction whose GTID was written last; MariaDB: the session's
   // domain and server_id saved, the last ones set; MySQL: GTID_NEXT set.
@@ -2366,11 +1123,7 @@ class SqlConverter final : public RowSink {
   std::uint64_t txn_seq_ = 1, failed_seq_ = 0;
   std::uint64_t open_txn_ = 0;
   std::unordered_set<std::string> refused_tables_, changed_tables_;
-  // flashback: the changed tables (db '\n' table) and their databases, ASCII case folded (names
-  // in DDL are as typed; servers with lower_case_table_names log them so), and the DDL seen
-  std::unordered_set<std::string> changed_folded_, changed_dbs_;
-  std::map<std::string, DdlSeen> ddl_tables_, ddl_dbs_;
-  std::uint64_t ddl_seq_ = 0;
+  FlashbackDdl ddl_;  // flashback: the DDL seen and the changed tables
   // flashback
   ReverseStore store_;
   Records txn_records_;
@@ -2396,11 +1149,9 @@ class SqlConverter final : public RowSink {
 
 void SqlRender::render(SqlBatch& b, SqlRowRenderer& w) const {
   w.configure(sql);
-  struct Sink {
-    RenderBuf& b;
-    RenderBuf& buf() { return b; }
-    void row_done() {}
-  } sink{b.out};
+  struct Sink final : RowTextSink {
+    using RowTextSink::RowTextSink;
+  } sink(b.out);
   for (SqlJob& j : b.jobs) {
     if (j.kind != SqlJob::Kind::rows) continue;
     const std::size_t at = b.out.size();
