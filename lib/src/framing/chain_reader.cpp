@@ -463,6 +463,17 @@ struct ChainReader::Impl {
 
   static constexpr std::size_t kPrefetchEvents = 8;
 
+  // The batch's next event (there is one), with the progress bar told.
+  [[gnu::always_inline]] void take_from_batch(Event& ev) {
+    const auto& evs = batch->events;
+    // The framing thread read these bytes last, on the other core: what the consumer reads of
+    // an event comes from that core's cache, a few hundred cycles away. Asked for a few events
+    // ahead, it is on this core when needed.
+    if (in_batch + kPrefetchEvents < evs.size()) __builtin_prefetch(evs[in_batch + kPrefetchEvents].body.data());
+    ev = evs[in_batch++];
+    if (progress_on) progress->update(done_before + seg_base + ev.pos);
+  }
+
   // The next top-level event of the open file; false at its end.
   bool next_outer(Event& ev) {
     if (pipe) {
@@ -470,13 +481,7 @@ struct ChainReader::Impl {
         if (batch != nullptr) {
           report_batch_diags();
           if (in_batch < batch->events.size()) {
-            // The framing thread read these bytes last, on the other core: what the consumer
-            // reads of an event comes from that core's cache, a few hundred cycles away. Asked
-            // for a few events ahead, it is on this core when needed.
-            if (in_batch + kPrefetchEvents < batch->events.size())
-              __builtin_prefetch(batch->events[in_batch + kPrefetchEvents].body.data());
-            ev = batch->events[in_batch++];
-            if (progress_on) progress->update(done_before + seg_base + ev.pos);
+            take_from_batch(ev);
             if (ev.type() == EventType::rotate) note_rotate(ev);
             return true;
           }
@@ -527,9 +532,7 @@ struct ChainReader::Impl {
       const auto& evs = batch->events;
       const auto& d = batch->diags;
       if (in_batch >= evs.size() || (in_diags < d.size() && d[in_diags].first <= in_batch)) return next_slow(ev);
-      if (in_batch + kPrefetchEvents < evs.size()) __builtin_prefetch(evs[in_batch + kPrefetchEvents].body.data());
-      ev = evs[in_batch++];
-      if (progress_on) progress->update(done_before + seg_base + ev.pos);
+      take_from_batch(ev);
     } else {
       if (!stream || selecting) return next_slow(ev);
       if (!stream->next(ev)) {

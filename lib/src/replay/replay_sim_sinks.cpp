@@ -209,13 +209,7 @@ void Simulator::try_dispatch(std::uint32_t p) {
     S.fast_count = S.next - S.first_pos;
     A.outstanding -= static_cast<std::int64_t>(bytes);
     mirror_release(p, bytes);
-    if (mq.head == mq.q.size()) {
-      mq.q.clear();
-      mq.head = 0;
-    } else if (mq.head >= 4096 && mq.head * 2 >= mq.q.size()) {
-      mq.q.erase(mq.q.begin(), mq.q.begin() + static_cast<std::ptrdiff_t>(mq.head));
-      mq.head = 0;
-    }
+    mq.compact();
   }
   S.batch = b;
   S.busy = true;
@@ -261,13 +255,7 @@ void Simulator::receive(std::uint32_t p, std::uint32_t g) {
       }
     }
   }
-  if (mq.head == mq.q.size()) {
-    mq.q.clear();
-    mq.head = 0;
-  } else if (mq.head >= 4096 && mq.head * 2 >= mq.q.size()) {
-    mq.q.erase(mq.q.begin(), mq.q.begin() + static_cast<std::ptrdiff_t>(mq.head));
-    mq.head = 0;
-  }
+  mq.compact();
   if (held) mirror_release(p, in_.events[g].size);
   const auto& list = in_.path_events[p];
   const ReplayInputEvent& e = in_.events[g];

@@ -212,6 +212,17 @@ struct MirrorQueue {
   std::vector<MirrorEntry> q;
   std::size_t head = 0;
   std::size_t size() const noexcept { return q.size() - head; }
+  // Drops the entries before head once they are at least half the vector (and 4096), so the
+  // vector neither grows without bound nor is shifted at every release.
+  void compact() {
+    if (head == q.size()) {
+      q.clear();
+      head = 0;
+    } else if (head >= 4096 && head * 2 >= q.size()) {
+      q.erase(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
+  }
 };
 
 // Why the upstream let an event go (for the cause of an overshoot).
