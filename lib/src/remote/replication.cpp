@@ -80,31 +80,31 @@ ReplicationClient::ReplicationClient(const RemoteOptions& o) : impl_(std::make_u
   s.m = mysql_init(nullptr);
   if (s.m == nullptr) throw RemoteError(fmt::format("server {}: out of memory", s.label));
   const unsigned timeout = o.connect_timeout;
-  mysql_optionsv(s.m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  mysql_options(s.m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
   // The dump reads forever on --stop-never: the server's heartbeats keep the link busy, so a read
   // that waits three heartbeat periods means the link is gone.
   const unsigned read_timeout = o.heartbeat_seconds * 3 + 5;
-  mysql_optionsv(s.m, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
+  mysql_options(s.m, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
   const unsigned long max_packet = 1ul << 30;  // events up to 1 GiB (max_allowed_packet's cap)
-  mysql_optionsv(s.m, MYSQL_OPT_MAX_ALLOWED_PACKET, &max_packet);
-  mysql_optionsv(s.m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  mysql_options(s.m, MYSQL_OPT_MAX_ALLOWED_PACKET, &max_packet);
+  mysql_options(s.m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   if (!o.socket.empty()) {
     const unsigned proto = MYSQL_PROTOCOL_SOCKET;
-    mysql_optionsv(s.m, MYSQL_OPT_PROTOCOL, &proto);
+    mysql_options(s.m, MYSQL_OPT_PROTOCOL, &proto);
   } else if (!o.host.empty() && o.host != "localhost") {
     const unsigned proto = MYSQL_PROTOCOL_TCP;
-    mysql_optionsv(s.m, MYSQL_OPT_PROTOCOL, &proto);
+    mysql_options(s.m, MYSQL_OPT_PROTOCOL, &proto);
   }
   const std::string& mode = o.ssl_mode;
   if (mode != "DISABLED") {
-    if (!o.ssl_key.empty()) mysql_optionsv(s.m, MYSQL_OPT_SSL_KEY, o.ssl_key.c_str());
-    if (!o.ssl_cert.empty()) mysql_optionsv(s.m, MYSQL_OPT_SSL_CERT, o.ssl_cert.c_str());
-    if (!o.ssl_ca.empty()) mysql_optionsv(s.m, MYSQL_OPT_SSL_CA, o.ssl_ca.c_str());
+    if (!o.ssl_key.empty()) mysql_options(s.m, MYSQL_OPT_SSL_KEY, o.ssl_key.c_str());
+    if (!o.ssl_cert.empty()) mysql_options(s.m, MYSQL_OPT_SSL_CERT, o.ssl_cert.c_str());
+    if (!o.ssl_ca.empty()) mysql_options(s.m, MYSQL_OPT_SSL_CA, o.ssl_ca.c_str());
     if (mode == "REQUIRED" || mode == "VERIFY_CA" || mode == "VERIFY_IDENTITY") {
       const my_bool on = 1;
-      mysql_optionsv(s.m, MYSQL_OPT_SSL_ENFORCE, &on);
+      mysql_options(s.m, MYSQL_OPT_SSL_ENFORCE, &on);
       const my_bool verify = mode == "REQUIRED" ? 0 : 1;
-      mysql_optionsv(s.m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+      mysql_options(s.m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
     }
   }
   const char* host = o.socket.empty() && !o.host.empty() ? o.host.c_str() : nullptr;
