@@ -73,7 +73,7 @@ class EventPipe {
   void put_full(EventBatch* b) {
     std::lock_guard<std::mutex> l(m_);
     if (!abandoned_) full_.push_back(b);
-    if (consumer_waits_ && full_.size() >= kWake) full_cv_.notify_one();
+    if (consumer_waits_ && full_.size() >= full_wake_) full_cv_.notify_one();
   }
   // `waited`: set when the consumer had to wait for the framer (it is the faster of the two).
   EventBatch* take_full(bool& waited) {
@@ -81,9 +81,10 @@ class EventPipe {
     waited = full_.empty() && !done_;
     if (waited) {
       consumer_waits_ = true;
-      full_cv_.wait(l, [&] { return full_.size() >= kWake || done_; });
+      full_cv_.wait(l, [&] { return full_.size() >= full_wake_ || done_; });
       consumer_waits_ = false;
     }
+    full_wake_ = kWake;
     if (full_.empty()) return nullptr;
     auto* b = full_.front();
     full_.pop_front();
@@ -118,6 +119,9 @@ class EventPipe {
   std::deque<EventBatch*> full_;
   bool done_ = false, stop_all_ = false, abandoned_ = false;
   bool framer_waits_ = false, consumer_waits_ = false;
+  // The consumer's first batch wakes it: at the start there is no work of its own to overlap
+  // with the framer's, and waiting for half the pool only delays the first event.
+  std::size_t full_wake_ = 1;
 };
 
 // The part of a source from `base` on, at offsets from 0: the second and later files of a
