@@ -1,8 +1,11 @@
 // Schema history: a tolerant MySQL/MariaDB DDL parser (the contract is in schema.h).
 //
 // Pipeline: Lexer (base/sql_lexer.h: text -> tokens; comments dropped, versioned comments read as SQL) -> the
-// tokens of one statement -> StatementParser (one member per statement kind) -> changes to the
-// history through SchemaHistoryAccess.
+// tokens of one statement -> StatementParser (one member per statement kind; here) -> changes to the
+// history through SchemaHistoryAccess. The parts it stands on: DdlCursor (ddl_cursor.h: the tokens
+// and the reads every part shares) and ColumnReader (column_reader.h: column definitions and
+// PRIMARY KEY constraints). ddl_targets (what a statement acts on) reads the same tokens through
+// the same cursor, without a history (ddl_targets.cpp).
 //
 // The input is untrusted binlog text, so:
 //   - nothing recurses: parenthesised groups are skipped with a depth counter, and every loop
@@ -14,11 +17,9 @@
 #include <binlogctl/columns.h>
 #include <binlogctl/schema.h>
 
-#include "base/sql_lexer.h"
+#include "schema/column_reader.h"
 
 #include <algorithm>
-#include <charconv>
-#include <climits>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,35 +29,10 @@
 namespace binlogctl {
 namespace {
 
-// MySQL and MariaDB refuse tables with more columns; a statement declaring more is not one a
-// server logged, so it is unreadable rather than a reason to do unbounded work.
-constexpr std::size_t kMaxColumns = 4096;
-// ALTER TABLE specs per statement: enough for one spec per column of the widest table, twice.
-constexpr std::size_t kMaxAlterSpecs = 2 * kMaxColumns;
-
-// The library's one SQL lexer (tokens, comments, quoting): base/sql_lexer.h.
-using namespace sql_lexer;
-
-std::string to_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = ascii_lower(c);
-  return out;
-}
+using namespace ddl;
 
 bool is_ddl_start(const Token& t) {
   return t.is_kw("CREATE") || t.is_kw("ALTER") || t.is_kw("DROP") || t.is_kw("RENAME");
-}
-
-int to_int(std::string_view digits) {
-  long long v = 0;
-  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (r.ec == std::errc::result_out_of_range || v > INT_MAX) return INT_MAX;
-  if (r.ec != std::errc() || v < 0) return -1;
-  return static_cast<int>(v);
-}
-
-bool is_temporal_with_fsp(std::string_view type) {
-  return type == "time" || type == "datetime" || type == "timestamp";
 }
 
 // Maximum bytes per character, for CONVERT TO CHARACTER SET's TEXT growth; 0 when unknown.
@@ -187,30 +163,10 @@ using Access = SchemaHistoryAccess;
 // ---------------------------------------------------------------------------------------------
 // Statement parser
 
-struct ColumnDef {
-  SchemaColumn col;
-  bool primary = false;     // PRIMARY KEY / KEY as a column attribute
-  bool row_period = false;  // MariaDB GENERATED ALWAYS AS ROW START|END
-  bool first = false;       // ALTER: FIRST
-  bool has_after = false;   // ALTER: AFTER `after`
-  std::string after;
-};
-
-enum class Constraint : std::uint8_t { other, primary, bad };
-
-class StatementParser {
+class StatementParser : public ColumnReader {
  public:
   StatementParser(SchemaHistory& h, std::string_view db, const std::vector<Token>& toks)
-      : h_(h), db_(db), toks_(toks) {
-    // A ';' ends the statement: whatever follows is not part of it.
-    end_ = toks.size();
-    for (std::size_t i = 0; i < toks.size(); ++i) {
-      if (toks[i].is_punct(';')) {
-        end_ = i;
-        break;
-      }
-    }
-  }
+      : ColumnReader(db, toks), h_(h) {}
 
   // Applies the statement; true when the history changed.
   bool run() {
@@ -225,563 +181,7 @@ class StatementParser {
     return false;
   }
 
-  // What the statement acts on (ddl_targets in schema.h). Reads only: the history is not used.
-  void targets(DdlTargets& r) {
-    r.scope = DdlTargets::Scope::unknown;
-    if (accept("CREATE")) {
-      r.verb = "CREATE";
-      create_targets(r);
-    } else if (accept("ALTER")) {
-      r.verb = "ALTER";
-      alter_targets(r);
-    } else if (accept("DROP")) {
-      r.verb = "DROP";
-      drop_targets(r);
-    } else if (accept("RENAME")) {
-      r.verb = "RENAME";
-      if (accept("USER")) {
-        r.verb += " USER";
-        r.scope = DdlTargets::Scope::none;
-        return;
-      }
-      if (!accept("TABLE") && !accept("TABLES")) return;
-      r.verb += " TABLE";
-      accept_if_exists();
-      do {
-        std::string fd, fn, td, tn;
-        if (!qualified(db_, fd, fn) || !accept("TO") || !qualified(db_, td, tn)) break;
-        r.tables.emplace_back(std::move(fd), std::move(fn));
-        r.tables.emplace_back(std::move(td), std::move(tn));
-      } while (accept(','));
-      if (!r.tables.empty()) r.scope = DdlTargets::Scope::tables;
-    } else if (accept("TRUNCATE")) {
-      r.verb = "TRUNCATE";
-      accept("TABLE");
-      table_list(r, false);
-    } else if (kw("GRANT") || kw("REVOKE")) {
-      r.verb = std::string(peek().raw);
-      for (char& c : r.verb) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-      r.scope = DdlTargets::Scope::none;  // privileges: no table's rows or columns
-    }
-  }
-
  private:
-  // ---- DDL targets --------------------------------------------------------------------------
-
-  // Objects that hold no rows of a table: statements on them act on no table.
-  static constexpr std::string_view kNoTableObjects[] = {
-      "VIEW",     "PROCEDURE", "FUNCTION", "EVENT",     "USER",     "ROLE",  "SERVER",
-      "PACKAGE",  "TABLESPACE", "LOGFILE", "RESOURCE",  "INSTANCE", "AGGREGATE", "DATABASE", "SCHEMA"};
-
-  // The object keyword that names what a CREATE/ALTER/DROP acts on, looked for past the
-  // clauses that may precede it (OR REPLACE, DEFINER = user, ALGORITHM = x, SQL SECURITY x,
-  // TEMPORARY, ...): a bounded scan of the leading tokens.
-  std::string_view object_keyword() {
-    static constexpr std::string_view kObjects[] = {"TABLE", "TABLES", "INDEX", "TRIGGER", "SEQUENCE"};
-    for (std::size_t n = 0; n < 24 && !at_end(); ++n, next()) {
-      if (peek().kind != Tok::word) continue;
-      for (std::string_view w : kObjects)
-        if (peek().is_kw(w)) return w;
-      for (std::string_view w : kNoTableObjects)
-        if (peek().is_kw(w)) return w;
-    }
-    return {};
-  }
-
-  void add_verb(DdlTargets& r, std::string_view w) {
-    r.verb.push_back(' ');
-    r.verb.append(w);
-  }
-
-  // [IF [NOT] EXISTS] a[, b ...] into r.tables; `list` allows more than one name.
-  void table_list(DdlTargets& r, bool list) {
-    if (!accept_if_exists()) accept_if_not_exists();
-    do {
-      std::string d, n;
-      if (!qualified(db_, d, n)) break;
-      r.tables.emplace_back(std::move(d), std::move(n));
-    } while (list && accept(','));
-    if (!r.tables.empty()) r.scope = DdlTargets::Scope::tables;
-  }
-
-  // Past the next ON at parenthesis depth 0 (bounded), the table it names.
-  void on_table(DdlTargets& r) {
-    for (std::size_t n = 0; n < 64 && !at_end(); ++n) {
-      if (accept("ON")) {
-        table_list(r, false);
-        return;
-      }
-      skip_group();
-    }
-  }
-
-  void create_targets(DdlTargets& r) {
-    const std::string_view obj = object_keyword();
-    if (obj.empty()) return;
-    add_verb(r, obj);
-    next();
-    if (obj == "TABLE" || obj == "SEQUENCE") {
-      table_list(r, false);  // CREATE TABLE ... LIKE / SELECT only read their sources
-    } else if (obj == "INDEX" || obj == "TRIGGER") {
-      on_table(r);
-    } else if (obj != "TABLES") {
-      r.scope = DdlTargets::Scope::none;
-    }
-  }
-
-  void alter_targets(DdlTargets& r) {
-    const std::string_view obj = object_keyword();
-    if (obj.empty()) return;
-    add_verb(r, obj);
-    next();
-    if (obj != "TABLE" && obj != "SEQUENCE") {
-      if (obj != "INDEX" && obj != "TRIGGER" && obj != "TABLES") r.scope = DdlTargets::Scope::none;
-      return;
-    }
-    accept_if_exists();
-    std::string tdb, tname;
-    if (!qualified(db_, tdb, tname)) return;
-    r.tables.emplace_back(tdb, std::move(tname));
-    // Other tables the specs name: RENAME [TO|AS] t2 (not RENAME COLUMN/INDEX/KEY),
-    // EXCHANGE PARTITION p WITH TABLE t2.
-    while (!at_end()) {
-      if (kw("RENAME") && !kw("COLUMN", 1) && !kw("INDEX", 1) && !kw("KEY", 1)) {
-        next();
-        if (!accept("TO")) accept("AS");
-        std::string d, n;
-        if (qualified(tdb, d, n)) r.tables.emplace_back(std::move(d), std::move(n));
-        continue;
-      }
-      if (kw("WITH") && kw("TABLE", 1)) {
-        pos_ += 2;
-        std::string d, n;
-        if (qualified(db_, d, n)) r.tables.emplace_back(std::move(d), std::move(n));
-        continue;
-      }
-      skip_group();
-    }
-    r.scope = DdlTargets::Scope::tables;
-  }
-
-  void drop_targets(DdlTargets& r) {
-    const std::string_view obj = object_keyword();
-    if (obj.empty()) return;
-    add_verb(r, obj);
-    next();
-    if (obj == "DATABASE" || obj == "SCHEMA") {
-      accept_if_exists();
-      if (name(r.database)) r.scope = DdlTargets::Scope::database;
-    } else if (obj == "TABLE" || obj == "TABLES" || obj == "SEQUENCE") {
-      table_list(r, true);
-    } else if (obj == "INDEX") {
-      on_table(r);
-    } else if (obj != "TRIGGER") {  // DROP TRIGGER names the trigger, not its table: unknown
-      r.scope = DdlTargets::Scope::none;
-    }
-  }
-
-  // ---- token access -------------------------------------------------------------------------
-  const Token& peek(std::size_t k = 0) const {
-    return pos_ + k < end_ ? toks_[pos_ + k] : end_tok_;
-  }
-  bool at_end() const { return pos_ >= end_; }
-  void next() {
-    if (pos_ < end_) ++pos_;
-  }
-  void skip_rest() { pos_ = end_; }
-  bool kw(std::string_view w, std::size_t k = 0) const { return peek(k).is_kw(w); }
-  bool punct(char c, std::size_t k = 0) const { return peek(k).is_punct(c); }
-  bool accept(std::string_view w) {
-    if (!kw(w)) return false;
-    next();
-    return true;
-  }
-  bool accept(char c) {
-    if (!punct(c)) return false;
-    next();
-    return true;
-  }
-  // CHARACTER SET | CHARSET | CHAR SET
-  bool accept_charset_keyword() {
-    if (accept("CHARSET")) return true;
-    if (!(kw("CHARACTER") || kw("CHAR")) || !kw("SET", 1)) return false;
-    pos_ += 2;
-    return true;
-  }
-  bool accept_if_exists() {
-    if (!kw("IF") || !kw("EXISTS", 1)) return false;
-    pos_ += 2;
-    return true;
-  }
-  bool accept_if_not_exists() {
-    if (!kw("IF") || !kw("NOT", 1) || !kw("EXISTS", 2)) return false;
-    pos_ += 3;
-    return true;
-  }
-  // An identifier: bare, `quoted`, or a string (names in "..." under ANSI_QUOTES, and what
-  // some clients write).
-  // NUL is not allowed in identifiers (and would make the db + '\0' + table keys ambiguous).
-  bool name(std::string& out) {
-    if (!peek().is_name() || peek().value().find('\0') != std::string_view::npos) return false;
-    out.assign(peek().value());
-    next();
-    return true;
-  }
-  // [db.]name, db defaulting to def_db.
-  bool qualified(std::string_view def_db, std::string& db, std::string& table) {
-    std::string first;
-    if (!name(first)) return false;
-    if (punct('.') && peek(1).is_name()) {
-      next();
-      db = std::move(first);
-      return name(table);
-    }
-    db.assign(def_db);
-    table = std::move(first);
-    return true;
-  }
-  // On '(': moves past the matching ')' (or to the end); otherwise past one token.
-  void skip_group() {
-    if (!punct('(')) {
-      next();
-      return;
-    }
-    std::size_t depth = 0;
-    while (!at_end()) {
-      if (punct('(')) {
-        ++depth;
-      } else if (punct(')')) {
-        if (--depth == 0) {
-          next();
-          return;
-        }
-      }
-      next();
-    }
-  }
-  // Moves to the next ',' or ')' outside parentheses (not consumed), or to the end.
-  void skip_item() {
-    std::size_t depth = 0;
-    while (!at_end()) {
-      if (punct('(')) {
-        ++depth;
-      } else if (punct(')')) {
-        if (depth == 0) return;
-        --depth;
-      } else if (punct(',') && depth == 0) {
-        return;
-      }
-      next();
-    }
-  }
-  // A string literal; adjacent literals concatenate ('a' 'b' is 'ab').
-  bool read_string(std::string& out) {
-    if (peek().kind != Tok::string) return false;
-    out.clear();
-    while (peek().kind == Tok::string) {
-      out += peek().text;
-      next();
-    }
-    return true;
-  }
-  // A DEFAULT / ON UPDATE value: operand (operator operand)*. Parenthesised parts go whole; a
-  // word followed by a string is a typed literal (DATE '...', _latin1 'x').
-  void skip_expr() {
-    auto is_prefix = [](const Token& t) {
-      return t.is_punct('-') || t.is_punct('+') || t.is_punct('~') || t.is_punct('!');
-    };
-    auto is_binary = [](const Token& t) {
-      return t.kind == Tok::punct && t.raw.size() == 1 &&
-             std::string_view("+-*/%&|^<>=").find(t.raw[0]) != std::string_view::npos;
-    };
-    while (!at_end()) {
-      while (is_prefix(peek())) next();
-      const Token& t = peek();
-      if (t.is_punct('(')) {
-        skip_group();
-      } else if (t.kind == Tok::string) {
-        while (peek().kind == Tok::string) next();
-      } else if (t.kind == Tok::number || t.kind == Tok::quoted) {
-        next();
-      } else if (t.kind == Tok::word) {
-        const bool next_value = t.is_kw("NEXT") && kw("VALUE", 1);  // MariaDB NEXT VALUE FOR seq
-        next();
-        if (next_value) {
-          next();
-          accept("FOR");
-          std::string d, n;
-          qualified({}, d, n);
-        } else if (punct('(')) {
-          skip_group();
-        } else if (peek().kind == Tok::string) {
-          next();
-        }
-      } else {
-        return;
-      }
-      if (!is_binary(peek())) return;
-      while (is_binary(peek())) next();
-    }
-  }
-
-  // ---- column definitions -------------------------------------------------------------------
-
-  // Numbers in a type's parentheses (or ENUM/SET members).
-  void type_args(SchemaColumn& c) {
-    next();  // '('
-    const bool members = c.type == "enum" || c.type == "set";
-    std::size_t index = 0, depth = 0;
-    while (!at_end()) {
-      const Token& t = peek();
-      if (t.is_punct(')')) {
-        next();
-        if (depth == 0) break;
-        --depth;
-        continue;
-      }
-      if (t.is_punct('(')) {
-        ++depth;
-      } else if (depth == 0 && t.is_punct(',')) {
-        ++index;
-      } else if (depth == 0 && members && t.kind == Tok::string) {
-        std::string s;
-        read_string(s);
-        c.elements.push_back(std::move(s));
-        continue;
-      } else if (depth == 0 && !members && t.kind == Tok::number && index < 2) {
-        (index == 0 ? c.length : c.decimals) = to_int(t.raw);
-      }
-      next();
-    }
-    // TIME(3), DATETIME(6), TIMESTAMP(3): the only argument is the fractional precision.
-    if (is_temporal_with_fsp(c.type) && c.length >= 0 && c.decimals < 0) {
-      c.decimals = c.length;
-      c.length = -1;
-    }
-  }
-
-  // The data type: one lower-cased word, except the multi-word spellings below, which become
-  // the one word they stand for.
-  bool data_type(SchemaColumn& c) {
-    if (peek().kind != Tok::word) return false;
-    std::string type = to_lower(peek().raw);
-    next();
-    bool national = type == "nchar" || type == "nvarchar";
-    if (type == "national") {
-      if (peek().kind != Tok::word) return false;
-      national = true;
-      type = to_lower(peek().raw);
-      next();
-    }
-    if (type == "double") {
-      accept("PRECISION");
-    } else if (type == "char" || type == "character" || type == "nchar") {
-      if (accept("VARYING") || (type == "nchar" && accept("VARCHAR")))
-        type = "varchar";
-      else if (national)
-        type = type == "nchar" ? "nchar" : "char";
-    } else if (type == "long") {
-      // LONG VARCHAR / LONG VARBINARY are MEDIUMTEXT / MEDIUMBLOB; plain LONG stays as written.
-      if (accept("VARBINARY"))
-        type = "mediumblob";
-      else if (accept("VARCHAR"))
-        type = "mediumtext";
-      else if ((kw("CHAR") || kw("CHARACTER")) && kw("VARYING", 1)) {
-        pos_ += 2;
-        type = "mediumtext";
-      }
-    } else if (type == "serial") {  // BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
-      type = "bigint";
-      c.is_unsigned = true;
-      c.nullable = false;
-    }
-    c.type = std::move(type);
-    if (national) c.charset = "utf8mb3";
-    if (punct('(')) type_args(c);
-    return true;
-  }
-
-  // REFERENCES t (cols) [MATCH x] [ON DELETE|UPDATE action]...: parsed so that ON UPDATE
-  // CASCADE / SET NULL are not read as column attributes.
-  void references() {
-    std::string d, n;
-    qualified(db_, d, n);
-    if (punct('(')) skip_group();
-    while (!at_end()) {
-      if (accept("MATCH")) {
-        next();
-      } else if (kw("ON") && (kw("DELETE", 1) || kw("UPDATE", 1))) {
-        const std::size_t save = pos_;
-        pos_ += 2;
-        if (accept("RESTRICT") || accept("CASCADE")) continue;
-        if (kw("SET") && (kw("NULL", 1) || kw("DEFAULT", 1))) {
-          pos_ += 2;
-          continue;
-        }
-        if (kw("NO") && kw("ACTION", 1)) {
-          pos_ += 2;
-          continue;
-        }
-        pos_ = save;  // ON UPDATE CURRENT_TIMESTAMP: a column attribute after all
-        return;
-      } else {
-        return;
-      }
-    }
-  }
-
-  // Column attributes in any order, up to the ',' or ')' that ends the definition. Unknown
-  // attributes are skipped to that ',' (everything after them is lost, but nothing is misread).
-  void column_attributes(ColumnDef& d, bool in_alter) {
-    SchemaColumn& c = d.col;
-    while (!at_end()) {
-      const Token& t = peek();
-      if (t.is_punct(',') || t.is_punct(')')) return;
-      if (t.kind != Tok::word) {
-        skip_item();
-        return;
-      }
-      if (accept("NOT")) {
-        if (accept("NULL"))
-          c.nullable = false;
-        else if (!accept("ENFORCED"))
-          skip_item();
-      } else if (accept("NULL")) {
-        c.nullable = true;
-      } else if (accept("DEFAULT")) {
-        skip_expr();
-      } else if (kw("ON") && kw("UPDATE", 1)) {
-        pos_ += 2;
-        skip_expr();
-      } else if (accept("UNIQUE")) {
-        accept("KEY");
-      } else if (accept("PRIMARY") || accept("KEY")) {  // a column's "KEY" is its PRIMARY KEY
-        accept("KEY");
-        d.primary = true;
-        c.nullable = false;
-      } else if (accept("COMMENT")) {
-        accept('=');
-        std::string s;
-        if (!read_string(s)) next();
-      } else if (accept("COLLATE")) {
-        accept('=');
-        std::string v;
-        if (name(v)) c.collation = to_lower(v);
-      } else if (accept_charset_keyword()) {
-        accept('=');
-        std::string v;
-        if (name(v)) c.charset = to_lower(v);
-      } else if (accept("ASCII")) {
-        c.charset = "latin1";
-      } else if (accept("UNICODE")) {
-        c.charset = "ucs2";
-      } else if (accept("GENERATED")) {
-        accept("ALWAYS");
-      } else if (accept("AS")) {
-        if (punct('(')) {
-          skip_group();
-          c.generated = true;
-        } else if (accept("ROW")) {  // MariaDB system versioning period column
-          next();                    // START | END
-          c.generated = true;
-          d.row_period = true;
-        } else {
-          skip_item();
-        }
-      } else if (accept("INVISIBLE")) {
-        c.invisible = true;
-      } else if (accept("VISIBLE")) {
-        c.invisible = false;
-      } else if (accept("UNSIGNED")) {
-        c.is_unsigned = true;
-      } else if (accept("ZEROFILL")) {
-        c.zerofill = true;
-        c.is_unsigned = true;  // the servers add UNSIGNED to ZEROFILL columns
-      } else if (accept("SIGNED")) {
-        c.is_unsigned = false;
-      } else if (accept("CHECK")) {
-        skip_group();
-      } else if (accept("CONSTRAINT")) {
-        if (!kw("CHECK")) next();  // the constraint name
-      } else if (accept("REFERENCES")) {
-        references();
-      } else if (accept("SERIAL")) {  // SERIAL DEFAULT VALUE = NOT NULL AUTO_INCREMENT UNIQUE
-        if (kw("DEFAULT") && kw("VALUE", 1)) pos_ += 2;
-        c.nullable = false;
-      } else if (accept("WITH") || accept("WITHOUT")) {  // [WITH|WITHOUT] SYSTEM VERSIONING
-        accept("SYSTEM");
-        accept("VERSIONING");
-      } else if (accept("COLUMN_FORMAT") || accept("STORAGE") || accept("SRID")) {
-        next();  // FIXED|DYNAMIC|DEFAULT, DISK|MEMORY|DEFAULT, the SRID number
-      } else if (accept("COMPRESSED")) {
-        if (accept('=')) next();
-      } else if (in_alter && accept("FIRST")) {
-        d.first = true;
-      } else if (in_alter && accept("AFTER")) {
-        d.has_after = name(d.after);
-      } else if (accept("AUTO_INCREMENT") || accept("VIRTUAL") || accept("STORED") ||
-                 accept("PERSISTENT") || accept("ENFORCED") || accept("BINARY") || accept("BYTE")) {
-        // nothing recorded
-      } else if (punct('=', 1)) {  // engine-defined attributes: name = value
-        pos_ += 2;
-        skip_group();
-      } else {
-        skip_item();
-      }
-    }
-  }
-
-  bool column_def(ColumnDef& d, bool in_alter) {
-    if (!name(d.col.name) || d.col.name.empty()) return false;
-    if (!data_type(d.col)) return false;
-    column_attributes(d, in_alter);
-    return true;
-  }
-
-  // ---- constraints --------------------------------------------------------------------------
-
-  bool is_constraint_start() const {
-    const Token& t = peek();
-    return t.is_kw("PRIMARY") || t.is_kw("UNIQUE") || t.is_kw("KEY") || t.is_kw("INDEX") ||
-           t.is_kw("FULLTEXT") || t.is_kw("SPATIAL") || t.is_kw("FOREIGN") ||
-           t.is_kw("CONSTRAINT") || t.is_kw("CHECK") || (t.is_kw("PERIOD") && kw("FOR", 1));
-  }
-
-  // PRIMARY KEY [name] [USING x] (part, ...) [options]: the parts' column names in `out`, prefix
-  // lengths dropped. Functional parts (expr) are skipped.
-  bool key_parts(std::vector<std::string>& out) {
-    while (!at_end() && !punct('(') && !punct(',') && !punct(')')) next();
-    if (!accept('(')) return false;
-    out.clear();
-    while (true) {
-      if (at_end()) return false;
-      std::string n;
-      if (name(n)) {
-        if (out.size() >= kMaxColumns) return false;
-        out.push_back(std::move(n));
-      }
-      skip_item();  // (prefix length) ASC|DESC, or a functional part
-      if (accept(',')) continue;
-      if (accept(')')) break;
-    }
-    skip_item();  // index options
-    return true;
-  }
-
-  // A table constraint (CREATE list, ALTER ... ADD): only a PRIMARY KEY matters to the history.
-  Constraint constraint(std::vector<std::string>& pk) {
-    if (accept("CONSTRAINT")) {
-      accept_if_not_exists();
-      if (!kw("PRIMARY") && !kw("UNIQUE") && !kw("FOREIGN") && !kw("CHECK")) next();  // name
-    }
-    if (accept("PRIMARY")) {
-      accept("KEY");
-      return key_parts(pk) ? Constraint::primary : Constraint::bad;
-    }
-    skip_item();
-    return Constraint::other;
-  }
-
   // ---- CREATE -------------------------------------------------------------------------------
 
   // A table constraint at the cursor (PRIMARY KEY sets t's key); false when it does not parse.
@@ -1477,11 +877,6 @@ class StatementParser {
   }
 
   SchemaHistory& h_;
-  std::string_view db_;
-  const std::vector<Token>& toks_;
-  std::size_t pos_ = 0;
-  std::size_t end_ = 0;
-  Token end_tok_;  // returned past the end: matches no keyword and no punctuation
 };
 
 bool apply_tokens(SchemaHistory& h, std::string_view db, const std::vector<Token>& toks) {
@@ -1489,18 +884,6 @@ bool apply_tokens(SchemaHistory& h, std::string_view db, const std::vector<Token
 }
 
 }  // namespace
-
-DdlTargets ddl_targets(std::string_view db, std::string_view sql) {
-  DdlTargets r;
-  Lexer lex(sql);
-  std::vector<Token> toks;
-  Token tok;
-  while (lex.next(tok) && !tok.is_punct(';')) toks.push_back(std::move(tok));
-  SchemaHistory unused;  // the parser's history: targets() reads none of it
-  StatementParser(unused, db, toks).targets(r);
-  if (r.scope != DdlTargets::Scope::tables) r.tables.clear();
-  return r;
-}
 
 int SchemaTable::column_index(std::string_view column) const noexcept {
   for (std::size_t i = 0; i < columns.size(); ++i)
@@ -1535,9 +918,7 @@ namespace {
 // (rather than a statement about objects with no table, or a no-op such as DROP TABLE IF EXISTS
 // of an unknown table): "" when it is not.
 std::string ignored_because(std::string_view db, const std::vector<Token>& toks) {
-  SchemaHistory unused;
-  DdlTargets r;
-  StatementParser(unused, db, toks).targets(r);
+  const DdlTargets r = read_ddl_targets(db, toks);
   if (r.scope == DdlTargets::Scope::unknown && r.verb.find(' ') == std::string::npos)
     return std::string(toks.front().raw) + " of no kind of object binlogctl knows (not TABLE, INDEX, VIEW, DATABASE, ...)";
   if (r.verb == "CREATE TABLE") {
