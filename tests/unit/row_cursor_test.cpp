@@ -178,6 +178,23 @@ std::unique_ptr<TableMap> docs_map() {
   return std::move(*r);
 }
 
+// `n` INT NOT NULL columns without names.
+std::unique_ptr<TableMap> int_map(std::size_t n) {
+  static Buf types, nulls;
+  types.assign(n, 3);
+  nulls.assign((n + 7) / 8, 0);
+  TableMapEvent e;
+  e.table_id = 8;
+  e.db = "d";
+  e.table = "w";
+  e.column_count = n;
+  e.column_types = B(types);
+  e.null_bitmap = B(nulls);
+  auto r = parse_table_map(e, 100, 200);
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
 std::string walk_all(const TableMap& tm, std::uint64_t width, const Buf& present, bool partial, ByteReader& r,
                      Status& st) {
   RowImageCursor cur;
@@ -321,5 +338,57 @@ TEST_SUITE("row cursor") {
     CHECK(st.error().code == Errc::truncated);
     CHECK(st.error().offset == 3);
     CHECK(std::string(st.error().what) == "partial JSON value runs past the end of the row");
+  }
+
+  TEST_CASE("RowImageCursor: a full image's NULLs in bulk (any_null, value_bits)") {
+    auto tm = docs_map();
+    Buf present = {0x0f};
+    RowImageCursor cur;
+    Buf row = {0x04};  // note NULL
+    ByteReader r(B(row), 0);
+    REQUIRE(cur.open(*tm, 4, B(present), false, r).ok());
+    REQUIRE(cur.all_present());
+    CHECK(cur.any_null());
+    CHECK(cur.value_bits(0) == 0x0b);
+    Buf none = {0xf0};  // the bits past the last column are no column's
+    ByteReader r2(B(none), 0);
+    REQUIRE(cur.open(*tm, 4, B(present), false, r2).ok());
+    CHECK_FALSE(cur.any_null());
+    CHECK(cur.value_bits(0) == 0x0f);
+    // A MINIMAL image: any_null looks at the present columns' bits only.
+    Buf p2 = {0x05};  // id, note
+    Buf second = {0xfe};
+    ByteReader r3(B(second), 0);
+    RowImageCursor cur3;
+    REQUIRE(cur3.open(*tm, 4, B(p2), false, r3).ok());
+    CHECK(cur3.any_null());
+    Buf neither = {0xfc};
+    ByteReader r4(B(neither), 0);
+    RowImageCursor cur4;
+    REQUIRE(cur4.open(*tm, 4, B(p2), false, r4).ok());
+    CHECK_FALSE(cur4.any_null());
+
+    // 70 columns: a second word of 6 columns.
+    auto wide = int_map(70);
+    Buf all(9, 0xff);
+    Buf nulls(9, 0x00);
+    nulls[8] = 0x20 | 0xc0;  // column 69 NULL; bits 70, 71 past the last column
+    ByteReader r5(B(nulls), 0);
+    RowImageCursor cw;
+    REQUIRE(cw.open(*wide, 70, B(all), false, r5).ok());
+    CHECK(cw.any_null());
+    CHECK(cw.value_bits(0) == ~std::uint64_t{0});
+    CHECK(cw.value_bits(64) == 0x1f);
+    nulls[8] = 0xc0;
+    nulls[0] = 0x01;  // column 0 NULL
+    ByteReader r6(B(nulls), 0);
+    REQUIRE(cw.open(*wide, 70, B(all), false, r6).ok());
+    CHECK(cw.any_null());
+    CHECK(cw.value_bits(0) == ~std::uint64_t{1});
+    CHECK(cw.value_bits(64) == 0x3f);
+    nulls[0] = 0x00;
+    ByteReader r7(B(nulls), 0);
+    REQUIRE(cw.open(*wide, 70, B(all), false, r7).ok());
+    CHECK_FALSE(cw.any_null());
   }
 }

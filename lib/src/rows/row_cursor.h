@@ -3,8 +3,11 @@
 // then yields, column by column, a cell: absent (not in the image's column bitmap), null, a value
 // or a partial JSON value (diffs). It never reads a value: at a value or partial cell the reader
 // stands on the value's first byte, and the consumer takes it (decodes, renders, sizes or skips
-// it), which is what sizes it. Everything is inline and allocates nothing: the JSON and Canal
-// renderers walk every image of every row through it.
+// it), which is what sizes it. Everything is inline and allocates nothing: its users walk every
+// image of every row through it. They are decode_image_cells (rows/image_cells.cpp: the SQL
+// output, replay) and stats' row walk (stats/row_walk.cpp: it takes a full image's non-NULL
+// values 64 at a time, any_null and value_bits). convert's JSON renderer (rows/row_image.cpp)
+// and Canal's (canal/canal_rows.cpp) still read the layout themselves.
 //
 //   RowImageCursor cur;
 //   if (Status st = cur.open(tm, width, present, partial_after, r); !st.ok()) return st;
@@ -20,6 +23,7 @@
 #include "rows/rows.h"
 #include "rows/table_map.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -61,8 +65,9 @@ class RowImageCursor {
     return true;
   }
   // The next column present in the image (null, value or partial): false after the last.
-  // kMayBePartial = false: the caller has seen !partial_updates() (no partial cell can come),
-  // and the loop has no partial JSON bookkeeping at all.
+  // kMayBePartial = false: the caller has seen !partial_updates() (no partial cell can come), or
+  // takes a partial JSON value as a value (sizes it: it has the column's length prefix); the
+  // loop has no partial JSON bookkeeping at all.
   template <bool kMayBePartial = true>
   [[gnu::always_inline]] bool next_present() noexcept {
     if (!kMayBePartial || !partial_updates_) {  // the common case, without the partial JSON bookkeeping
@@ -82,6 +87,28 @@ class RowImageCursor {
     while (next_present<kMayBePartial>())
       if (kind_ != CellKind::null) return true;
     return false;
+  }
+
+  // For walkers that take a full image's values in bulk (all_present(): the null bitmap has a
+  // bit per column, so a null bit's index is its column's).
+  // A column of the image is NULL (any image: present columns only).
+  bool any_null() const noexcept {
+    for (std::size_t base = 0; base < n_present_; base += 64) {
+      const std::size_t k = std::min<std::size_t>(64, n_present_ - base);
+      std::uint64_t w = load_le(nulls_ + base / 8, (k + 7) / 8);
+      if (k < 64) w &= (std::uint64_t{1} << k) - 1;
+      if (w != 0) return true;
+    }
+    return false;
+  }
+  // A full image's columns base .. base + 63 (base a multiple of 64, below width()): bit k set
+  // when column base + k is not NULL (a value, or a partial JSON value: partial_updates() tells).
+  // The cells it yields are not the cursor's: next() and its kin do not move past them.
+  [[gnu::always_inline]] std::uint64_t value_bits(std::size_t base) const noexcept {
+    const std::size_t k = std::min<std::size_t>(64, n_ - base);
+    std::uint64_t w = ~load_le(nulls_ + base / 8, (k + 7) / 8);
+    if (k < 64) w &= (std::uint64_t{1} << k) - 1;
+    return w;
   }
 
   std::size_t column() const noexcept { return i_; }  // of the current cell

@@ -1,9 +1,11 @@
 // Counting the rows of a rows event without rendering them: each image is skipped column by
-// column by its ValueSizeRule, else with column_value_size (the layout is in rows.h).
+// column by its ValueSizeRule, else with column_value_size; RowImageCursor reads the layout.
 #include <binlogctl/columns.h>
 #include "rows/rows.h"
 #include <binlogctl/stats.h>
 #include "stats/row_walk.h"
+
+#include "rows/row_cursor.h"
 
 #include <algorithm>
 #include <bit>
@@ -29,41 +31,18 @@ std::vector<RowSkipStep> row_skip_steps(std::span<const ValueSizeRule> rules) {
   return steps;
 }
 
-namespace {
-
-// No bit of the first n of `bits` ((n + 7) / 8 bytes) is set.
-bool none_set(Bytes bits, std::size_t n) {
-  for (std::size_t base = 0; base < n; base += 64) {
-    const std::size_t k = std::min<std::size_t>(64, n - base);
-    std::uint64_t w = load_le(bits.data() + base / 8, (k + 7) / 8);
-    if (k < 64) w &= (std::uint64_t{1} << k) - 1;
-    if (w != 0) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bool partial_after,
                       ByteReader& r, std::span<const ValueSizeRule> rules, std::span<const RowSkipStep> steps) {
-  const std::uint64_t image_at = r.offset();
-  if (width > tm.columns.size())
-    return DecodeError{Errc::bad_value, image_at, "rows event has more columns than its TABLE_MAP"};
-  if (partial_after) {
-    const std::uint64_t value_options = r.packed_int();
-    if ((value_options & 1u) != 0) r.skip((tm.json_columns + 7u) / 8u);  // PARTIAL_JSON_UPDATES
-  }
-  const std::size_t n_present = count_bits(present, width);
-  const Bytes nulls = r.bytes((n_present + 7) / 8);
-  if (!r.ok()) return r.error();
-  const auto n = static_cast<std::size_t>(width);
+  RowImageCursor cur;
+  if (Status st = cur.open(tm, width, present, partial_after, r); !st.ok()) return st;
+  const std::size_t n = cur.width();
   if (rules.size() < n) rules = {};
   // The values are skipped through a position `at` in the reader's bytes, by each column's rule;
   // a value no rule sizes (or one that would pass the end) goes through column_value_size.
   const Bytes data = r.data();
   const std::size_t size = data.size();
   std::size_t at = r.position();
-  if (!steps.empty() && n_present == n && rules.size() == n && none_set(nulls, n)) {
+  if (!steps.empty() && cur.all_present() && rules.size() == n && !cur.any_null()) {
     // Every column, none NULL: a run of fixed-size columns at a time. A value that would pass
     // the end leaves it to the walk below, which says where.
     std::size_t a = at;
@@ -126,13 +105,11 @@ Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bo
     return true;
   };
   bool ok = true;
-  if (n_present == n) {
-    // Every column in the image (the usual full image): the non-null ones are the clear bits of
-    // `nulls`, taken 64 at a time (nulls has (n + 7) / 8 bytes).
+  // A partial JSON value is sized as a value: it has the column's length prefix.
+  if (cur.all_present()) {
+    // Every column in the image (the usual full image): the non-null ones 64 at a time.
     for (std::size_t base = 0; ok && base < n; base += 64) {
-      const std::size_t k = std::min<std::size_t>(64, n - base);
-      std::uint64_t w = ~load_le(nulls.data() + base / 8, (k + 7) / 8);
-      if (k < 64) w &= (std::uint64_t{1} << k) - 1;
+      std::uint64_t w = cur.value_bits(base);
       while (ok && w != 0) {
         const std::size_t i = base + static_cast<std::size_t>(std::countr_zero(w));
         w &= w - 1;
@@ -140,12 +117,7 @@ Status skip_row_image(const TableMap& tm, std::uint64_t width, Bytes present, bo
       }
     }
   } else {
-    std::size_t null_index = 0;
-    for (std::size_t i = 0; ok && i < n; ++i) {
-      if (!bit_is_set(present, i)) continue;  // absent from this image
-      if (bit_is_set(nulls, null_index++)) continue;
-      ok = skip_value(i);
-    }
+    while (ok && cur.next_value<false>()) ok = skip_value(cur.column());
   }
   if (!ok) return err;
   r.skip(at - r.position());
