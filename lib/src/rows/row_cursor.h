@@ -39,7 +39,9 @@ enum class CellKind : std::uint8_t {
 
 class RowImageCursor {
  public:
-  // Reads the head of one image of `width` columns at `r`. `present`: the image's column bitmap;
+  // Reads the head of one image of `width` columns at `r` (once: a cursor walks one image; its
+  // position and bitmap counters are not reset, so each image gets a new cursor, which costs
+  // nothing). `present`: the image's column bitmap;
   // `partial_after`: the PARTIAL_UPDATE_ROWS after-image layout (value_options first).
   // Errors: a width over the map's columns (Errc::bad_value at the image), else the reader's.
   [[gnu::always_inline]] Status open(const TableMap& tm, std::uint64_t width, Bytes present, bool partial_after,
