@@ -1,7 +1,6 @@
 #include <binlogctl/event_stream.h>
 #include <binlogctl/source.h>
 #include <doctest/doctest.h>
-#include <zstd.h>
 
 #include "dump/info.h"
 #include "events/events.h"
@@ -16,9 +15,11 @@
 
 #include "binlog_builder.h"
 #include "chunky_stream.h"
+#include "payload_body.h"
 
 using namespace binlogctl;
 using binlogctl::testing::BinlogBuilder;
+using binlogctl::testing::zstd_payload_body;
 
 namespace {
 
@@ -429,19 +430,6 @@ TEST_SUITE("event_stream") {
     o.start_position = b.event_offset(3);
     Walk w = walk(b.bytes(), o);
     CHECK(w.pos == std::vector<std::uint64_t>{4, b.event_offset(3), b.event_offset(4)});
-  }
-
-  // A TRANSACTION_PAYLOAD body holding `plain` (inner events) compressed with zstd: the TLV header
-  // (type, length, packed value): compression ZSTD, uncompressed size, payload size, end.
-  std::vector<std::uint8_t> zstd_payload_body(const std::vector<std::uint8_t>& plain) {
-    std::vector<std::uint8_t> z(ZSTD_compressBound(plain.size()));
-    z.resize(ZSTD_compress(z.data(), z.size(), plain.data(), plain.size(), 3));
-    REQUIRE(plain.size() < 251);
-    REQUIRE(z.size() < 251);
-    std::vector<std::uint8_t> body{2, 1, 0, 3, 1, static_cast<std::uint8_t>(plain.size()), 1, 1,
-                                   static_cast<std::uint8_t>(z.size()), 0};
-    body.insert(body.end(), z.begin(), z.end());
-    return body;
   }
 
   TEST_CASE("transaction payloads expand into their inner events") {

@@ -358,10 +358,10 @@ int run_dump(const DumpOptions& opts, std::FILE* outf, std::FILE* errf) {
     std::vector<std::uint64_t> filtered_out;    // ids of the TABLE_MAPs --filter left out (this file)
     bool headed = false;
     explicit Visitor(Dumper& dd) : d(dd) {}
-    void begin_file(const InputFile&) override {
+    void begin_file(const InputFile& f) override {
       if (!headed) d.header();
       headed = true;
-      if (front) front->reset();
+      if (front) front->new_file(f.log_name);
       if (database) database->reset();
       filtered_out.clear();
     }

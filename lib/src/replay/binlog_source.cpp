@@ -149,7 +149,7 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
     tables.clear();
     skipped.clear();
     maps.clear();
-    front.reset();
+    front.new_file(f.log_name);
     // A file given twice is a break (reported by the verifier); its events are still read, as
     // they were before the context was checked, the verifier just does not judge them again.
     if (verifier) (void)verifier->begin_file(f);

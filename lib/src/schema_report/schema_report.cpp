@@ -143,7 +143,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
 
   void begin_file(const InputFile& f) {
     if (files_++ == 0) start();
-    front_.reset();
+    front_.new_file(f.log_name);
     log_name_ = f.log_name;
   }
 

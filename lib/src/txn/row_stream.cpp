@@ -38,28 +38,30 @@ void RowStream::open_at_gtid(const Event& ev) {
   sink_.report(TransactionFront::open_at_gtid_finding(ev, file_.log_name));
 }
 
-void RowStream::end_file(bool more_files, bool next_after_unclosed) {
+void RowStream::end_file(const InputFile* next) {
   if (!in_file_) return;
-  auto c = front_.cut_off(more_files, opts_.stop_given, next_after_unclosed);
-  sink_.end_file(c ? &*c : nullptr, more_files);
-  if (txn_open_) {  // a transaction cannot go on in the next file
+  // A transaction goes on in the next file only from a relay log (TransactionFront::new_file).
+  const bool carried = next != nullptr && front_.carries_into(next->log_name);
+  auto c = front_.cut_off(next != nullptr, opts_.stop_given, next != nullptr && next->after_unclosed, carried);
+  sink_.end_file(c ? &*c : nullptr, next != nullptr);
+  if (txn_open_ && !carried) {
     txn_open_ = false;
     sink_.transaction_end(nullptr, false);
   }
 }
 
 void RowStream::begin_file(const InputFile& f) {
-  end_file(true, f.after_unclosed);
+  end_file(&f);
   file_ = f;
   in_file_ = true;
-  front_.reset();
+  front_.new_file(f.log_name);
   tables_.clear();
   warned_types_.clear();
   sink_.begin_file(file_);
 }
 
 void RowStream::finish() {
-  end_file(false, false);
+  end_file(nullptr);
   in_file_ = false;
 }
 

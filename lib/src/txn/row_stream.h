@@ -167,7 +167,8 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
   void gtid_undecodable(const Event& ev) override;
   void open_at_gtid(const Event& ev) override;
 
-  void end_file(bool more_files, bool next_after_unclosed);
+  // The current file ends; `next`: the file that follows (none at the end of the input).
+  void end_file(const InputFile* next);
   void table_map(const Event& ev);
   void rows(const Event& ev, RowsEventKind kind);
   bool rows_type_in_this_server(const Event& ev);

@@ -31,6 +31,21 @@ void TransactionTracker::reset() {
   st_.open = false;
   close_after_ = false;
   implicit_ = false;
+  gtid_fresh_ = false;
+  payload_open_ = false;
+}
+
+void TransactionTracker::payload_boundary(std::int64_t ts) {
+  if (!st_.open) start(ts);
+  payload_open_ = true;
+  payload_txn_ = st_.txn_id;
+}
+
+void TransactionTracker::end_payload() {
+  // The first event after a TRANSACTION_PAYLOAD's inner events: the payload ended its
+  // transaction.
+  payload_open_ = false;
+  if (st_.open && st_.txn_id == payload_txn_) close_now();
 }
 
 bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
@@ -42,8 +57,10 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
     case EventType::gtid:
     case EventType::anonymous_gtid:
     case EventType::gtid_tagged_log: {
+      if (payload_open_) end_payload();
       open_at_gtid_ = st_.open;
       start(ts);
+      gtid_fresh_ = true;
       ByteReader r = ev.body_reader();
       Result<GtidLog> g = ev.type() == EventType::gtid_tagged_log ? decode_gtid_tagged_log(r) : decode_gtid_log(r);
       if (!g) {
@@ -75,8 +92,10 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       break;
     }
     case EventType::mariadb_gtid: {
+      if (payload_open_) end_payload();
       open_at_gtid_ = st_.open;
       start(ts);
+      gtid_fresh_ = true;
       ByteReader r = ev.body_reader();
       Result<MariaGtidEvent> g = decode_mariadb_gtid(r, ev.header.server_id);
       if (!g) {
@@ -110,11 +129,17 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
     }
     case EventType::query:
     case EventType::mariadb_query_compressed: {
+      if (payload_open_ && !ev.is_inner()) end_payload();
+      const bool after_gtid = gtid_fresh_;
+      gtid_fresh_ = false;
       const StatementKind k = classify_statement(sql);
       switch (k) {
         case StatementKind::begin:
         case StatementKind::xa_start:
-          if (!st_.open) start(ts);
+          // A BEGIN inside a transaction that has its BEGIN (or began without one, with rows)
+          // starts the next transaction; the open one never ends. A BEGIN right after a GTID is
+          // that GTID's, even a MariaDB GTID's, which stands for BEGIN itself.
+          if (!st_.open || ((st_.begun || implicit_) && !after_gtid)) start(ts);
           st_.begun = true;
           if (k == StatementKind::xa_start) st_.xid.assign(xa_statement_xid(sql));
           break;
@@ -124,21 +149,11 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
           break;
         case StatementKind::savepoint:
         case StatementKind::xa_end:
-          if (!st_.open) {
-            start(ts);
-            close_after_ = true;
-          }
-          break;
         case StatementKind::xa_prepare:
         case StatementKind::xa_finish:
         case StatementKind::ddl:
         case StatementKind::other:
-          if (!st_.open) {
-            start(ts);
-            close_after_ = true;
-          } else if (!st_.begun) {
-            close_after_ = true;
-          }
+          statement(ts);
           break;
       }
       break;
@@ -147,15 +162,55 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
     case EventType::xa_prepare:
       close_after_ = st_.open;
       break;
+    case EventType::execute_load_query:
+    case EventType::load:
+    case EventType::new_load:
+    case EventType::exec_load:
+      // LOAD DATA: the statement that loads the blocks sent before it.
+      statement(ts);
+      break;
+    case EventType::begin_load_query:
+    case EventType::append_block:
+    case EventType::create_file:
+      // LOAD DATA's file blocks belong to the statement that follows them.
+      if (!st_.open) start(ts);
+      break;
+    case EventType::table_map:
+    case EventType::rows_query:
+    case EventType::mariadb_annotate_rows:
+      gtid_fresh_ = false;
+      // The start of a rows statement (its text, its tables) outside a transaction: a
+      // transaction without BEGIN, which the statement's last rows event ends.
+      if (!st_.open) {
+        start(ts);
+        implicit_ = true;
+      }
+      break;
+    case EventType::transaction_payload:
+      payload_boundary(ts);
+      break;
+    case EventType::incident:
+      // An incident ends whatever transaction is open (with its own GTID: that one).
+      close_after_ = st_.open;
+      break;
+    case EventType::format_description:  // the file's bookkeeping, outside any payload
+    case EventType::rotate:
+    case EventType::stop:
+    case EventType::previous_gtids:
+    case EventType::heartbeat:
+    case EventType::heartbeat_v2:
+    case EventType::mariadb_gtid_list:
+    case EventType::mariadb_binlog_checkpoint:
+      if (payload_open_) end_payload();
+      break;
     default: {
       const std::uint8_t t = ev.type_code();
-      const bool rows = is_rows_event(t);
-      if (t == 19 || rows) {
+      if (is_rows_event(t)) {
         if (!st_.open) {
           start(ts);
           implicit_ = true;
         }
-        if (rows && implicit_ && !st_.begun) {
+        if (implicit_ && !st_.begun) {
           ByteReader r = ev.body_reader();
           // flags follow the table id (6 bytes, or 4 in 5.1 pre-GA post-headers of 6 bytes)
           const std::uint8_t ph = ev.fde->post_header(t);
@@ -170,12 +225,23 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
   return ok;
 }
 
-void TransactionTracker::end_event() {
-  if (close_after_) {
-    st_.open = false;
-    st_.begun = false;
-    implicit_ = false;
+void TransactionTracker::statement(std::int64_t ts) {
+  if (!st_.open) {
+    start(ts);
+    close_after_ = true;
+  } else if (!st_.begun) {
+    close_after_ = true;
   }
+}
+
+void TransactionTracker::close_now() {
+  st_.open = false;
+  st_.begun = false;
+  implicit_ = false;
+}
+
+void TransactionTracker::end_event() {
+  if (close_after_) close_now();
   close_after_ = false;
 }
 

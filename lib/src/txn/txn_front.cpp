@@ -6,15 +6,16 @@ namespace binlogctl {
 const TransactionFront::Step& TransactionFront::begin(const Event& ev, Hooks& hooks) {
   if (!ev.is_inner()) {
     end_pos_ = ev.pos + ev.header.event_size;
-    if (!fde_seen_ && ev.type() == EventType::format_description) {
+    if (relay_.event(ev)) {
       fde_seen_ = true;
-      file_in_use_ = (ev.header.flags & 0x1) != 0;  // LOG_EVENT_BINLOG_IN_USE_F
+      file_in_use_ = (ev.header.flags & kFlagInUse) != 0;
     }
   }
   step_.damaged = ev.damage.has_value();
   step_.hole_bytes = ev.skipped_before;
   begun_ = !step_.damaged;
   if (step_.damaged) {
+    if (ev.type() == EventType::transaction_payload && !ev.is_inner()) tracker_.damaged_payload();
     step_.is_statement = step_.statement_ok = false;
     return step_;
   }
@@ -61,10 +62,17 @@ std::string TransactionFront::CutOff::message() const {
   return m;
 }
 
+bool TransactionFront::carries_into(const std::string& next_log_name) const {
+  if (!relay_.relay() || !tracker_.open_beyond_payload()) return false;
+  const std::optional<std::uint64_t> a = numeric_suffix(log_name_), b = numeric_suffix(next_log_name);
+  return a && b && *b == *a + 1 && base_name_of(log_name_) == base_name_of(next_log_name);
+}
+
 std::optional<TransactionFront::CutOff> TransactionFront::cut_off(bool more_files, bool stopped,
-                                                                  bool next_after_unclosed) const {
+                                                                  bool next_after_unclosed, bool carried) const {
   const TransactionState& ts = tracker_.state();
-  if (!ts.open || ts.txn_id == 0 || !selected_) return std::nullopt;
+  if (!tracker_.open_beyond_payload() || ts.txn_id == 0 || !selected_) return std::nullopt;
+  if (carried) return std::nullopt;  // it goes on in the next relay log
   CutOff c;
   c.txn_id = ts.txn_id;
   c.gtid = ts.gtid_text;

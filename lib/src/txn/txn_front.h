@@ -13,6 +13,7 @@
 #include <binlogctl/transaction.h>
 
 #include "events/events.h"
+#include "framing/relay_log.h"
 
 #include <cstdint>
 #include <optional>
@@ -51,7 +52,8 @@ class TransactionFront {
     // The damage signal (Event::damage, Event::skipped_before), the one policy of every
     // row-change consumer: a damaged event is not decoded, not given to the transaction
     // tracker and yields no row, statement or entry; consumers may mark the hole in their
-    // output. `hole_bytes`: bytes that could not be read as events right before this one.
+    // output. One exception: a damaged TRANSACTION_PAYLOAD still ends the transaction open
+    // before it (its GTID's), as an intact one does, whatever its inner events. `hole_bytes`: bytes that could not be read as events right before this one.
     bool damaged = false;
     std::uint64_t hole_bytes = 0;
     bool is_statement = false;  // a QUERY or QUERY_COMPRESSED event
@@ -87,19 +89,29 @@ class TransactionFront {
                         end_pos, message(), message_path(f)};
     }
   };
-  // Call at the end of each file, before reset(). `more_files`: another file of the chain
+  // Call at the end of each file, before new_file(). `carried`: the transaction goes on in the
+  // next file (carries_into()), so nothing is cut off. `more_files`: another file of the chain
   // follows; `stopped`: the selection's stop position or time ended the reading;
   // `next_after_unclosed`: the next file's InputFile::after_unclosed (a live server went on from
   // this file's end, which has no ROTATE or STOP).
-  std::optional<CutOff> cut_off(bool more_files, bool stopped, bool next_after_unclosed = false) const;
+  std::optional<CutOff> cut_off(bool more_files, bool stopped, bool next_after_unclosed = false,
+                                bool carried = false) const;
 
-  // A new file: no transaction goes on across files.
-  void reset() {
-    tracker_.reset();
+  // A new file of the chain, `log_name`. A transaction still open goes on into it only when the
+  // previous file is a relay log (relay_log.h) and this one is the next of its sequence
+  // (carries_into()): a replica's relay log may end inside a transaction that the next one
+  // continues. Otherwise it is dropped: a server that crashed inside a transaction does not go
+  // on with it in its next file.
+  void new_file(const std::string& log_name) {
+    if (!carries_into(log_name)) tracker_.reset();
+    relay_.open(log_name);
+    log_name_ = log_name;
     fde_seen_ = false;
     file_in_use_ = false;
     end_pos_ = 0;
   }
+  // Whether the transaction open at the end of this file goes on in the next one, `next_log_name`.
+  bool carries_into(const std::string& next_log_name) const;
 
   const Step& begin(const Event& ev, Hooks& hooks);
   // Once the event has been consumed: closes the transaction when this event ended it.
@@ -123,6 +135,8 @@ class TransactionFront {
   bool fde_seen_ = false;     // the file's first format description was seen ...
   bool file_in_use_ = false;  // ... and carries LOG_EVENT_BINLOG_IN_USE_F
   std::uint64_t end_pos_ = 0;
+  RelayLogSigns relay_;  // the current file's
+  std::string log_name_;  // the current file's
 };
 
 }  // namespace binlogctl

@@ -10,20 +10,6 @@
 
 namespace binlogctl::verify {
 
-namespace {
-
-bool contains_relay(std::string_view name) {
-  for (std::size_t i = 0; i + 5 <= name.size(); ++i) {
-    std::string_view w = name.substr(i, 5);
-    if ((w[0] | 0x20) == 'r' && (w[1] | 0x20) == 'e' && (w[2] | 0x20) == 'l' &&
-        (w[3] | 0x20) == 'a' && (w[4] | 0x20) == 'y')
-      return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 void FileChain::report_given_twice(const std::string& name) {
   ctx_.deliver(
       Diagnostic{Check::file_sequence_gap, Severity::error, name, 0,
@@ -43,10 +29,8 @@ bool FileChain::start(const std::string& name) {
 
 void FileChain::open(const std::string& name) {
   in_file_ = true;
-  own_server_id_ = 0;
-  fde_count_ = 0;
   header_seen_ = false;
-  cur_.relay = contains_relay(name);
+  relay_.open(name);
 }
 
 void FileChain::unavailable(const InputFile& f) {
@@ -62,9 +46,9 @@ void FileChain::check_log_pos(const Event& ev, bool txn_active, std::uint64_t be
   const std::uint32_t lp = ev.header.log_pos;
   if (lp == expected) return;
   // In a relay log the primary's events carry the primary's positions.
-  if (cur_.relay && ev.header.server_id != own_server_id_) return;
+  if (relay_.relay() && ev.header.server_id != relay_.own_server_id()) return;
   if (lp == 0) {
-    if (cur_.relay || (ev.header.flags & kFlagArtificial) != 0) return;
+    if (relay_.relay() || (ev.header.flags & kFlagArtificial) != 0) return;
     // MariaDB 11.4+ (binlog_legacy_event_pos=OFF): 0 inside transactions.
     if (ev.fde->zero_log_pos_inside_transactions() && txn_active) return;
   }
@@ -194,7 +178,7 @@ std::optional<Diagnostic> FileChain::check_rotate(const std::string& name, bool 
 }
 
 void FileChain::close(std::uint64_t end_offset, std::uint64_t skipped, bool aborted) {
-  if (!aborted && !cur_.damaged && fde_count_ == 0 && end_offset <= 4 && skipped == 0) {
+  if (!aborted && !cur_.damaged && relay_.fde_count() == 0 && end_offset <= 4 && skipped == 0) {
     ctx_.emit(Check::missing_format_description, Severity::error, end_offset,
               "the file holds the binlog magic number alone: no format description, no events");
   }

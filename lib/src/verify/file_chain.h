@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "framing/relay_log.h"
 #include "verify/verify_context.h"
 
 namespace binlogctl::verify {
@@ -52,9 +53,11 @@ class FileChain {
   bool out_of_order() const noexcept { return out_of_order_; }
   // No usable predecessor for the header continuity checks.
   bool chain_break() const noexcept { return chain_break_; }
+  // The current file is a relay log, as far as its name and events so far tell.
+  bool in_relay_log() const noexcept { return relay_.relay(); }
   // The previous file's GTID header is comparable with this one's.
   bool header_check_applies() const {
-    return !chain_break_ && !prev_damaged_for_header_ && !cur_.relay && !prev_.relay;
+    return !chain_break_ && !prev_damaged_for_header_ && !relay_.relay() && !prev_.relay;
   }
 
   // ---- begin_file, in this order -----------------------------------------------------------
@@ -103,7 +106,7 @@ class FileChain {
   void top_event(const Event& ev, const bool& txn_active, const std::uint64_t& begin_end) {
     ++cur_.events;
     cur_.last_event_pos = ev.pos;
-    detect_relay(ev);
+    if (relay_.event(ev)) cur_.in_use = (ev.header.flags & kFlagInUse) != 0;
     if (ev.checksum_ok &&
         ev.header.log_pos != static_cast<std::uint32_t>(ev.pos + ev.header.event_size))
       check_log_pos(ev, txn_active, begin_end);
@@ -129,6 +132,7 @@ class FileChain {
   bool end(std::uint64_t end_offset, bool aborted) {
     if (!in_file_) return false;
     in_file_ = false;
+    cur_.relay = relay_.relay();
     cur_.end_offset = end_offset;
     cur_.aborted = aborted;
     return true;
@@ -139,27 +143,6 @@ class FileChain {
   void check_closed();
 
  private:
-  void detect_relay(const Event& ev) {
-    const std::uint8_t t = ev.type_code();
-    const std::uint16_t flags = ev.header.flags;
-    if ((flags & kFlagRelayLog) != 0) cur_.relay = true;
-    if (t == static_cast<std::uint8_t>(EventType::format_description)) {
-      ++fde_count_;
-      if (fde_count_ == 1) {
-        own_server_id_ = ev.header.server_id;
-        cur_.in_use = (flags & kFlagInUse) != 0;
-      } else {
-        const auto chained = static_cast<std::uint32_t>(ev.pos + ev.header.event_size);
-        // A second format description written by another server, or with a position of another
-        // file: the primary's, copied into a relay log.
-        if (ev.header.server_id != own_server_id_ || ev.header.log_pos != chained)
-          cur_.relay = true;
-      }
-    } else if (t == static_cast<std::uint8_t>(EventType::rotate)) {
-      // The ROTATE a primary sends first (artificial, position 0) only exists in relay logs.
-      if ((flags & kFlagArtificial) != 0 || ev.header.log_pos == 0) cur_.relay = true;
-    }
-  }
   void check_log_pos(const Event& ev, bool txn_active, std::uint64_t begin_end);
   void on_rotate(const Event& ev);
   // file_sequence_gap between the previous input and this one; true when the sequence is broken.
@@ -179,8 +162,7 @@ class FileChain {
   bool out_of_order_ = false;  // this file comes after a later one of its sequence
 
   // per-file framing state
-  std::uint32_t own_server_id_ = 0;
-  std::uint32_t fde_count_ = 0;
+  RelayLogSigns relay_;  // the current file's (cur_.relay: from end())
   bool header_seen_ = false;
 };
 

@@ -122,7 +122,7 @@ void GtidContinuity::on_previous_gtids(const Event& ev) {
   ByteReader r = ev.body_reader();
   auto h = decode_previous_gtids(r);
   if (!header_decoded(ev, h, expect_valid_)) return;
-  if (chain_.cur().relay) {
+  if (chain_.in_relay_log()) {
     expect_valid_ = false;
     return;
   }
@@ -151,7 +151,7 @@ void GtidContinuity::on_gtid_list(const Event& ev) {
   ByteReader r = ev.body_reader();
   auto l = decode_gtid_list(r);
   if (!header_decoded(ev, l, expect_m_valid_)) return;
-  if (chain_.cur().relay) {
+  if (chain_.in_relay_log()) {
     // The primary's Gtid_list (a relay log has none of its own): not checked against the
     // predecessor, but the state before the chain all the same (the purged domains).
     expect_m_valid_ = false;
