@@ -53,7 +53,8 @@ class TransactionFront {
     // row-change consumer: a damaged event is not decoded, not given to the transaction
     // tracker and yields no row, statement or entry; consumers may mark the hole in their
     // output. One exception: a damaged TRANSACTION_PAYLOAD still ends the transaction open
-    // before it (its GTID's), as an intact one does, whatever its inner events. `hole_bytes`: bytes that could not be read as events right before this one.
+    // before it (its GTID's), as an intact one does, whatever its inner events.
+    // `hole_bytes`: bytes that could not be read as events right before this one.
     bool damaged = false;
     std::uint64_t hole_bytes = 0;
     bool is_statement = false;  // a QUERY or QUERY_COMPRESSED event
