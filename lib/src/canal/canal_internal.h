@@ -369,26 +369,28 @@ struct WireWriter {
     *p++ = static_cast<char>(field << 3);
     p = put_varint(p, v);
   }
-  void bytes(std::uint32_t field, std::string_view s) noexcept {
+  BINLOGCTL_INLINE void bytes(std::uint32_t field, std::string_view s) noexcept {
     *p++ = static_cast<char>((field << 3) | 2);
     p = put_varint(p, s.size());
     p = put_bytes(p, s);
   }
   // A proto3 string field: nothing when empty (after the UTF-8 check serializing makes).
-  void string(std::uint32_t field, std::string_view s, const char* full_name) {
+  BINLOGCTL_INLINE void string(std::uint32_t field, std::string_view s, const char* full_name) {
     if (s.empty()) return;
-    if (logs == nullptr) check_utf8(s, full_name);
-    else if (!is_ascii(s) && !proto_utf8_valid(s)) logs->emplace_back(std::string(s), full_name);
+    if (!is_ascii(s) && !proto_utf8_valid(s)) [[unlikely]] {
+      if (logs == nullptr) log_invalid_utf8(s, full_name);
+      else logs->emplace_back(std::string(s), full_name);
+    }
     bytes(field, s);
   }
-  // Pair{key (1), value (2)} as field `field`.
+  // Pair{key (1), value (2)} as field `field`; `key` a literal, ASCII (no UTF-8 check to make).
   void pair(std::uint32_t field, std::string_view key, std::string_view value) {
     std::size_t n = 0;
     if (!key.empty()) n += 1 + varint_size(key.size()) + key.size();
     if (!value.empty()) n += 1 + varint_size(value.size()) + value.size();
     *p++ = static_cast<char>((field << 3) | 2);
     p = put_varint(p, n);
-    string(1, key, "com.alibaba.otter.canal.protocol.Pair.key");
+    if (!key.empty()) bytes(1, key);
     string(2, value, "com.alibaba.otter.canal.protocol.Pair.value");
   }
 };
