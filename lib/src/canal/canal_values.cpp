@@ -121,24 +121,22 @@ void append_iso8859_1(std::string& out, Bytes b) {
   std::size_t i = ascii_end(p, 0, n);
   out.append(reinterpret_cast<const char*>(p), i);
   if (i == n) return;
-  // The rest through a buffer on the stack: one append per 256 bytes, not two per byte.
-  out.reserve(out.size() + (n - i) * 2);
-  char buf[256];
-  std::size_t k = 0;
+  // The rest through a pointer, into room made for two bytes each: no check per byte.
+  const std::size_t at = out.size();
+  out.resize(at + 2 * (n - i));
+  char* const start = out.data() + at;
+  char* o = start;
   for (; i < n; ++i) {
-    if (k > sizeof buf - 2) {
-      out.append(buf, k);
-      k = 0;
-    }
-    const unsigned char c = p[i];
+    const unsigned c = p[i];
     if (c < 0x80) {
-      buf[k++] = static_cast<char>(c);
+      *o++ = static_cast<char>(c);
     } else {
-      buf[k++] = static_cast<char>(0xC0 | (c >> 6));
-      buf[k++] = static_cast<char>(0x80 | (c & 0x3F));
+      o[0] = static_cast<char>(0xC0 | (c >> 6));
+      o[1] = static_cast<char>(0x80 | (c & 0x3F));
+      o += 2;
     }
   }
-  out.append(buf, k);
+  out.resize(at + static_cast<std::size_t>(o - start));
 }
 
 #if defined(__SSE2__)
