@@ -4,6 +4,7 @@
 #include "civil_date.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
@@ -100,6 +101,11 @@ TimeZone::TimeZone(std::string_view tz) {
 }
 
 void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
+  char b[19];
+  out.append(b, static_cast<std::size_t>(put_local(b, seconds) - b));
+}
+
+char* TimeZone::put_local(char* out, std::int64_t seconds) const {
   unsigned year, month, day, hour, minute, second;
   if (named_) {
     std::tm tm{};
@@ -141,7 +147,8 @@ void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
                 ':',
                 static_cast<char>('0' + second / 10 % 10),
                 static_cast<char>('0' + second % 10)};
-  out.append(b, sizeof b);
+  std::memcpy(out, b, sizeof b);
+  return out + sizeof b;
 }
 
 }  // namespace binlogctl

@@ -17,6 +17,7 @@
 
 #include "render/json_out.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -193,6 +194,57 @@ static std::size_t plain_json_prefix(const char* s, std::size_t n) noexcept {
     if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
   }
   return i;
+}
+
+bool utf8_well_formed(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  constexpr std::uint64_t k80 = 0x8080808080808080ull;
+  constexpr bool kLittle = std::endian::native == std::endian::little;
+  if (n < 8) {  // most short texts: one word, ASCII
+    std::uint64_t w = 0;
+    if (n > 0) std::memcpy(&w, p, n);
+    if ((w & k80) == 0) return true;
+  }
+  // Unicode's well-formed sequences (utf8_sequence_length's), ASCII a word at a time.
+  std::size_t i = 0;
+  while (i < n) {
+    if (kLittle && i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if ((w & k80) == 0) {
+        i += 8;
+        continue;
+      }
+      i += static_cast<std::size_t>(std::countr_zero(w & k80)) / 8;  // the first byte >= 0x80
+    } else if (kLittle && n >= 8) {  // the last word, overlapping what was read
+      std::uint64_t w;
+      std::memcpy(&w, p + n - 8, 8);
+      const std::uint64_t m = (w & k80) >> (8 * (8 - (n - i)));
+      if (m == 0) return true;
+      i += static_cast<std::size_t>(std::countr_zero(m)) / 8;
+    } else if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const unsigned c = p[i];
+    auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) {
+      return i + k < n && p[i + k] >= lo && p[i + k] <= hi;
+    };
+    if (c >= 0xc2 && c <= 0xdf) {
+      if (!cont(1)) return false;
+      i += 2;
+    } else if (c >= 0xe0 && c <= 0xef) {  // no overlong forms (e0), no surrogates (ed)
+      if (!cont(1, c == 0xe0 ? 0xa0 : 0x80, c == 0xed ? 0x9f : 0xbf) || !cont(2)) return false;
+      i += 3;
+    } else if (c >= 0xf0 && c <= 0xf4) {  // no overlong forms (f0), nothing past U+10FFFF (f4)
+      if (!cont(1, c == 0xf0 ? 0x90 : 0x80, c == 0xf4 ? 0x8f : 0xbf) || !cont(2) || !cont(3)) return false;
+      i += 4;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 char* put_java_double(char* o, double v) noexcept { return put_java_fp(o, v); }
@@ -424,6 +476,7 @@ ValuePlan value_plan(const ColumnDef& c) {
     case ColumnType::blob:
     case ColumnType::geometry:
       p.binary = t == ColumnType::geometry || c.charset == 63 || (blob_family(t) && c.charset == 0);
+      p.utf8 = !p.binary && collation_is_utf8_compatible(c.charset);
       p.sql_type = p.binary ? BLOB : blob_family(t) ? CLOB : t == ColumnType::string ? CHAR : VARCHAR;
       break;
     default:  // VECTOR, the NULL type, types no row event stores: Canal prints no value
@@ -434,17 +487,9 @@ ValuePlan value_plan(const ColumnDef& c) {
   return p;
 }
 
-Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
+Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone&, CanalValue& v) {
   std::string& out = v.long_text();
-  char b[80];  // temporal text: fields of at most 10 digits
   switch (cv.kind) {
-    case ValueKind::timestamp:
-      if (cv.u == 0)
-        out.append("0000-00-00 00:00:00", 19);
-      else
-        tz.append_local(out, static_cast<std::int64_t>(cv.u));
-      if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(temporal_text::put_fraction(b, cv.t.usec, cv.t.fsp) - b));
-      return {};
     case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
       v.plain = false;
       append_utf8(out, as_string_view(cv.bytes), 0, BadBytes::hex_text);
