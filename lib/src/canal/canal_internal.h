@@ -89,6 +89,8 @@ class OutBuf {
 // subsequence becomes one U+FFFD.
 void append_flat_json_string(std::string& out, std::string_view s);
 void append_flat_json_string(OutBuf& out, std::string_view s);
+// The same for `s` known to be well-formed UTF-8 (nothing to replace: only ASCII is escaped).
+void append_flat_json_utf8(OutBuf& out, std::string_view s);
 // Decimal text of an integer.
 void append_dec(OutBuf& out, std::uint64_t v);
 void append_dec(OutBuf& out, std::int64_t v);
@@ -98,7 +100,7 @@ struct CanalValue {
   bool plain = false;  // the text is printable ASCII without '"' and '\\' (a number, a date):
                        // it goes into a JSON string as it is, without the escaping checks
   bool in_short = false;  // the text is in short_text (numbers, temporals), else in value
-  bool in_source = false;  // (not in_short) the text is `source`, else `value`
+  bool in_source = false;  // (not in_short) the text is `source` (well-formed UTF-8), else `value`
   std::uint8_t short_at = 0, short_len = 0;
   int sql_type = 0;
   std::string value;
@@ -116,7 +118,7 @@ struct CanalValue {
     short_at = static_cast<std::uint8_t>(b - short_text);
     short_len = static_cast<std::uint8_t>(e - b);
   }
-  // The text is `s`, bytes that outlive the value (the row image's): not copied.
+  // The text is `s`, well-formed UTF-8 that outlives the value (the row image's): not copied.
   void set_source(std::string_view s) noexcept {
     in_short = false;
     in_source = true;

@@ -272,6 +272,29 @@ void shrink_by(std::string& s, std::size_t n) { s.resize(s.size() - n); }
 void shrink_by(OutBuf& b, std::size_t n) { b.truncate(b.size() - n); }
 }  // namespace
 
+// The escape of an ASCII byte a JSON string cannot hold as it is (a control character, '"' or
+// '\\'), as nlohmann writes it: at most 6 bytes at `o`; returns their end.
+static char* put_json_escape(char* o, unsigned char c) noexcept {
+  *o++ = '\\';
+  switch (c) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\t': *o++ = 't'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\f': *o++ = 'f'; break;
+    case '\r': *o++ = 'r'; break;
+    default:
+      o[0] = 'u';
+      o[1] = '0';
+      o[2] = '0';
+      o[3] = kHex[c >> 4];
+      o[4] = kHex[c & 15];
+      o += 5;
+  }
+  return o;
+}
+
 template <typename Out>
 void flat_json_string(Out& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -303,23 +326,7 @@ void flat_json_string(Out& out, std::string_view s) {
           i += run;
           continue;
         }
-        *o++ = '\\';
-        switch (c) {
-          case '"': *o++ = '"'; break;
-          case '\\': *o++ = '\\'; break;
-          case '\b': *o++ = 'b'; break;
-          case '\t': *o++ = 't'; break;
-          case '\n': *o++ = 'n'; break;
-          case '\f': *o++ = 'f'; break;
-          case '\r': *o++ = 'r'; break;
-          default:
-            o[0] = 'u';
-            o[1] = '0';
-            o[2] = '0';
-            o[3] = kHex[c >> 4];
-            o[4] = kHex[c & 15];
-            o += 5;
-        }
+        o = put_json_escape(o, c);
         ++i;
         continue;
       }
@@ -372,6 +379,70 @@ void flat_json_string(Out& out, std::string_view s) {
 
 void append_flat_json_string(std::string& out, std::string_view s) { flat_json_string(out, s); }
 void append_flat_json_string(OutBuf& out, std::string_view s) { flat_json_string(out, s); }
+
+#if defined(__SSE2__)
+// Of the sixteen bytes at `s`, a bit for each control character, '"' and '\\' (non-ASCII bytes,
+// negative as signed bytes, are not controls).
+[[gnu::always_inline]] static inline int json_escape_mask16(const char* s) noexcept {
+  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i ctl = _mm_and_si128(_mm_cmplt_epi8(x, space), _mm_cmpgt_epi8(x, _mm_set1_epi8(-1)));
+  return _mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash))));
+}
+#endif
+
+// How many bytes at `s` (at most n) a JSON string holds as they are when they are well-formed
+// UTF-8: all but control characters, '"' and '\\'.
+static std::size_t json_safe_prefix(const char* s, std::size_t n) noexcept {
+#if defined(__SSE2__)
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    if (const int m = json_escape_mask16(s + i); m != 0) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+  if (i == n) return n;
+  int m = 0;
+  if (n >= 16) {  // the last sixteen bytes, overlapping what was checked
+    m = json_escape_mask16(s + n - 16) >> (16 - (n - i));
+  } else {  // padded with 'a'
+    char b[16];
+    std::memset(b, 'a', sizeof b);
+    copy_short(b, s, n);
+    m = json_escape_mask16(b);
+  }
+  return m == 0 ? n : i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+#else
+  std::size_t i = 0;
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\') break;
+  }
+  return i;
+#endif
+}
+
+void append_flat_json_utf8(OutBuf& out, std::string_view s) {
+  // A block of input at a time, into room for each byte's escape (6 bytes at most).
+  constexpr std::size_t kBlock = 4096;
+  *out.extend(1) = '"';
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    const std::size_t block_end = n - i > kBlock ? i + kBlock : n;
+    const std::size_t room = 6 * (block_end - i);
+    char* const start = out.extend(room);
+    char* o = start;
+    while (i < block_end) {
+      const std::size_t run = json_safe_prefix(s.data() + i, block_end - i);
+      copy_bytes(o, s.data() + i, run);
+      o += run;
+      i += run;
+      if (i == block_end) break;
+      o = put_json_escape(o, static_cast<unsigned char>(s[i]));
+      ++i;
+    }
+    out.truncate(out.size() - (room - static_cast<std::size_t>(o - start)));
+  }
+  *out.extend(1) = '"';
+}
 
 void append_dec(OutBuf& out, std::uint64_t v) {
   char buf[20];
