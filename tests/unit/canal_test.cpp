@@ -1099,6 +1099,50 @@ TEST_CASE("canal: ISO-8859-1 bytes as UTF-8, one code point per byte, at any len
   }
 }
 
+TEST_CASE("canal: UTF-8 text taken as it is exactly when append_utf8 would copy it, and escaped as before") {
+  // Texts of every length near the word sizes, mostly ASCII to mostly not, with well-formed
+  // sequences of each length, the bytes that break them (overlong, surrogates, past U+10FFFF, cut
+  // short, stray continuation bytes) and the ASCII a JSON string escapes.
+  static const char* const kGood[] = {"\x7f",         "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf",
+                                      "\xf0\x90\x80\x80", "\"",       "\\",           "\n",               "\x01"};
+  static const char* const kBad[] = {"\xc0\xaf",     "\xc2", "\xe0\x9f\xbf", "\xed\xa0\x80",
+                                     "\xf4\x90\x80\x80", "\xef\xbf", "\x80",     "\xf5"};
+  std::mt19937_64 g(12);
+  int taken = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string in;
+    const std::size_t len = static_cast<std::size_t>(g() % (k % 10 == 0 ? 300 : 40));
+    const unsigned mix = static_cast<unsigned>(g() % 8);
+    const bool bad = g() % 4 == 0;
+    while (in.size() < len) {
+      if (g() % 8 >= mix) in += 'a';
+      else if (bad && g() % 3 == 0) in += kBad[g() % std::size(kBad)];
+      else in += kGood[g() % std::size(kGood)];
+    }
+    std::string converted;
+    append_utf8(converted, in, 45, BadBytes::hex_text);  // utf8mb4_general_ci
+    const bool want = converted == in;
+    taken += want ? 1 : 0;
+    if (canal_detail::utf8_well_formed(in) != want) {
+      std::string hex;
+      for (unsigned char c : in) hex += fmt::format("{:02x} ", c);
+      CHECK_MESSAGE(canal_detail::utf8_well_formed(in) == want, hex);
+      break;
+    }
+    if (want) {
+      canal_detail::OutBuf a, b;
+      canal_detail::append_flat_json_string(a, in);
+      canal_detail::append_flat_json_utf8(b, in);
+      if (a.view() != b.view()) {
+        CHECK(b.view() == a.view());
+        break;
+      }
+    }
+  }
+  CHECK(taken > 1000);
+  CHECK(taken < 19000);
+}
+
 TEST_CASE("canal: flat JSON strings agree with nlohmann") {
   std::mt19937_64 g(7);
   auto nl_dump = [](const std::string& s) {

@@ -31,6 +31,8 @@ class TimeZone {
   explicit TimeZone(std::string_view tz = "UTC");
   // "YYYY-MM-DD HH:MM:SS" of `seconds` since the epoch in this zone.
   void append_local(std::string& out, std::int64_t seconds) const;
+  // The same 19 bytes written at `out`; returns their end.
+  char* put_local(char* out, std::int64_t seconds) const;
 
  private:
   bool named_ = false;

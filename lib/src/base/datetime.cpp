@@ -3,7 +3,9 @@
 
 #include "civil_date.h"
 
+#include <array>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
@@ -100,6 +102,11 @@ TimeZone::TimeZone(std::string_view tz) {
 }
 
 void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
+  char b[19];
+  out.append(b, static_cast<std::size_t>(put_local(b, seconds) - b));
+}
+
+char* TimeZone::put_local(char* out, std::int64_t seconds) const {
   unsigned year, month, day, hour, minute, second;
   if (named_) {
     std::tm tm{};
@@ -122,26 +129,25 @@ void TimeZone::append_local(std::string& out, std::int64_t seconds) const {
     month = date.month;
     year = static_cast<unsigned>(date.year);
   }
-  char b[19] = {static_cast<char>('0' + year / 1000 % 10),
-                static_cast<char>('0' + year / 100 % 10),
-                static_cast<char>('0' + year / 10 % 10),
-                static_cast<char>('0' + year % 10),
-                '-',
-                static_cast<char>('0' + month / 10 % 10),
-                static_cast<char>('0' + month % 10),
-                '-',
-                static_cast<char>('0' + day / 10 % 10),
-                static_cast<char>('0' + day % 10),
-                ' ',
-                static_cast<char>('0' + hour / 10 % 10),
-                static_cast<char>('0' + hour % 10),
-                ':',
-                static_cast<char>('0' + minute / 10 % 10),
-                static_cast<char>('0' + minute % 10),
-                ':',
-                static_cast<char>('0' + second / 10 % 10),
-                static_cast<char>('0' + second % 10)};
-  out.append(b, sizeof b);
+  // Two digits at a time (each field's last two; the year's last four), from a table.
+  static constexpr auto kPairs = [] {
+    std::array<char, 200> a{};
+    for (int i = 0; i < 100; ++i) {
+      a[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
+      a[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+    }
+    return a;
+  }();
+  auto put2 = [](char* p, unsigned v) { std::memcpy(p, kPairs.data() + 2 * (v % 100), 2); };
+  std::memcpy(out, "0000-00-00 00:00:00", 19);
+  put2(out, year / 100);
+  put2(out + 2, year);
+  put2(out + 5, month);
+  put2(out + 8, day);
+  put2(out + 11, hour);
+  put2(out + 14, minute);
+  put2(out + 17, second);
+  return out + 19;
 }
 
 }  // namespace binlogctl

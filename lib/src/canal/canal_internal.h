@@ -89,6 +89,8 @@ class OutBuf {
 // subsequence becomes one U+FFFD.
 void append_flat_json_string(std::string& out, std::string_view s);
 void append_flat_json_string(OutBuf& out, std::string_view s);
+// The same for `s` known to be well-formed UTF-8 (nothing to replace: only ASCII is escaped).
+void append_flat_json_utf8(OutBuf& out, std::string_view s);
 // Decimal text of an integer.
 void append_dec(OutBuf& out, std::uint64_t v);
 void append_dec(OutBuf& out, std::int64_t v);
@@ -98,14 +100,17 @@ struct CanalValue {
   bool plain = false;  // the text is printable ASCII without '"' and '\\' (a number, a date):
                        // it goes into a JSON string as it is, without the escaping checks
   bool in_short = false;  // the text is in short_text (numbers, temporals), else in value
+  bool in_source = false;  // (not in_short) the text is `source` (well-formed UTF-8), else `value`
   std::uint8_t short_at = 0, short_len = 0;
   int sql_type = 0;
   std::string value;
+  std::string_view source;  // bytes of the row image that are the text as they are
   char short_text[80];  // temporal text: fields of at most 10 digits
 
   // The value's text.
   std::string_view text() const noexcept {
-    return in_short ? std::string_view(short_text + short_at, short_len) : std::string_view(value);
+    if (in_short) return std::string_view(short_text + short_at, short_len);
+    return in_source ? source : std::string_view(value);
   }
   // The text is short_text's [b, e).
   void set_short(const char* b, const char* e) noexcept {
@@ -113,9 +118,16 @@ struct CanalValue {
     short_at = static_cast<std::uint8_t>(b - short_text);
     short_len = static_cast<std::uint8_t>(e - b);
   }
+  // The text is `s`, well-formed UTF-8 that outlives the value (the row image's): not copied.
+  void set_source(std::string_view s) noexcept {
+    in_short = false;
+    in_source = true;
+    source = s;
+  }
   // The text is `value`, emptied (its capacity kept).
   std::string& long_text() noexcept {
     in_short = false;
+    in_source = false;
     value.clear();
     return value;
   }
@@ -133,6 +145,7 @@ struct ValuePlan {
   int null_sql_type = 0;  // sqlType of NULL
   std::uint16_t collation = 0;
   bool binary = false;    // strings: new String(bytes, "ISO-8859-1") (BLOB), else text in `collation`
+  bool utf8 = false;      // strings, not binary: `collation` is UTF-8 (or taken as such)
   bool rendered = true;   // false: Canal prints no value (null, OTHER): VECTOR, NULL, unknown types
 };
 ValuePlan value_plan(const ColumnDef& c);
@@ -169,8 +182,11 @@ inline char* put_dec_signed_backwards(char* end, std::int64_t v) noexcept {
   return b;
 }
 
-// render_value's kinds that are rare or long (TIMESTAMP in a zone, binary JSON, old
-// DECIMAL text, the kinds Canal has no value for), out of line.
+// Whether `s` is well-formed UTF-8 (what append_utf8 copies as it is from a UTF-8 collation).
+bool utf8_well_formed(std::string_view s) noexcept;
+
+// render_value's kinds that are rare or long (binary JSON, old DECIMAL text, the kinds Canal
+// has no value for), out of line.
 Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZone& tz, CanalValue& v);
 
 // Value text and sqlType of a decoded (non-NULL) value: numbers, temporals and DECIMAL in
@@ -226,6 +242,16 @@ Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZo
       v.set_short(b, put_time_text(e, cv.t));
       return {};
     }
+    case ValueKind::timestamp: {  // local time in the --timezone
+      char* e = b + 19;
+      if (cv.u == 0)
+        std::memcpy(b, "0000-00-00 00:00:00", 19);
+      else
+        e = tz.put_local(b, static_cast<std::int64_t>(cv.u));
+      if (cv.t.fsp > 0) e = temporal_text::put_fraction(e, cv.t.usec, cv.t.fsp);
+      v.set_short(b, e);
+      return {};
+    }
     case ValueKind::decimal: {  // decimal2string's text
       static_assert(sizeof v.short_text >= value_detail::kDecimalTextMax);
       char* e = b;
@@ -241,6 +267,11 @@ Status render_value_rest(const ValuePlan& p, const ColumnValue& cv, const TimeZo
     case ValueKind::inet4:
     case ValueKind::inet6: {
       v.plain = false;
+      if (p.utf8 && utf8_well_formed(as_string_view(cv.bytes))) [[likely]] {
+        // What append_utf8 would write: the bytes as they are.
+        v.set_source(as_string_view(cv.bytes));
+        return {};
+      }
       std::string& out = v.long_text();
       if (p.binary)
         append_iso8859_1(out, cv.bytes);
@@ -369,26 +400,28 @@ struct WireWriter {
     *p++ = static_cast<char>(field << 3);
     p = put_varint(p, v);
   }
-  void bytes(std::uint32_t field, std::string_view s) noexcept {
+  BINLOGCTL_INLINE void bytes(std::uint32_t field, std::string_view s) noexcept {
     *p++ = static_cast<char>((field << 3) | 2);
     p = put_varint(p, s.size());
     p = put_bytes(p, s);
   }
   // A proto3 string field: nothing when empty (after the UTF-8 check serializing makes).
-  void string(std::uint32_t field, std::string_view s, const char* full_name) {
+  BINLOGCTL_INLINE void string(std::uint32_t field, std::string_view s, const char* full_name) {
     if (s.empty()) return;
-    if (logs == nullptr) check_utf8(s, full_name);
-    else if (!is_ascii(s) && !proto_utf8_valid(s)) logs->emplace_back(std::string(s), full_name);
+    if (!is_ascii(s) && !proto_utf8_valid(s)) [[unlikely]] {
+      if (logs == nullptr) log_invalid_utf8(s, full_name);
+      else logs->emplace_back(std::string(s), full_name);
+    }
     bytes(field, s);
   }
-  // Pair{key (1), value (2)} as field `field`.
+  // Pair{key (1), value (2)} as field `field`; `key` a literal, ASCII (no UTF-8 check to make).
   void pair(std::uint32_t field, std::string_view key, std::string_view value) {
     std::size_t n = 0;
     if (!key.empty()) n += 1 + varint_size(key.size()) + key.size();
     if (!value.empty()) n += 1 + varint_size(value.size()) + value.size();
     *p++ = static_cast<char>((field << 3) | 2);
     p = put_varint(p, n);
-    string(1, key, "com.alibaba.otter.canal.protocol.Pair.key");
+    if (!key.empty()) bytes(1, key);
     string(2, value, "com.alibaba.otter.canal.protocol.Pair.value");
   }
 };

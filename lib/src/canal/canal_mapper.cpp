@@ -116,6 +116,7 @@ class CanalMapper final : public RowSink {
 
   void begin_file(const InputFile& f) override {
     log_name_ = &f.log_name;
+    head_.clear();
     was_begun_ = false;
     plans_.clear();
     cur_sn_.clear();
@@ -210,14 +211,27 @@ class CanalMapper final : public RowSink {
     using W = canal_detail::WireWriter;
     const TransactionState& ts = stream().state();
     const std::string& gtid = header_gtid();
-    std::string& o = header_bytes_;
-    o.resize(8 * W::varint_bound() + W::bytes_bound(log_name_->size()) + W::bytes_bound(5) +
-             W::bytes_bound(schema.size()) + W::bytes_bound(table.size()) +
-             W::bytes_bound(gtid.size()) + W::pair_bound(8, ts.gtid_text.size()) +
-             W::pair_bound(10, cur_sn_.size()) + W::pair_bound(11, cur_lct_.size()));
-    W w{o.data(), logs};
-    w.varint(1, 1);
-    w.string(2, *log_name_, "com.alibaba.otter.canal.protocol.Header.logfileName");
+    OutBuf& o = header_bytes_;
+    o.clear();
+    W w{o.room(8 * W::varint_bound() + W::bytes_bound(log_name_->size()) + W::bytes_bound(5) +
+               W::bytes_bound(schema.size()) + W::bytes_bound(table.size()) + W::bytes_bound(gtid.size()) +
+               W::pair_bound(8, ts.gtid_text.size()) + W::pair_bound(10, cur_sn_.size()) +
+               W::pair_bound(11, cur_lct_.size())),
+        logs};
+    if (head_.empty()) {  // the file's first header
+      head_.push_back(0x08);  // version = 1
+      head_.push_back(0x01);
+      if (canal_detail::is_ascii(*log_name_) || canal_detail::proto_utf8_valid(*log_name_))
+        canal_detail::append_string_field(head_, 2, *log_name_, "");
+      else
+        head_.clear();  // logged at every header, as serializing does: not kept
+    }
+    if (!head_.empty()) {
+      w.p = canal_detail::put_bytes(w.p, head_);
+    } else {
+      w.varint(1, 1);
+      w.string(2, *log_name_, "com.alibaba.otter.canal.protocol.Header.logfileName");
+    }
     if (const std::uint64_t pos = top_pos(ev); pos != 0) w.varint(3, pos);
     if (ev.header.server_id != 0) w.varint(4, ev.header.server_id);
     w.bytes(5, "UTF-8");
@@ -235,7 +249,7 @@ class CanalMapper final : public RowSink {
     }
     const std::size_t split = static_cast<std::size_t>(w.p - o.data());
     w.string(13, gtid, "com.alibaba.otter.canal.protocol.Header.gtid");
-    o.resize(static_cast<std::size_t>(w.p - o.data()));
+    o.set_end(w.p);
     return split;
   }
 
@@ -249,7 +263,7 @@ class CanalMapper final : public RowSink {
       const std::uint64_t batch = sink_.next_batch();
       if (!json_) {
         header(ev, schema, table, event_type);
-        sink_.entry(batch, header_bytes_, type, store);
+        sink_.entry(batch, header_bytes_.view(), type, store);
       } else if (flat != nullptr) {
         scratch_.clear();
         const std::size_t id_at = flat_message(scratch_, es(ev), schema, table, header_gtid(), *flat);
@@ -268,7 +282,7 @@ class CanalMapper final : public RowSink {
       j.logs_at = b.logs.size();
       header(ev, schema, table, event_type, &b.logs);
       j.logs_end = b.logs.size();
-      j.a = b.add(header_bytes_);
+      j.a = b.add(header_bytes_.view());
       j.b = b.add(store);
     } else if (flat != nullptr) {
       scratch_.clear();
@@ -474,7 +488,7 @@ class CanalMapper final : public RowSink {
     after.SerializeToString(&store_tail_);
     const std::uint64_t batch = sink_.next_batch();
     header(ev, schema, table, et);
-    sink_.entry_pieces(batch, header_bytes_, canalpb::ROWDATA, store_, sql, store_tail_);
+    sink_.entry_pieces(batch, header_bytes_.view(), canalpb::ROWDATA, store_, sql, store_tail_);
   }
 
   void rows(const RowsView& v) override {
@@ -515,8 +529,8 @@ class CanalMapper final : public RowSink {
       j.logs_at = b.logs.size();
       const std::size_t split = header(ev, tm->db, tm->table, et, &b.logs);
       j.logs_end = b.logs.size();
-      j.a = b.add(std::string_view(header_bytes_).substr(0, split));
-      j.b = b.add(std::string_view(header_bytes_).substr(split));
+      j.a = b.add(header_bytes_.view().substr(0, split));
+      j.b = b.add(header_bytes_.view().substr(split));
     } else {
       j.es = es(ev);
       j.schema = b.add(tm->db);
@@ -546,7 +560,9 @@ class CanalMapper final : public RowSink {
   const std::string empty_;
   std::string cur_sn_, cur_lct_;
   std::string xid_text_;
-  std::string store_, header_bytes_;  // an entry's storeValue and header, being made
+  std::string store_;
+  OutBuf header_bytes_;
+  std::string head_;  // a header's fields up to logfileName, the same for the file's entries  // an entry's storeValue and header, being made
   OutBuf scratch_;                    // a FlatMessage being made
   OutBuf piece_;                      // a piece of a huge statement, escaped
   std::string store_tail_;            // a huge statement's storeValue after its sql

@@ -186,7 +186,10 @@ inline Status CanalRowsWorker::image(const TableMap& tm, const TablePlan& plan, 
       c->updated = false;
     }
     CanalValue& v = kProto ? pb_value_ : c->v;
-    if (bit_is_set(nulls, j++)) {
+    // j < n_present: within `nulls`, which has a bit for each present column.
+    const bool is_null = ((nulls[j / 8] >> (j % 8)) & 1) != 0;
+    ++j;
+    if (is_null) {
       v.is_null = true;
       v.sql_type = cplans[i].value.null_sql_type;
       v.long_text();

@@ -17,6 +17,7 @@
 
 #include "render/json_out.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -121,24 +122,22 @@ void append_iso8859_1(std::string& out, Bytes b) {
   std::size_t i = ascii_end(p, 0, n);
   out.append(reinterpret_cast<const char*>(p), i);
   if (i == n) return;
-  // The rest through a buffer on the stack: one append per 256 bytes, not two per byte.
-  out.reserve(out.size() + (n - i) * 2);
-  char buf[256];
-  std::size_t k = 0;
+  // The rest through a pointer, into room made for two bytes each: no check per byte.
+  const std::size_t at = out.size();
+  out.resize(at + 2 * (n - i));
+  char* const start = out.data() + at;
+  char* o = start;
   for (; i < n; ++i) {
-    if (k > sizeof buf - 2) {
-      out.append(buf, k);
-      k = 0;
-    }
-    const unsigned char c = p[i];
+    const unsigned c = p[i];
     if (c < 0x80) {
-      buf[k++] = static_cast<char>(c);
+      *o++ = static_cast<char>(c);
     } else {
-      buf[k++] = static_cast<char>(0xC0 | (c >> 6));
-      buf[k++] = static_cast<char>(0x80 | (c & 0x3F));
+      o[0] = static_cast<char>(0xC0 | (c >> 6));
+      o[1] = static_cast<char>(0x80 | (c & 0x3F));
+      o += 2;
     }
   }
-  out.append(buf, k);
+  out.resize(at + static_cast<std::size_t>(o - start));
 }
 
 #if defined(__SSE2__)
@@ -197,6 +196,57 @@ static std::size_t plain_json_prefix(const char* s, std::size_t n) noexcept {
   return i;
 }
 
+bool utf8_well_formed(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  constexpr std::uint64_t k80 = 0x8080808080808080ull;
+  constexpr bool kLittle = std::endian::native == std::endian::little;
+  if (n < 8) {  // most short texts: one word, ASCII
+    std::uint64_t w = 0;
+    if (n > 0) std::memcpy(&w, p, n);
+    if ((w & k80) == 0) return true;
+  }
+  // Unicode's well-formed sequences (utf8_sequence_length's), ASCII a word at a time.
+  std::size_t i = 0;
+  while (i < n) {
+    if (kLittle && i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if ((w & k80) == 0) {
+        i += 8;
+        continue;
+      }
+      i += static_cast<std::size_t>(std::countr_zero(w & k80)) / 8;  // the first byte >= 0x80
+    } else if (kLittle && n >= 8) {  // the last word, overlapping what was read
+      std::uint64_t w;
+      std::memcpy(&w, p + n - 8, 8);
+      const std::uint64_t m = (w & k80) >> (8 * (8 - (n - i)));
+      if (m == 0) return true;
+      i += static_cast<std::size_t>(std::countr_zero(m)) / 8;
+    } else if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const unsigned c = p[i];
+    auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) {
+      return i + k < n && p[i + k] >= lo && p[i + k] <= hi;
+    };
+    if (c >= 0xc2 && c <= 0xdf) {
+      if (!cont(1)) return false;
+      i += 2;
+    } else if (c >= 0xe0 && c <= 0xef) {  // no overlong forms (e0), no surrogates (ed)
+      if (!cont(1, c == 0xe0 ? 0xa0 : 0x80, c == 0xed ? 0x9f : 0xbf) || !cont(2)) return false;
+      i += 3;
+    } else if (c >= 0xf0 && c <= 0xf4) {  // no overlong forms (f0), nothing past U+10FFFF (f4)
+      if (!cont(1, c == 0xf0 ? 0x90 : 0x80, c == 0xf4 ? 0x8f : 0xbf) || !cont(2) || !cont(3)) return false;
+      i += 4;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 char* put_java_double(char* o, double v) noexcept { return put_java_fp(o, v); }
 char* put_java_float(char* o, float v) noexcept { return put_java_fp(o, v); }
 void append_java_double(std::string& out, double v) {
@@ -221,6 +271,29 @@ char* extend(OutBuf& b, std::size_t n) { return b.extend(n); }
 void shrink_by(std::string& s, std::size_t n) { s.resize(s.size() - n); }
 void shrink_by(OutBuf& b, std::size_t n) { b.truncate(b.size() - n); }
 }  // namespace
+
+// The escape of an ASCII byte a JSON string cannot hold as it is (a control character, '"' or
+// '\\'), as nlohmann writes it: at most 6 bytes at `o`; returns their end.
+static char* put_json_escape(char* o, unsigned char c) noexcept {
+  *o++ = '\\';
+  switch (c) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\t': *o++ = 't'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\f': *o++ = 'f'; break;
+    case '\r': *o++ = 'r'; break;
+    default:
+      o[0] = 'u';
+      o[1] = '0';
+      o[2] = '0';
+      o[3] = kHex[c >> 4];
+      o[4] = kHex[c & 15];
+      o += 5;
+  }
+  return o;
+}
 
 template <typename Out>
 void flat_json_string(Out& out, std::string_view s) {
@@ -253,23 +326,7 @@ void flat_json_string(Out& out, std::string_view s) {
           i += run;
           continue;
         }
-        *o++ = '\\';
-        switch (c) {
-          case '"': *o++ = '"'; break;
-          case '\\': *o++ = '\\'; break;
-          case '\b': *o++ = 'b'; break;
-          case '\t': *o++ = 't'; break;
-          case '\n': *o++ = 'n'; break;
-          case '\f': *o++ = 'f'; break;
-          case '\r': *o++ = 'r'; break;
-          default:
-            o[0] = 'u';
-            o[1] = '0';
-            o[2] = '0';
-            o[3] = kHex[c >> 4];
-            o[4] = kHex[c & 15];
-            o += 5;
-        }
+        o = put_json_escape(o, c);
         ++i;
         continue;
       }
@@ -322,6 +379,70 @@ void flat_json_string(Out& out, std::string_view s) {
 
 void append_flat_json_string(std::string& out, std::string_view s) { flat_json_string(out, s); }
 void append_flat_json_string(OutBuf& out, std::string_view s) { flat_json_string(out, s); }
+
+#if defined(__SSE2__)
+// Of the sixteen bytes at `s`, a bit for each control character, '"' and '\\' (non-ASCII bytes,
+// negative as signed bytes, are not controls).
+[[gnu::always_inline]] static inline int json_escape_mask16(const char* s) noexcept {
+  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i ctl = _mm_and_si128(_mm_cmplt_epi8(x, space), _mm_cmpgt_epi8(x, _mm_set1_epi8(-1)));
+  return _mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash))));
+}
+#endif
+
+// How many bytes at `s` (at most n) a JSON string holds as they are when they are well-formed
+// UTF-8: all but control characters, '"' and '\\'.
+static std::size_t json_safe_prefix(const char* s, std::size_t n) noexcept {
+#if defined(__SSE2__)
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    if (const int m = json_escape_mask16(s + i); m != 0) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+  if (i == n) return n;
+  int m = 0;
+  if (n >= 16) {  // the last sixteen bytes, overlapping what was checked
+    m = json_escape_mask16(s + n - 16) >> (16 - (n - i));
+  } else {  // padded with 'a'
+    char b[16];
+    std::memset(b, 'a', sizeof b);
+    copy_short(b, s, n);
+    m = json_escape_mask16(b);
+  }
+  return m == 0 ? n : i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+#else
+  std::size_t i = 0;
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\') break;
+  }
+  return i;
+#endif
+}
+
+void append_flat_json_utf8(OutBuf& out, std::string_view s) {
+  // A block of input at a time, into room for each byte's escape (6 bytes at most).
+  constexpr std::size_t kBlock = 4096;
+  *out.extend(1) = '"';
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    const std::size_t block_end = n - i > kBlock ? i + kBlock : n;
+    const std::size_t room = 6 * (block_end - i);
+    char* const start = out.extend(room);
+    char* o = start;
+    while (i < block_end) {
+      const std::size_t run = json_safe_prefix(s.data() + i, block_end - i);
+      copy_bytes(o, s.data() + i, run);
+      o += run;
+      i += run;
+      if (i == block_end) break;
+      o = put_json_escape(o, static_cast<unsigned char>(s[i]));
+      ++i;
+    }
+    out.truncate(out.size() - (room - static_cast<std::size_t>(o - start)));
+  }
+  *out.extend(1) = '"';
+}
 
 void append_dec(OutBuf& out, std::uint64_t v) {
   char buf[20];
@@ -426,6 +547,7 @@ ValuePlan value_plan(const ColumnDef& c) {
     case ColumnType::blob:
     case ColumnType::geometry:
       p.binary = t == ColumnType::geometry || c.charset == 63 || (blob_family(t) && c.charset == 0);
+      p.utf8 = !p.binary && collation_is_utf8_compatible(c.charset);
       p.sql_type = p.binary ? BLOB : blob_family(t) ? CLOB : t == ColumnType::string ? CHAR : VARCHAR;
       break;
     default:  // VECTOR, the NULL type, types no row event stores: Canal prints no value
@@ -436,17 +558,9 @@ ValuePlan value_plan(const ColumnDef& c) {
   return p;
 }
 
-Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone& tz, CanalValue& v) {
+Status render_value_rest(const ValuePlan&, const ColumnValue& cv, const TimeZone&, CanalValue& v) {
   std::string& out = v.long_text();
-  char b[80];  // temporal text: fields of at most 10 digits
   switch (cv.kind) {
-    case ValueKind::timestamp:
-      if (cv.u == 0)
-        out.append("0000-00-00 00:00:00", 19);
-      else
-        tz.append_local(out, static_cast<std::int64_t>(cv.u));
-      if (cv.t.fsp > 0) out.append(b, static_cast<std::size_t>(temporal_text::put_fraction(b, cv.t.usec, cv.t.fsp) - b));
-      return {};
     case ValueKind::decimal_text:  // convert's JSON string of the text, parsed back
       v.plain = false;
       append_utf8(out, as_string_view(cv.bytes), 0, BadBytes::hex_text);

@@ -159,7 +159,10 @@ class FlatRows {
         copy_bytes(o + 1, text.data(), n);
         o[n + 1] = '"';
       } else {
-        append_flat_json_string(out, c.v.text());
+        if (c.v.in_source && !c.v.in_short)  // well-formed UTF-8 (render_value checked it)
+          append_flat_json_utf8(out, c.v.source);
+        else
+          append_flat_json_string(out, c.v.text());
       }
     };
     if (plan.unique_names) {
