@@ -29,19 +29,6 @@ bool legacy_mysql(const Event& ev) {
          ev.fde->version_product < 0x050500;
 }
 
-bool is_statement_type(EventType t) {
-  switch (t) {
-    case EventType::execute_load_query:
-    case EventType::load:
-    case EventType::new_load:
-    case EventType::exec_load:
-    case EventType::delete_file:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 void TxnStructure::structure(const Event& ev, std::string msg) {
@@ -202,8 +189,7 @@ void TxnStructure::ended(const Event& ev) {
     if (!tracker_.state().begun)
       structure(ev, fmt::format("{} right after the GTID of transaction #{} at {}, without BEGIN",
                                 what, txn_.id, txn_.start_pos));
-  } else if (ev.type() == EventType::query || ev.type() == EventType::mariadb_query_compressed ||
-             is_statement_type(ev.type())) {
+  } else if (!is_rows_event(ev.type_code()) && ev.type() != EventType::incident) {
     after_standalone_ = true;  // a statement that was its own transaction
   }
   end_txn(&ev);
