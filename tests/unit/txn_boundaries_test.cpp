@@ -37,6 +37,7 @@ struct Boundaries {
   std::uint64_t front_count = 0, verify_count = 0;
   std::string front_findings;
   std::size_t verify_structure = 0;  // transaction_structure findings
+  std::string verify_gtids;          // the summary's gtid_executed
 };
 
 // "front <after each event> (<count>)[ <findings>] / verify <after each event> (<count>)"
@@ -125,6 +126,7 @@ Boundaries boundaries(const std::vector<File>& files) {
     v.finish();
     b.verify_count = v.summary().transactions;
     b.verify_structure = v.summary().per_check[static_cast<std::size_t>(Check::transaction_structure)];
+    b.verify_gtids = v.summary().gtid_executed.to_string();
   }
   return b;
 }
@@ -349,6 +351,19 @@ TEST_SUITE("txn_boundaries") {
     bytes[f.event_offset(3) - 1] ^= 0xff;  // the first payload's CRC32 no longer holds
     bytes.back() ^= 0xff;                  // nor the second's
     CHECK(text(boundaries(bytes)) == "front 0 1 1 1 1 1 2 2 2 2 2 (2) / verify 0 1 1 1 1 0 2 2 2 2 0 (2)");
+  }
+
+  TEST_CASE("case 8: a TRANSACTION_PAYLOAD that does not decode still ends its GTID's transaction") {
+    // MySQL: EVENT_BOUNDARY_TYPE_TRANSACTION_PAYLOAD in state GTID: the state becomes NONE,
+    // whatever the payload holds. verify used to keep the transaction open (its GTID not
+    // counted as executed; without damage reported, "not followed by its transaction").
+    BinlogBuilder f;
+    f.fde("8.0.32");
+    f.raw(kGtid, gtid(1)).raw(kPayload, Buf{0xff, 0xff, 0xff});
+    f.raw(kGtid, gtid(2)).raw(kPayload, Buf{0xff, 0xff, 0xff});
+    const Boundaries b = boundaries(f.bytes());
+    CHECK(text(b) == "front 0 1 1 2 2 (2) / verify 0 1 1 2 2 (2)");
+    CHECK(b.verify_gtids == "80549ecc-d2f2-11ea-b790-0242ac130002:1-2");
   }
 
   TEST_CASE("case 9: an INCIDENT ends the open transaction (its own GTID's, or any)") {

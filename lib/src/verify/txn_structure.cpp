@@ -284,6 +284,10 @@ std::string TxnStructure::roll_back_open_tail() {
 
 void TxnStructure::end_file(const FileInfo& cur) {
   if (!txn_.active || cur.relay) return;
+  if (!tracker_.open_beyond_payload()) {  // a TRANSACTION_PAYLOAD ended it, as the server has it
+    end_txn(nullptr);
+    return;
+  }
   if (!txn_.damaged && !cur.damaged && !txn_.reported) {
     if (cur.end == FileEnd::none) {
       // Held until the next file shows whether its server crashed here (check_rotate): a
