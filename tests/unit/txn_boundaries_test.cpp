@@ -1,12 +1,13 @@
-// Where a transaction begins and ends, as the two state machines have it today: the one every
-// row-change consumer shares (TransactionTracker through TransactionFront, txn/txn_front.h) and
-// verify's own (ChainVerifier, verify/txn_structure.h). Issue 37 asks for one tracker; until
-// then these cases pin where the two agree and where they differ, so that merging them changes
-// no boundary unnoticed. The tracker follows the servers (transaction.h states the rules and
-// where they come from). Each case is a chain of binlogs built in memory (a TRANSACTION_PAYLOAD's
-// inner events follow it, as ChainReader hands them out); for each event, the transaction open
-// after it (0: none; files separated by "|"), the number of transactions each machine counted,
-// and the front's findings: "gtid-while-open" (the open_at_gtid hook), "cut N" (cut_off()).
+// Where a transaction begins and ends, for the two users of the one tracker
+// (TransactionTracker, transaction.h): every row-change consumer (through TransactionFront,
+// txn/txn_front.h) and verify (ChainVerifier, verify/txn_structure.h, through the tracker's
+// Observer, with the checker's rules where the servers would not have written the input). The
+// tracker follows the servers (transaction.h states the rules and where they come from). Each
+// case is a chain of binlogs built in memory (a TRANSACTION_PAYLOAD's inner events follow it, as
+// ChainReader hands them out); for each event, the transaction open after it (0: none; files
+// separated by "|"), the number of transactions each counted, the front's findings:
+// "gtid-while-open" (the open_at_gtid hook), "cut N" (cut_off()), and verify's
+// transaction_structure findings ("[N structure]").
 #include <binlogctl/event_stream.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/source.h>
@@ -35,12 +36,15 @@ struct Boundaries {
   std::string verify;  // ChainVerifier
   std::uint64_t front_count = 0, verify_count = 0;
   std::string front_findings;
+  std::size_t verify_structure = 0;  // transaction_structure findings
+  std::string verify_gtids;          // the summary's gtid_executed
 };
 
 // "front <after each event> (<count>)[ <findings>] / verify <after each event> (<count>)"
 std::string text(const Boundaries& b) {
   return "front " + b.front + " (" + std::to_string(b.front_count) + ")" + b.front_findings +
-         " / verify " + b.verify + " (" + std::to_string(b.verify_count) + ")";
+         " / verify " + b.verify + " (" + std::to_string(b.verify_count) + ")" +
+         (b.verify_structure == 0 ? "" : " [" + std::to_string(b.verify_structure) + " structure]");
 }
 
 struct FrontHooks final : TransactionFront::Hooks {
@@ -121,6 +125,8 @@ Boundaries boundaries(const std::vector<File>& files) {
     }
     v.finish();
     b.verify_count = v.summary().transactions;
+    b.verify_structure = v.summary().per_check[static_cast<std::size_t>(Check::transaction_structure)];
+    b.verify_gtids = v.summary().gtid_executed.to_string();
   }
   return b;
 }
@@ -192,7 +198,7 @@ TEST_SUITE("txn_boundaries") {
         .query("db", "BEGIN")
         .query("db", "COMMIT");
     CHECK(text(boundaries(f.bytes())) ==
-          "front 0 1 1 1 0 2 0 3 3 4 4 0 (4) gtid-while-open / verify 0 1 1 1 0 2 0 3 3 4 4 0 (4)");
+          "front 0 1 1 1 0 2 0 3 3 4 4 0 (4) gtid-while-open / verify 0 1 1 1 0 2 0 3 3 4 4 0 (4) [1 structure]");
   }
 
   TEST_CASE("case 1: a BEGIN inside an open BEGIN transaction starts the next one") {
@@ -202,7 +208,7 @@ TEST_SUITE("txn_boundaries") {
     f.fde("5.7.30-log");
     f.query("db", "BEGIN").query("db", "INSERT INTO t VALUES (1)").query("db", "BEGIN");
     f.query("db", "INSERT INTO t VALUES (2)").query("db", "COMMIT");
-    CHECK(text(boundaries(f.bytes())) == "front 0 1 1 2 2 0 (2) / verify 0 1 1 2 2 0 (2)");
+    CHECK(text(boundaries(f.bytes())) == "front 0 1 1 2 2 0 (2) / verify 0 1 1 2 2 0 (2) [1 structure]");
   }
 
   TEST_CASE("case 1: a BEGIN right after a MariaDB GTID (which stands for BEGIN) is that GTID's") {
@@ -240,11 +246,14 @@ TEST_SUITE("txn_boundaries") {
       "XID)") {
     // The applier's rule (sql/log_event.cc, Rows_log_event::do_apply_event: a statement outside
     // a multi-statement transaction is committed at its STMT_END_F event); the boundary parser's
-    // (each event a unit of its own) would part the rows from their TABLE_MAP.
+    // (each event a unit of its own) would part the rows from their TABLE_MAP. Servers since 5.5
+    // write no such rows (their parser errs at the XID: "outside a transaction"): verify reports
+    // the damage once and reads on as the server wrote it, a transaction that lost its BEGIN and
+    // ends at its XID (the tracker's observer rules).
     BinlogBuilder f;
     f.fde("5.7.30-log");
     f.raw(kTableMap, table_map(7)).raw(kWriteRows, write_rows(7, true)).xid(9);
-    CHECK(text(boundaries(f.bytes())) == "front 0 1 0 0 (1) / verify 0 1 1 0 (1)");
+    CHECK(text(boundaries(f.bytes())) == "front 0 1 0 0 (1) / verify 0 1 1 0 (1) [1 structure]");
   }
 
   TEST_CASE("agree: rows outside a transaction on a server before 5.5 end at STMT_END_F") {
@@ -266,11 +275,11 @@ TEST_SUITE("txn_boundaries") {
         .raw(kTableMap, table_map(7))
         .raw(kWriteRows, write_rows(7, true))
         .xid(9);
-    CHECK(text(boundaries(f.bytes())) == "front 0 1 1 0 0 (1) / verify 0 1 1 1 0 (1)");
+    CHECK(text(boundaries(f.bytes())) == "front 0 1 1 0 0 (1) / verify 0 1 1 1 0 (1) [1 structure]");
     BinlogBuilder m;
     m.fde("10.11.6-MariaDB-log");
     m.raw(160, Buf{'x'}).raw(kTableMap, table_map(7)).raw(kWriteRows, write_rows(7, true));
-    CHECK(text(boundaries(m.bytes())) == "front 0 1 1 0 (1) / verify 0 1 1 1 (1)");
+    CHECK(text(boundaries(m.bytes())) == "front 0 1 1 0 (1) / verify 0 1 1 1 (1) [1 structure]");
   }
 
   TEST_CASE("case 5: LOAD DATA's blocks and its EXECUTE_LOAD_QUERY are a statement") {
@@ -304,13 +313,15 @@ TEST_SUITE("txn_boundaries") {
 
   TEST_CASE("case 6: a TRANSACTION_PAYLOAD with no transaction open is one") {
     // MySQL: EVENT_BOUNDARY_TYPE_TRANSACTION_PAYLOAD is the transaction (after its GTID, it
-    // ends it; without one, an error, and the payload a unit of its own).
+    // ends it; without one, an error, and the payload a unit of its own). verify reports the
+    // payload outside a transaction, and counts it once: it used to count its inner BEGIN as a
+    // second transaction.
     BinlogBuilder f;
     f.fde("8.0.32");
     f.raw(kPayload, zstd_payload_body(begin_commit_inner()));
     f.raw(kGtid, gtid(1)).raw(kPayload, zstd_payload_body(begin_commit_inner()));
     CHECK(text(boundaries(f.bytes())) ==
-          "front 0 1 1 1 0 2 2 2 2 0 (2) / verify 0 1 2 2 0 3 3 3 3 0 (3)");
+          "front 0 1 1 1 0 2 2 2 2 0 (2) / verify 0 1 1 1 0 2 2 2 2 0 (2) [1 structure]");
   }
 
   TEST_CASE("case 7: a relay log carries an open transaction into the next one; a binlog does not") {
@@ -323,7 +334,7 @@ TEST_SUITE("txn_boundaries") {
     CHECK(text(boundaries({File{"relay-bin.000001", a.bytes()}, File{"relay-bin.000002", b.bytes()}})) ==
           "front 0 1 1 1 | 1 1 0 (1) / verify 0 1 1 1 | 1 1 0 (1)");
     CHECK(text(boundaries({File{"binlog.000001", a.bytes()}, File{"binlog.000002", b.bytes()}})) ==
-          "front 0 1 1 1 | 0 0 0 (2) cut 1 / verify 0 1 1 1 | 0 0 0 (2)");
+          "front 0 1 1 1 | 0 0 0 (2) cut 1 / verify 0 1 1 1 | 0 0 0 (2) [2 structure]");
     // Only into the next relay log of the same sequence: not into an unrelated file.
     CHECK(text(boundaries({File{"relay-bin.000001", a.bytes()}, File{"binlog.000002", b.bytes()}})) ==
           "front 0 1 1 1 | 0 0 0 (2) cut 1 / verify 0 1 1 1 | 1 1 0 (1)");
@@ -342,13 +353,29 @@ TEST_SUITE("txn_boundaries") {
     CHECK(text(boundaries(bytes)) == "front 0 1 1 1 1 1 2 2 2 2 2 (2) / verify 0 1 1 1 1 0 2 2 2 2 0 (2)");
   }
 
+  TEST_CASE("case 8: a TRANSACTION_PAYLOAD that does not decode still ends its GTID's transaction") {
+    // MySQL: EVENT_BOUNDARY_TYPE_TRANSACTION_PAYLOAD in state GTID: the state becomes NONE,
+    // whatever the payload holds. verify used to keep the transaction open (its GTID not
+    // counted as executed; without damage reported, "not followed by its transaction").
+    BinlogBuilder f;
+    f.fde("8.0.32");
+    f.raw(kGtid, gtid(1)).raw(kPayload, Buf{0xff, 0xff, 0xff});
+    f.raw(kGtid, gtid(2)).raw(kPayload, Buf{0xff, 0xff, 0xff});
+    const Boundaries b = boundaries(f.bytes());
+    CHECK(text(b) == "front 0 1 1 2 2 (2) / verify 0 1 1 2 2 (2)");
+    CHECK(b.verify_gtids == "80549ecc-d2f2-11ea-b790-0242ac130002:1-2");
+  }
+
   TEST_CASE("case 9: an INCIDENT ends the open transaction (its own GTID's, or any)") {
-    // MySQL: EVENT_BOUNDARY_TYPE_INCIDENT: the state becomes NONE, whatever it was.
+    // MySQL: EVENT_BOUNDARY_TYPE_INCIDENT: the state becomes NONE, whatever it was; MariaDB:
+    // an INCIDENT is no group event (Log_event::is_group_event). verify used to keep the
+    // transaction open: "GTID not followed by its transaction" at the next GTID, and the
+    // second one cut off at the end of the file.
     BinlogBuilder f;
     f.fde("5.7.30-log");
     f.raw(kGtid, gtid(1)).raw(kIncident, incident());
     f.raw(kGtid, gtid(2)).query("db", "BEGIN").query("db", "INSERT INTO t VALUES (1)").raw(kIncident, incident());
     f.query("db", "INSERT INTO m VALUES (1)");
-    CHECK(text(boundaries(f.bytes())) == "front 0 1 0 2 2 2 0 0 (3) / verify 0 1 1 2 2 2 2 2 (2)");
+    CHECK(text(boundaries(f.bytes())) == "front 0 1 0 2 2 2 0 0 (3) / verify 0 1 0 2 2 2 0 0 (3)");
   }
 }  // TEST_SUITE

@@ -32,6 +32,13 @@
 // INTVAR, RAND, USER_VAR and the file's bookkeeping (FDE, ROTATE, STOP, GTID headers,
 // heartbeats, DELETE_FILE) start and end nothing.
 // MariaDB writes no BEGIN query after a non-standalone GTID: the GTID event is the BEGIN.
+// With an Observer (binlogctl verify: the findings hook), the tracker reports where it starts,
+// ends and abandons transactions, and follows the checker's reading of input the servers would
+// not have written, where the applier's rule above only serves a consumer: rows, TABLE_MAP,
+// ROWS_QUERY, ANNOTATE_ROWS, TRANSACTION_CONTEXT or VIEW_CHANGE outside a transaction start one
+// that lost its BEGIN (it ends at its COMMIT or XID, as the server wrote it), except rows and
+// TABLE_MAP of MySQL servers before 5.5 (non-transactional tables: they end at STMT_END_F);
+// LOAD DATA's file blocks start nothing (their statement does); DELETE_FILE is a statement.
 // Every transaction gets the next txn_id (1, 2, ... within one reader), its GTID text and its
 // commit time: MySQL's original_commit_timestamp when the GTID event carries one (rounded down to
 // the second), else the GTID event's header time (MariaDB writes it at commit), else the time of
@@ -70,13 +77,64 @@ struct TransactionState {
 
 class TransactionTracker {
  public:
+  // Told where transactions start and end, for a checker to judge (as MySQL's
+  // Transaction_boundary_parser warns from the state machine the applier uses). The tracker only
+  // reports; findings, counts and damage rules are the observer's. Calls come from begin_event()
+  // (abandoned, then started; end_outside) and end_event() (ended).
+  class Observer {
+   public:
+    // How a transaction starts without a GTID event.
+    enum class Start : std::uint8_t {
+      begin,          // BEGIN / XA START
+      statement,      // a statement on its own (it ends there too)
+      without_begin,  // an event that only makes sense inside a transaction (rows, TABLE_MAP, ...)
+      implicit_rows,  // rows (TABLE_MAP) of a MySQL server before 5.5: ends at STMT_END_F
+      payload,        // a TRANSACTION_PAYLOAD outside a transaction
+    };
+    // `ev` (a GTID event or a BEGIN) leaves the open transaction without its end.
+    virtual void abandoned(const Event& ev) = 0;
+    // A GTID event starts a transaction: MySQL's (ANONYMOUS_GTID too), MariaDB's, as decoded.
+    virtual void started_gtid(const Event& ev, const Result<GtidLog>& g) = 0;
+    virtual void started_mariadb_gtid(const Event& ev, const Result<MariaGtidEvent>& g) = 0;
+    virtual void started(const Event& ev, Start how) = 0;
+    // `ev` ends the open transaction (XID, COMMIT, its one statement, an INCIDENT); state() is
+    // still its.
+    virtual void ended(const Event& ev) = 0;
+    // A TRANSACTION_PAYLOAD ended the open transaction, though its inner events did not (none
+    // could be read, or they hold no end): told at `next`, the first event after them.
+    virtual void payload_ended(const Event& next) = 0;
+    // COMMIT, ROLLBACK, XID or XA_PREPARE with no transaction open.
+    virtual void end_outside(const Event& ev) = 0;
+
+   protected:
+    ~Observer() = default;
+  };
+
+  TransactionTracker() = default;
+  // The observer's rules (above); state().gtid_text and xid stay empty (it has the events).
+  explicit TransactionTracker(Observer& obs) : obs_(&obs) {}
+
   // Call for every event in stream order (the inner events of a TRANSACTION_PAYLOAD too, after
   // the payload event itself), before looking at state(). `sql` is the statement of a QUERY
   // event (ignored for others). Returns false when the event's body needed for structure (a GTID
   // event) does not decode; the event then still gets a transaction.
-  bool begin_event(const Event& ev, std::string_view sql = {});
+  bool begin_event(const Event& ev, std::string_view sql = {}) { return step(ev, sql, nullptr); }
+  // The same for a rows event (is_rows_event()): inline, for the hot path inside a transaction.
+  bool begin_rows_event(const Event& ev) {
+    if (st_.open && !implicit_) {  // nothing changes
+      close_after_ = false;
+      open_at_gtid_ = false;
+      return true;
+    }
+    return step(ev, {}, nullptr);
+  }
+  // The same for a QUERY event whose statement the caller has classified (`kind`).
+  bool begin_event(const Event& ev, std::string_view sql, StatementKind kind) { return step(ev, sql, &kind); }
   // Call once the event has been consumed: closes the transaction when this event ended it.
-  void end_event();
+  void end_event() {
+    if (close_after_) close_now(current_);
+    close_after_ = false;
+  }
   // A new file (or a gap in the input): any transaction still open is dropped.
   void reset();
   // A TRANSACTION_PAYLOAD that the caller does not pass on (damaged): the transaction open
@@ -99,15 +157,25 @@ class TransactionTracker {
   bool open_at_gtid() const noexcept { return open_at_gtid_; }
 
  private:
+  bool step(const Event& ev, std::string_view sql, const StatementKind* kind);
   void start(std::int64_t ts);
+  // A transaction the observer hears of (started(ev, how)).
+  void start_observed(const Event& ev, Observer::Start how) {
+    start(static_cast<std::int64_t>(ev.header.timestamp));
+    if (obs_ != nullptr) obs_->started(ev, how);
+  }
+  // An event that only makes sense inside a transaction, outside one (observer's rules).
+  void without_begin(const Event& ev);
   void payload_boundary(std::int64_t ts);
   // A statement: a transaction of its own, or the one statement of a transaction without BEGIN.
-  void statement(std::int64_t ts);
-  void close_now();
+  void statement(const Event& ev);
+  void close_now(const Event* ev);
   // The TRANSACTION_PAYLOAD's transaction ends: at the first top-level event after its inner
   // events that can only stand outside a transaction (a GTID, a statement, the file's
   // bookkeeping), not on the hot path of rows events.
-  void end_payload();
+  void end_payload(const Event& ev);
+  Observer* obs_ = nullptr;
+  const Event* current_ = nullptr;  // the event between begin_event() and end_event()
   TransactionState st_;
   std::uint64_t payload_txn_ = 0;  // the transaction of the last TRANSACTION_PAYLOAD ...
   bool payload_open_ = false;      // ... whose inner events may still come

@@ -41,28 +41,55 @@ void TransactionTracker::payload_boundary(std::int64_t ts) {
   payload_txn_ = st_.txn_id;
 }
 
-void TransactionTracker::end_payload() {
+void TransactionTracker::end_payload(const Event& ev) {
   // The first event after a TRANSACTION_PAYLOAD's inner events: the payload ended its
   // transaction.
   payload_open_ = false;
-  if (st_.open && st_.txn_id == payload_txn_) close_now();
+  if (!st_.open || st_.txn_id != payload_txn_) return;
+  if (obs_ != nullptr) obs_->payload_ended(ev);
+  st_.open = false;
+  st_.begun = false;
+  implicit_ = false;
 }
 
-bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
+namespace {
+
+// Servers before 5.5 wrote rows of non-transactional tables without BEGIN (the observer's rules).
+bool legacy_mysql(const Event& ev) {
+  return ev.fde->flavor == Flavor::mysql && ev.fde->version_product != 0 && ev.fde->version_product < 0x050500;
+}
+
+}  // namespace
+
+void TransactionTracker::without_begin(const Event& ev) {
+  start(static_cast<std::int64_t>(ev.header.timestamp));
+  if ((is_rows_event(ev.type_code()) || ev.type() == EventType::table_map) && legacy_mysql(ev)) {
+    implicit_ = true;  // ends at STMT_END_F
+    obs_->started(ev, Observer::Start::implicit_rows);
+    return;
+  }
+  st_.begun = true;  // its BEGIN was lost: it ends at its COMMIT / XID
+  obs_->started(ev, Observer::Start::without_begin);
+}
+
+bool TransactionTracker::step(const Event& ev, std::string_view sql, const StatementKind* kind) {
   close_after_ = false;
   open_at_gtid_ = false;
+  current_ = &ev;
   const auto ts = static_cast<std::int64_t>(ev.header.timestamp);
   bool ok = true;
   switch (ev.type()) {
     case EventType::gtid:
     case EventType::anonymous_gtid:
     case EventType::gtid_tagged_log: {
-      if (payload_open_) end_payload();
+      if (payload_open_) end_payload(ev);
       open_at_gtid_ = st_.open;
+      if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
       start(ts);
       gtid_fresh_ = true;
       ByteReader r = ev.body_reader();
       Result<GtidLog> g = ev.type() == EventType::gtid_tagged_log ? decode_gtid_tagged_log(r) : decode_gtid_log(r);
+      if (obs_ != nullptr) obs_->started_gtid(ev, g);
       if (!g) {
         ok = false;
         break;
@@ -76,6 +103,7 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
         st_.uuid = g->uuid;
         st_.tag.assign(g->tag);
         st_.gno = g->gno;
+        if (obs_ != nullptr) break;  // no text for the observer
         static constexpr char kHex[] = "0123456789abcdef";
         for (std::size_t i = 0; i < 16; ++i) {
           if (i == 4 || i == 6 || i == 8 || i == 10) st_.gtid_text.push_back('-');
@@ -92,24 +120,30 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       break;
     }
     case EventType::mariadb_gtid: {
-      if (payload_open_) end_payload();
+      if (payload_open_) end_payload(ev);
       open_at_gtid_ = st_.open;
+      if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
       start(ts);
       gtid_fresh_ = true;
       ByteReader r = ev.body_reader();
       Result<MariaGtidEvent> g = decode_mariadb_gtid(r, ev.header.server_id);
       if (!g) {
         ok = false;
+        if (obs_ != nullptr) obs_->started_mariadb_gtid(ev, g);
         break;
       }
       st_.has_gtid = true;
       st_.mariadb_gtid = g->gtid(ev.header.server_id);
+      st_.begun = !g->standalone();
+      if (obs_ != nullptr) {  // no text for the observer
+        obs_->started_mariadb_gtid(ev, g);
+        break;
+      }
       append_u64(st_.gtid_text, g->domain);
       st_.gtid_text.push_back('-');
       append_u64(st_.gtid_text, ev.header.server_id);
       st_.gtid_text.push_back('-');
       append_u64(st_.gtid_text, g->seq);
-      st_.begun = !g->standalone();
       if ((g->flags2 & MariaGtidEvent::kFlPreparedXa) != 0) {
         static constexpr char kHex[] = "0123456789abcdef";
         auto hex = [this](std::string_view b) {
@@ -129,23 +163,29 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
     }
     case EventType::query:
     case EventType::mariadb_query_compressed: {
-      if (payload_open_ && !ev.is_inner()) end_payload();
+      if (payload_open_ && !ev.is_inner()) end_payload(ev);
       const bool after_gtid = gtid_fresh_;
       gtid_fresh_ = false;
-      const StatementKind k = classify_statement(sql);
+      const StatementKind k = kind != nullptr ? *kind : classify_statement(sql);
       switch (k) {
         case StatementKind::begin:
         case StatementKind::xa_start:
           // A BEGIN inside a transaction that has its BEGIN (or began without one, with rows)
           // starts the next transaction; the open one never ends. A BEGIN right after a GTID is
           // that GTID's, even a MariaDB GTID's, which stands for BEGIN itself.
-          if (!st_.open || ((st_.begun || implicit_) && !after_gtid)) start(ts);
+          if (!st_.open) {
+            start_observed(ev, Observer::Start::begin);
+          } else if ((st_.begun || implicit_) && !after_gtid) {
+            if (obs_ != nullptr) obs_->abandoned(ev);
+            start_observed(ev, Observer::Start::begin);
+          }
           st_.begun = true;
-          if (k == StatementKind::xa_start) st_.xid.assign(xa_statement_xid(sql));
+          if (k == StatementKind::xa_start && obs_ == nullptr) st_.xid.assign(xa_statement_xid(sql));
           break;
         case StatementKind::commit:
         case StatementKind::rollback:
           close_after_ = st_.open;
+          if (obs_ != nullptr && !st_.open) obs_->end_outside(ev);
           break;
         case StatementKind::savepoint:
         case StatementKind::xa_end:
@@ -153,7 +193,7 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
         case StatementKind::xa_finish:
         case StatementKind::ddl:
         case StatementKind::other:
-          statement(ts);
+          statement(ev);
           break;
       }
       break;
@@ -161,19 +201,23 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
     case EventType::xid:
     case EventType::xa_prepare:
       close_after_ = st_.open;
+      if (obs_ != nullptr && !st_.open) obs_->end_outside(ev);
+      break;
+    case EventType::delete_file:
+      if (obs_ != nullptr) statement(ev);  // the observer's rules
       break;
     case EventType::execute_load_query:
     case EventType::load:
     case EventType::new_load:
     case EventType::exec_load:
       // LOAD DATA: the statement that loads the blocks sent before it.
-      statement(ts);
+      statement(ev);
       break;
     case EventType::begin_load_query:
     case EventType::append_block:
     case EventType::create_file:
       // LOAD DATA's file blocks belong to the statement that follows them.
-      if (!st_.open) start(ts);
+      if (!st_.open && obs_ == nullptr) start(ts);
       break;
     case EventType::table_map:
     case EventType::rows_query:
@@ -182,11 +226,22 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
       // The start of a rows statement (its text, its tables) outside a transaction: a
       // transaction without BEGIN, which the statement's last rows event ends.
       if (!st_.open) {
+        if (obs_ != nullptr) {
+          without_begin(ev);
+          break;
+        }
         start(ts);
         implicit_ = true;
       }
       break;
+    case EventType::transaction_context:
+    case EventType::view_change:
+      if (!st_.open && obs_ != nullptr) without_begin(ev);
+      break;
     case EventType::transaction_payload:
+      if (!st_.open) {
+        start_observed(ev, Observer::Start::payload);
+      }
       payload_boundary(ts);
       break;
     case EventType::incident:
@@ -201,14 +256,18 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
     case EventType::heartbeat_v2:
     case EventType::mariadb_gtid_list:
     case EventType::mariadb_binlog_checkpoint:
-      if (payload_open_) end_payload();
+      if (payload_open_) end_payload(ev);
       break;
     default: {
       const std::uint8_t t = ev.type_code();
       if (is_rows_event(t)) {
         if (!st_.open) {
-          start(ts);
-          implicit_ = true;
+          if (obs_ != nullptr) {
+            without_begin(ev);
+          } else {
+            start(ts);
+            implicit_ = true;
+          }
         }
         if (implicit_ && !st_.begun) {
           ByteReader r = ev.body_reader();
@@ -225,24 +284,20 @@ bool TransactionTracker::begin_event(const Event& ev, std::string_view sql) {
   return ok;
 }
 
-void TransactionTracker::statement(std::int64_t ts) {
+void TransactionTracker::statement(const Event& ev) {
   if (!st_.open) {
-    start(ts);
+    start_observed(ev, Observer::Start::statement);
     close_after_ = true;
   } else if (!st_.begun) {
     close_after_ = true;
   }
 }
 
-void TransactionTracker::close_now() {
+void TransactionTracker::close_now(const Event* ev) {
+  if (obs_ != nullptr) obs_->ended(*ev);
   st_.open = false;
   st_.begun = false;
   implicit_ = false;
-}
-
-void TransactionTracker::end_event() {
-  if (close_after_) close_now();
-  close_after_ = false;
 }
 
 void append_utc_datetime(std::string& out, std::int64_t s) {

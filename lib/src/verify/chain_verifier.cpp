@@ -22,17 +22,6 @@
 
 namespace binlogctl {
 
-namespace {
-
-bool is_gtid_type(std::uint8_t t) {
-  return t == static_cast<std::uint8_t>(EventType::gtid) ||
-         t == static_cast<std::uint8_t>(EventType::anonymous_gtid) ||
-         t == static_cast<std::uint8_t>(EventType::gtid_tagged_log) ||
-         t == static_cast<std::uint8_t>(EventType::mariadb_gtid);
-}
-
-}  // namespace
-
 struct ChainVerifier::Impl final : verify::VerifyContext::DamageHook {
   verify::VerifyContext ctx;
   verify::FileChain chain{ctx};
@@ -70,10 +59,6 @@ struct ChainVerifier::Impl final : verify::VerifyContext::DamageHook {
       return;
     }
     txns.before_event(t);
-    if (is_gtid_type(t)) {
-      txns.on_gtid(ev);
-      return;
-    }
     if (is_rows_event(t)) {
       txns.on_rows(ev);
       return;
@@ -83,44 +68,38 @@ struct ChainVerifier::Impl final : verify::VerifyContext::DamageHook {
       case EventType::mariadb_query_compressed:
         txns.on_query(ev);
         return;
+      case EventType::table_map:
+        txns.on_table_map(ev);
+        return;
       case EventType::execute_load_query:
       case EventType::load:
       case EventType::new_load:
       case EventType::exec_load:
       case EventType::delete_file:
-        txns.statement(ev);
-        return;
       case EventType::xid:
       case EventType::xa_prepare:
-        txns.on_commit_event(ev);
-        return;
-      case EventType::table_map:
-        txns.on_table_map(ev);
-        return;
-      case EventType::transaction_payload:
-        txns.on_payload(ev);
-        return;
       case EventType::rows_query:
       case EventType::mariadb_annotate_rows:
       case EventType::transaction_context:
       case EventType::view_change:
-        txns.on_in_txn_event(ev);
-        return;
       case EventType::intvar:
       case EventType::rand:
       case EventType::user_var:
       case EventType::begin_load_query:
       case EventType::append_block:
       case EventType::create_file:
-        txns.on_context(ev);
+        txns.on_timed(ev);
         return;
       case EventType::previous_gtids:
+        txns.on_other(ev);
         if (chain.first_gtid_header(ev)) gtids.on_previous_gtids(ev);
         return;
       case EventType::mariadb_gtid_list:
+        txns.on_other(ev);
         if (chain.first_gtid_header(ev)) gtids.on_gtid_list(ev);
         return;
-      default:  // the file's own bookkeeping (FDE, ROTATE, STOP, checkpoints, ...) or unknown
+      default:  // GTIDs, TRANSACTION_PAYLOAD, INCIDENT, the file's own bookkeeping, unknown
+        txns.on_other(ev);
         return;
     }
   }

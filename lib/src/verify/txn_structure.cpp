@@ -23,26 +23,7 @@ std::string utc_time(std::uint32_t t) {
   return fmt::format("{:%Y-%m-%d %H:%M:%S}", tm);
 }
 
-// Query statements that drive the transaction state.
-enum class QueryKind { begin, commit, rollback, statement };
-
-// The one statement classifier (statement_kind.h), reduced to what drives transaction structure.
-QueryKind classify(std::string_view sql) {
-  switch (classify_statement(sql)) {
-    case StatementKind::begin:
-    case StatementKind::xa_start:
-      return QueryKind::begin;
-    case StatementKind::commit:
-      return QueryKind::commit;
-    case StatementKind::rollback:
-      return QueryKind::rollback;
-    default:
-      return QueryKind::statement;
-  }
-}
-
-// Servers before 5.5 wrote some transactions without BEGIN: autocommitted statements followed
-// by their XID (5.0), rows events of non-transactional tables (5.1).
+// Servers before 5.5 wrote autocommitted statements followed by their XID (5.0).
 bool legacy_mysql(const Event& ev) {
   return ev.fde->flavor == Flavor::mysql && ev.fde->version_product != 0 &&
          ev.fde->version_product < 0x050500;
@@ -68,15 +49,17 @@ void TxnStructure::start_txn(const Event& ev) {
   ctx_.sum().last_transaction_id = txn_.id;
 }
 
-void TxnStructure::end_txn(const Event& ev) {
-  const std::uint32_t ts = ev.header.timestamp;
+void TxnStructure::end_txn(const Event* ev) {
+  // an incident commits nothing
+  const std::uint32_t ts =
+      ev == nullptr || ev->type() == EventType::incident ? 0 : ev->header.timestamp;
   if (ts != 0 && !txn_.damaged) {
     if (has_commit_clock_ &&
         static_cast<std::uint64_t>(ts) + timestamp_threshold_ < commit_clock_) {
-      ctx_.emit(Check::timestamp_regression, Severity::warning, VerifyContext::where(ev),
+      ctx_.emit(Check::timestamp_regression, Severity::warning, VerifyContext::where(*ev),
                 fmt::format("{}transaction #{} commits at {} ({}), {} s before an earlier "
                             "transaction's commit at {} ({})",
-                            VerifyContext::inner_prefix(ev), txn_.id, utc_time(ts), ts,
+                            VerifyContext::inner_prefix(*ev), txn_.id, utc_time(ts), ts,
                             commit_clock_ - ts, utc_time(commit_clock_), commit_clock_));
     }
     if (!has_commit_clock_ || ts > commit_clock_) commit_clock_ = ts;
@@ -95,34 +78,19 @@ void TxnStructure::end_txn(const Event& ev) {
   table_ids_.clear();
 }
 
-void TxnStructure::note_ts(const Event& ev) {
+void TxnStructure::report_ts_regression(const Event& ev) {
   const std::uint32_t ts = ev.header.timestamp;
-  if (ts == 0 || !txn_.active) return;
-  if (txn_.has_ts && static_cast<std::uint64_t>(ts) + timestamp_threshold_ < txn_.last_ts &&
-      !txn_.damaged) {
-    ctx_.emit(Check::timestamp_regression, Severity::warning, VerifyContext::where(ev),
-              fmt::format("{}{} at {} ({}) is {} s before an earlier event of transaction #{} ({})",
-                          VerifyContext::inner_prefix(ev), event_type_constant(ev.type_code()),
-                          utc_time(ts), ts, txn_.last_ts - ts, txn_.id, utc_time(txn_.last_ts)));
-  }
-  if (!txn_.has_ts || ts > txn_.last_ts) txn_.last_ts = ts;
-  txn_.has_ts = true;
+  ctx_.emit(Check::timestamp_regression, Severity::warning, VerifyContext::where(ev),
+            fmt::format("{}{} at {} ({}) is {} s before an earlier event of transaction #{} ({})",
+                        VerifyContext::inner_prefix(ev), event_type_constant(ev.type_code()),
+                        utc_time(ts), ts, txn_.last_ts - ts, txn_.id, utc_time(txn_.last_ts)));
 }
 
-void TxnStructure::require_txn(const Event& ev) {
-  if (txn_.active) {
-    txn_.only_gtid = false;
-    return;
-  }
+void TxnStructure::started(const Event& ev, Start how) {
   const bool dmg = damage_since_gtid_;
   start_txn(ev);
-  const std::uint8_t t = ev.type_code();
-  if (legacy_mysql(ev) &&
-      (is_rows_event(t) || t == static_cast<std::uint8_t>(EventType::table_map))) {
-    txn_.implicit_rows = true;  // ends with the STMT_END_F rows event
-    return;
-  }
-  txn_.begun = true;
+  if (how == Start::begin || how == Start::statement || how == Start::implicit_rows) return;
+  // An event that only makes sense inside a transaction: the transaction lost its BEGIN.
   if (dmg) {
     txn_.damaged = true;
     return;
@@ -133,8 +101,12 @@ void TxnStructure::require_txn(const Event& ev) {
               event_type_constant(ev.type_code()), txn_.id));
 }
 
-void TxnStructure::abandon_open_txn(const Event& ev, std::string_view why) {
-  if (!txn_.active) return;
+void TxnStructure::abandoned(const Event& ev) {
+  const std::string why =
+      ev.type() == EventType::query || ev.type() == EventType::mariadb_query_compressed
+          ? fmt::format("a BEGIN at {} starts another one", VerifyContext::where(ev))
+          : fmt::format("the {} at {} starts the next one", event_type_constant(ev.type_code()),
+                        VerifyContext::where(ev));
   if (txn_.only_gtid) {
     structure(ev,
               fmt::format("the GTID at {} (transaction #{}) is not followed by its transaction: {}",
@@ -156,31 +128,11 @@ std::uint64_t TxnStructure::read_table_id(const Event& ev, std::uint16_t* flags)
   return r.ok() ? id : ~0ull;
 }
 
-void TxnStructure::on_gtid(const Event& ev) {
-  if (txn_.active) {
-    abandon_open_txn(
-        ev, fmt::format("the {} at {} starts the next one", event_type_constant(ev.type_code()),
-                        VerifyContext::where(ev)));
-  }
+void TxnStructure::started_gtid(const Event& ev, const Result<GtidLog>& g) {
   const bool had_damage = damage_since_gtid_;
   start_txn(ev);
   txn_.only_gtid = true;
-  txn_.from_gtid = true;
-  const std::uint8_t t = ev.type_code();
-  ByteReader r = ev.body_reader();
-  if (t == static_cast<std::uint8_t>(EventType::mariadb_gtid)) {
-    auto g = decode_mariadb_gtid(r, ev.header.server_id);
-    if (!g) {
-      ctx_.decode_failed(ev, g.error());
-      return;
-    }
-    txn_.begun = !g->standalone();
-    gtids_.mariadb_gtid(ev, g->gtid(ev.header.server_id), had_damage, txn_.id, txn_.gtid);
-  } else if (t == static_cast<std::uint8_t>(EventType::anonymous_gtid)) {
-    // no GTID to account for
-  } else {
-    auto g = t == static_cast<std::uint8_t>(EventType::gtid_tagged_log) ? decode_gtid_tagged_log(r)
-                                                                        : decode_gtid_log(r);
+  if (ev.type() != EventType::anonymous_gtid) {  // an anonymous one has no GTID to account for
     if (!g) {
       ctx_.decode_failed(ev, g.error());
       return;
@@ -190,91 +142,85 @@ void TxnStructure::on_gtid(const Event& ev) {
   damage_since_gtid_ = false;
 }
 
+void TxnStructure::started_mariadb_gtid(const Event& ev, const Result<MariaGtidEvent>& g) {
+  const bool had_damage = damage_since_gtid_;
+  start_txn(ev);
+  txn_.only_gtid = true;
+  if (!g) {
+    ctx_.decode_failed(ev, g.error());
+    return;
+  }
+  gtids_.mariadb_gtid(ev, g->gtid(ev.header.server_id), had_damage, txn_.id, txn_.gtid);
+  damage_since_gtid_ = false;
+}
+
 void TxnStructure::on_query(const Event& ev) {
   // The statement as every consumer decodes it (MariaDB's QUERY_COMPRESSED inflated); one that
   // does not decode is reported and counts as a statement.
   auto q = decode_statement(ev, scratch_);
-  QueryKind kind = QueryKind::statement;
+  query_kind_ = StatementKind::other;
+  std::string_view sql;
   if (!q) {
     ctx_.decode_failed(ev, q.error());
   } else {
-    kind = classify(q->sql);
+    sql = q->sql;
+    query_kind_ = classify_statement(sql);
   }
-  switch (kind) {
-    case QueryKind::begin:
-      if (txn_.active && (txn_.begun || txn_.implicit_rows) && !txn_.only_gtid) {
-        abandon_open_txn(ev,
-                         fmt::format("a BEGIN at {} starts another one", VerifyContext::where(ev)));
-      }
-      if (!txn_.active) start_txn(ev);
-      txn_.begun = true;
-      txn_.only_gtid = false;
-      txn_.begin_end = ev.is_inner() ? 0 : ev.pos + ev.header.event_size;
-      note_ts(ev);
-      return;
-    case QueryKind::commit:
-    case QueryKind::rollback:
-      note_ts(ev);
-      if (end_open_txn(ev, kind == QueryKind::commit ? "COMMIT" : "ROLLBACK")) return;
-      if (!damage_since_gtid_) {
-        ctx_.emit(Check::transaction_structure, Severity::error, VerifyContext::where(ev),
-                  fmt::format("{}{} without BEGIN", VerifyContext::inner_prefix(ev),
-                              kind == QueryKind::commit ? "COMMIT" : "ROLLBACK"));
-      }
-      return;
-    case QueryKind::statement:
-      statement(ev);
-      return;
-  }
-}
-
-void TxnStructure::statement(const Event& ev) {
-  if (txn_.active && txn_.begun) {
-    txn_.only_gtid = false;
-    note_ts(ev);
-    return;
-  }
-  if (!txn_.active) start_txn(ev);
-  txn_.only_gtid = false;
+  tracker_.begin_event(ev, sql, query_kind_);
+  if (txn_.active) txn_.only_gtid = false;
+  if (query_kind_ == StatementKind::begin || query_kind_ == StatementKind::xa_start)
+    txn_.begin_end = ev.is_inner() ? 0 : ev.pos + ev.header.event_size;
   note_ts(ev);
-  end_txn(ev);
-  after_standalone_ = true;
+  tracker_.end_event();
 }
 
-bool TxnStructure::end_open_txn(const Event& ev, std::string_view what) {
-  if (!txn_.active) return false;
-  if (!txn_.begun)
-    structure(ev, fmt::format("{} right after the GTID of transaction #{} at {}, without BEGIN",
-                              what, txn_.id, txn_.start_pos));
-  end_txn(ev);
-  return true;
+std::string_view TxnStructure::end_name(const Event& ev) const {
+  if (ev.type() == EventType::xid || ev.type() == EventType::xa_prepare)
+    return event_type_constant(ev.type_code());
+  if (ev.type() != EventType::query && ev.type() != EventType::mariadb_query_compressed) return {};
+  if (query_kind_ == StatementKind::commit) return "COMMIT";
+  if (query_kind_ == StatementKind::rollback) return "ROLLBACK";
+  return {};
 }
 
-void TxnStructure::on_commit_event(const Event& ev) {
-  note_ts(ev);
-  if (end_open_txn(ev, event_type_constant(ev.type_code()))) return;
+void TxnStructure::ended(const Event& ev) {
+  const std::string_view what = end_name(ev);
+  if (!what.empty()) {
+    if (!tracker_.state().begun)
+      structure(ev, fmt::format("{} right after the GTID of transaction #{} at {}, without BEGIN",
+                                what, txn_.id, txn_.start_pos));
+  } else if (!is_rows_event(ev.type_code()) && ev.type() != EventType::incident) {
+    after_standalone_ = true;  // a statement that was its own transaction
+  }
+  end_txn(&ev);
+}
+
+void TxnStructure::end_outside(const Event& ev) {
   // MySQL 5.0 wrote an autocommitted statement as `statement; XID`, without BEGIN.
-  if (after_standalone_ && legacy_mysql(ev)) {
+  const bool xid = ev.type() == EventType::xid || ev.type() == EventType::xa_prepare;
+  if (xid && after_standalone_ && legacy_mysql(ev)) {
     after_standalone_ = false;
     return;
   }
   if (!damage_since_gtid_) {
     ctx_.emit(Check::transaction_structure, Severity::error, VerifyContext::where(ev),
-              fmt::format("{}{} without BEGIN", VerifyContext::inner_prefix(ev),
-                          event_type_constant(ev.type_code())));
+              fmt::format("{}{} without BEGIN", VerifyContext::inner_prefix(ev), end_name(ev)));
   }
 }
 
 void TxnStructure::on_table_map(const Event& ev) {
-  require_txn(ev);
+  tracker_.begin_event(ev);
+  txn_.only_gtid = false;
   note_ts(ev);
   const std::uint64_t id = read_table_id(ev, nullptr);
   if (std::find(table_ids_.begin(), table_ids_.end(), id) == table_ids_.end())
     table_ids_.push_back(id);
+  tracker_.end_event();
 }
 
 void TxnStructure::on_rows(const Event& ev) {
-  require_txn(ev);
+  tracker_.begin_rows_event(ev);
+  txn_.only_gtid = false;
   note_ts(ev);
   const std::uint8_t t = ev.type_code();
   const std::optional<RowsEventKind> kind = classify_rows_event(t);
@@ -289,15 +235,8 @@ void TxnStructure::on_rows(const Event& ev) {
                 "{} for table_id {} without a TABLE_MAP for it in this statement (transaction #{})",
                 event_type_constant(t), id, txn_.id));
   }
-  if ((flags & kRowsStmtEnd) != 0) {
-    table_ids_.clear();
-    if (txn_.implicit_rows) end_txn(ev);
-  }
-}
-
-void TxnStructure::on_context(const Event& ev) {
-  if (txn_.active) txn_.only_gtid = false;
-  note_ts(ev);
+  if ((flags & kRowsStmtEnd) != 0) table_ids_.clear();
+  tracker_.end_event();
 }
 
 void TxnStructure::report_open_txn(const Txn& t, const std::string& log_name,
@@ -343,13 +282,12 @@ std::string TxnStructure::roll_back_open_tail() {
       t.id, gtid, t.start_pos);
 }
 
-void TxnStructure::begin_file(bool prev_relay) {
-  if (!txn_.active || !prev_relay) txn_ = Txn{};  // only relay logs carry a transaction over
-  table_ids_.clear();
-}
-
 void TxnStructure::end_file(const FileInfo& cur) {
   if (!txn_.active || cur.relay) return;
+  if (!tracker_.open_beyond_payload()) {  // a TRANSACTION_PAYLOAD ended it, as the server has it
+    end_txn(nullptr);
+    return;
+  }
   if (!txn_.damaged && !cur.damaged && !txn_.reported) {
     if (cur.end == FileEnd::none) {
       // Held until the next file shows whether its server crashed here (check_rotate): a
