@@ -383,6 +383,21 @@ TEST_SUITE("columns") {
     DecodeError e = fails(col(ColumnType::newdecimal, 9 << 8), big);
     CHECK(Errc{e.code} == Errc::bad_value);
     CHECK(std::uint64_t{e.offset} == kBase);
+    // at most 9 digits on each side (one load): the fraction group checked too, either sign
+    e = fails(col(ColumnType::newdecimal, 4 << 8 | 2), {0x80, 100});  // DECIMAL(4,2) x.100
+    CHECK(Errc{e.code} == Errc::bad_value);
+    CHECK(std::uint64_t{e.offset} == kBase);
+    e = fails(col(ColumnType::newdecimal, 4 << 8 | 2), {0x7f, static_cast<std::uint8_t>(~100)});
+    CHECK(Errc{e.code} == Errc::bad_value);
+    e = fails(col(ColumnType::newdecimal, 18 << 8 | 9), {0x80 | 0x3b, 0x9a, 0xc9, 0xff, 0x3b, 0x9a, 0xca, 0x00});
+    CHECK(Errc{e.code} == Errc::bad_value);  // 999999999.1000000000
+    // two integer groups in the one load: DECIMAL(12,2) is 1 + 4 + 1 bytes
+    CHECK(ok(col(ColumnType::newdecimal, 12 << 8 | 2), {0x80 | 9, 0x3b, 0x9a, 0xc9, 0xff, 99}) ==
+          "\"9999999999.99\"");
+    e = fails(col(ColumnType::newdecimal, 12 << 8 | 2), {0x80, 0x3b, 0x9a, 0xca, 0x00, 0});  // 1e9
+    CHECK(Errc{e.code} == Errc::bad_value);
+    e = fails(col(ColumnType::newdecimal, 12 << 8 | 2), {0x80 | 10, 0, 0, 0, 0, 0});  // 10 in 1 digit
+    CHECK(Errc{e.code} == Errc::bad_value);
     Buf b = dec_bin(65, 30, "1.5");
     b.pop_back();
     e = fails(col(ColumnType::newdecimal, 65 << 8 | 30), b);

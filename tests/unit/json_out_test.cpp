@@ -198,3 +198,20 @@ TEST_SUITE("json_out") {
     CHECK(checked == 41 * 42 / 2 * 15);
   }
 }
+
+TEST_SUITE("json_out") {
+  TEST_CASE("base64 into a RenderBuf (its whole groups written at once) as into a string, past growth") {
+    std::vector<std::uint8_t> src;
+    for (int i = 0; i < 6000; ++i) src.push_back(static_cast<std::uint8_t>(i * 37 + 11));
+    std::string ref, via;
+    RenderBuf b(via);
+    for (std::size_t n : {0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 47u, 48u, 49u, 3000u, 5999u}) {
+      append_base64(ref, src.data(), n);
+      append_base64(b, src.data(), n);
+      ref.push_back('|');
+      b.push_back('|');
+    }
+    CHECK(b.view() == ref);
+    CHECK(ref.substr(0, 9) == "|Cw==|CzA");  // 0x0b, then 0x0b 0x30
+  }
+}

@@ -9,24 +9,19 @@
 #include "decode_value.h"
 #include "value_json.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace binlogctl {
 
 namespace {
 
 constexpr std::uint32_t kPow10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
-// Appends v as at least `width` decimal digits.
+// Appends v as at least `width` decimal digits (at most 24), two at a time.
 void put_uint(RenderBuf& out, std::uint64_t v, int width) {
-  char tmp[32];
-  int n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  while (n < width && n < 24) tmp[n++] = '0';
-  char rev[32];
-  for (int i = 0; i < n; ++i) rev[i] = tmp[n - 1 - i];
-  copy_short(out.tail(32), rev, static_cast<std::size_t>(n));
+  const int n = std::max(decimal_digits(v), std::min(width, 24));
+  format_fixed_digits(out.tail(32), v, n);
   out.advance(static_cast<std::size_t>(n));
 }
 
@@ -37,11 +32,8 @@ void put_fraction(RenderBuf& out, std::uint32_t usec, unsigned fsp) {
   put_uint(out, usec / kPow10[6 - fsp], static_cast<int>(fsp));
 }
 
-// Two digits of v (< 100) at p.
-inline void two_digits(char* p, std::uint64_t v) {
-  p[0] = static_cast<char>('0' + v / 10);
-  p[1] = static_cast<char>('0' + v % 10);
-}
+// Two digits of v (< 100) at p, from the digit-pair table: no division.
+inline void two_digits(char* p, std::uint64_t v) { std::memcpy(p, kDigitPairs + 2 * v, 2); }
 
 void put_date(RenderBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
   if (y > 9999 || m > 99 || d > 99) {  // corrupt values: the general path
