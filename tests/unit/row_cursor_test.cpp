@@ -305,6 +305,54 @@ TEST_SUITE("row cursor") {
     CHECK(walk_all(*tm, 4, p2, true, r4, st) == "@1[4@3] @2=absent @3=absent @4=partial[5@11]");
   }
 
+  TEST_CASE("RowImageCursor: for_each_present yields next_present's cells, and stops when asked") {
+    auto tm = docs_map();
+    // (present, partial layout, row): MINIMAL with a NULL; partial JSON; every column, one NULL
+    struct Image {
+      Buf present;
+      bool partial;
+      Buf row;
+    };
+    const Image images[] = {
+        {{0x05}, false, {0x02, 1, 0, 0, 0}},
+        {{0x0f}, true, {0x01, 0x02, 0x00, 9, 0, 0, 0, 1, 0, 0, 0, 0x04, 2, 'a', 'b', 5, 0, 0, 0, 2, 1, '$', 0, 0}},
+        {{0x0f}, false, {0x04, 9, 0, 0, 0, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x04}},
+        {{0x0a}, false, {0x00, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x04}},
+    };
+    auto cells = [&](const Image& im, bool inside_out) {
+      std::string got;
+      ByteReader r(B(im.row), 0);
+      RowImageCursor cur;
+      REQUIRE(cur.open(*tm, 4, B(im.present), im.partial, r).ok());
+      auto one = [&](std::size_t i, CellKind k) {
+        got += std::to_string(i) + ":" + std::to_string(static_cast<int>(k)) + " ";
+        return true;
+      };
+      if (inside_out) {
+        CHECK(cur.for_each_present(one));
+      } else {
+        while (cur.next_present()) one(cur.column(), cur.kind());
+      }
+      return got;
+    };
+    for (const Image& im : images) {
+      INFO(cells(im, false));
+      CHECK(cells(im, true) == cells(im, false));
+      CHECK_FALSE(cells(im, false).empty());
+    }
+    // With no partial cell possible (kMayBePartial false, or no PARTIAL_JSON_UPDATES) the same.
+    ByteReader r(B(images[2].row), 0);
+    RowImageCursor cur;
+    REQUIRE(cur.open(*tm, 4, B(images[2].present), false, r).ok());
+    std::string got;
+    int calls = 0;
+    CHECK_FALSE(cur.for_each_present<false>([&](std::size_t i, CellKind k) {
+      got += std::to_string(i) + (k == CellKind::null ? "n " : "v ");
+      return ++calls < 3;  // stop at the third cell
+    }));
+    CHECK(got == "0v 1v 2n ");
+  }
+
   TEST_CASE("RowImageCursor: errors as the walkers report them") {
     auto tm = docs_map();
     Status st;

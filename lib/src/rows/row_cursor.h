@@ -5,16 +5,17 @@
 // stands on the value's first byte, and the consumer takes it (decodes, renders, sizes or skips
 // it), which is what sizes it. Everything is inline and allocates nothing: its users walk every
 // image of every row through it. They are decode_image_cells (rows/image_cells.cpp: the SQL
-// output, replay) and stats' row walk (stats/row_walk.cpp: it takes a full image's non-NULL
-// values 64 at a time, any_null and value_bits). convert's JSON renderer (rows/row_image.cpp)
-// and Canal's (canal/canal_rows.cpp) still read the layout themselves.
+// output, replay), stats' row walk (stats/row_walk.cpp: it takes a full image's non-NULL
+// values 64 at a time, any_null and value_bits) and convert's JSON renderer (RowImageDecoder,
+// rows/row_image.cpp: for_each_present in its row loop; its loop for partial JSON images and
+// tracked before images still reads the layout itself). Canal's (canal/canal_rows.cpp) too.
 //
 //   RowImageCursor cur;
 //   if (Status st = cur.open(tm, width, present, partial_after, r); !st.ok()) return st;
 //   while (cur.next_present()) {          // or next() (absent cells too), next_value()
 //     const std::size_t i = cur.column();
 //     switch (cur.kind()) { ... }         // the consumer takes the value from `r`
-//   }
+//   }                                     // or cur.for_each_present([&](i, kind) { ... })
 //   if (!r.ok()) return r.error();        // once per image
 #pragma once
 
@@ -82,6 +83,30 @@ class RowImageCursor {
     while (next())
       if (kind_ != CellKind::absent) return true;
     return false;
+  }
+  // The same walk as next_present, inside out: f(column, kind) for each column present in the
+  // image (kind null, value or, when kMayBePartial, partial), in order; stops when f returns false
+  // and returns false then. The walk's counters are locals of the loop, where g++ keeps them in
+  // registers around a large loop body (the JSON renderer's); next_present's live in the cursor
+  // and go through memory at every column. A cursor is walked one way or the other, not both.
+  template <bool kMayBePartial = true, class F>
+  [[gnu::always_inline]] bool for_each_present(F&& f) {
+    if (!kMayBePartial || !partial_updates_) {  // the common case, without the partial JSON bookkeeping
+      const std::uint8_t* nulls = nulls_;
+      const bool all = all_present_;
+      const Bytes present = present_;
+      std::size_t k = null_index_;
+      for (std::size_t i = i_ + 1, n = n_; i < n; ++i) {
+        if (!all && !bit_is_set(present, i)) continue;
+        const bool is_null = ((nulls[k >> 3] >> (k & 7)) & 1) != 0;
+        ++k;
+        if (!f(i, is_null ? CellKind::null : CellKind::value)) return false;
+      }
+      return true;
+    }
+    while (next())
+      if (kind_ != CellKind::absent && !f(i_, kind_)) return false;
+    return true;
   }
   // The next column with bytes (value or partial): false after the last.
   template <bool kMayBePartial = true>

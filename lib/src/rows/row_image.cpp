@@ -3,6 +3,7 @@
 
 #include "columns/decode_value.h"
 #include "columns/value_json.h"
+#include "rows/row_cursor.h"
 
 #include <array>
 #include <bit>
@@ -213,43 +214,26 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
   if (width > tm.columns.size())
     return DecodeError{Errc::bad_value, image_at, "rows event has more columns than its TABLE_MAP"};
   const auto n = static_cast<std::size_t>(width);
-  Bytes partial_bits;
-  bool partial_updates = false;
-  if (partial && role == ImageRole::after) {
-    const std::uint64_t value_options = r.packed_int();
-    partial_updates = (value_options & 1u) != 0;  // PARTIAL_JSON_UPDATES
-    if (partial_updates) partial_bits = r.bytes((tm.json_columns + 7u) / 8u);
-    diffs_.clear();
-  }
-  const std::size_t n_present = count_bits_inline(present, width);
-  const Bytes nulls = r.bytes((n_present + 7) / 8);
-  if (!r.ok()) return r.error();
+  const bool partial_after = partial && role == ImageRole::after;
   // Where each before-image value lies in `out`: only a partial JSON after image needs them.
   const bool track = role == ImageRole::before && tm.json_columns > 0;
-  if (track) {
-    span_begin_.assign(n, kNoSpan);
-    span_end_.assign(n, kNoSpan);
-  } else if (role == ImageRole::before) {
-    span_begin_.clear();
-    span_end_.clear();
-  }
-  if (memo_.size() < n) memo_.resize(n);
-  out.push_back('{');
-  bool first = true;
-  std::size_t null_index = 0, json_index = 0;
-  if (!partial_updates && !track) {
-    // The common case, without the partial JSON bookkeeping. `nulls` has a bit for every
-    // present column, so null_index stays inside it.
-    const bool all_present = n_present == n;
+  if (!partial_after && !track) {
+    RowImageCursor cur;
+    if (Status st = cur.open(tm, width, present, false, r); !st.ok()) return st;
+    if (role == ImageRole::before) {
+      span_begin_.clear();
+      span_end_.clear();
+    }
+    if (memo_.size() < n) memo_.resize(n);
+    out.push_back('{');
+    bool first = true;
     const JsonRowPlan::Column* cols = jp.cols.data();
     const std::string* keys = jp.keys.data();
     const char* slots = jp.key_slots.data();  // (n + 1) slots: reading one past a key stays inside
     const std::uint8_t* slot_len = jp.key_slot_len.data();
-    const std::uint8_t* null_bits = nulls.data();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!all_present && !bit_is_set(present, i)) continue;  // absent, not null
-      const bool is_null = ((null_bits[null_index >> 3] >> (null_index & 7)) & 1) != 0;
-      ++null_index;
+    Status err;
+    // The common case, without the partial JSON bookkeeping.
+    cur.for_each_present<false>([&](std::size_t i, CellKind kind) __attribute__((always_inline)) {
       const std::size_t skip = first ? 1 : 0;  // keys carry the comma that separates them
       first = false;
       if (const std::size_t len = slot_len[i]; len != 0) {  // one fixed-size copy
@@ -259,17 +243,41 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
       } else {
         out.append(keys[i].data() + skip, keys[i].size() - skip);
       }
-      if (is_null) {
+      if (kind == CellKind::null) {
         out.append("null", 4);
-        continue;
+        return true;
       }
       Status st = value(cols[i], i, r, out, opts);
-      if (!st.ok()) return st;
-    }
+      if (!st.ok()) {
+        err = st;
+        return false;
+      }
+      return true;
+    });
+    if (!err.ok()) return err;
     if (!r.ok()) return r.error();
     out.push_back('}');
     return {};
   }
+  Bytes partial_bits;
+  bool partial_updates = false;
+  if (partial_after) {
+    const std::uint64_t value_options = r.packed_int();
+    partial_updates = (value_options & 1u) != 0;  // PARTIAL_JSON_UPDATES
+    if (partial_updates) partial_bits = r.bytes((tm.json_columns + 7u) / 8u);
+    diffs_.clear();
+  }
+  const std::size_t n_present = count_bits_inline(present, width);
+  const Bytes nulls = r.bytes((n_present + 7) / 8);
+  if (!r.ok()) return r.error();
+  if (track) {
+    span_begin_.assign(n, kNoSpan);
+    span_end_.assign(n, kNoSpan);
+  }
+  if (memo_.size() < n) memo_.resize(n);
+  out.push_back('{');
+  bool first = true;
+  std::size_t null_index = 0, json_index = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const JsonRowPlan::Column& pc = jp.cols[i];
     const ColumnInfo& ci = pc.info;
