@@ -52,18 +52,9 @@ void TransactionTracker::end_payload(const Event& ev) {
   implicit_ = false;
 }
 
-namespace {
-
-// Servers before 5.5 wrote rows of non-transactional tables without BEGIN (the observer's rules).
-bool legacy_mysql(const Event& ev) {
-  return ev.fde->flavor == Flavor::mysql && ev.fde->version_product != 0 && ev.fde->version_product < 0x050500;
-}
-
-}  // namespace
-
 void TransactionTracker::without_begin(const Event& ev) {
   start(static_cast<std::int64_t>(ev.header.timestamp));
-  if ((is_rows_event(ev.type_code()) || ev.type() == EventType::table_map) && legacy_mysql(ev)) {
+  if ((is_rows_event(ev.type_code()) || ev.type() == EventType::table_map) && ev.fde->mysql_before_5_5()) {
     implicit_ = true;  // ends at STMT_END_F
     obs_->started(ev, Observer::Start::implicit_rows);
     return;
