@@ -63,6 +63,14 @@ void TransactionTracker::without_begin(const Event& ev) {
   obs_->started(ev, Observer::Start::without_begin);
 }
 
+void TransactionTracker::start_at_gtid(const Event& ev, std::int64_t ts) {
+  if (payload_open_) end_payload(ev);
+  open_at_gtid_ = st_.open;
+  if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
+  start(ts);
+  gtid_fresh_ = true;
+}
+
 bool TransactionTracker::step(const Event& ev, std::string_view sql, const StatementKind* kind) {
   close_after_ = false;
   open_at_gtid_ = false;
@@ -73,11 +81,7 @@ bool TransactionTracker::step(const Event& ev, std::string_view sql, const State
     case EventType::gtid:
     case EventType::anonymous_gtid:
     case EventType::gtid_tagged_log: {
-      if (payload_open_) end_payload(ev);
-      open_at_gtid_ = st_.open;
-      if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
-      start(ts);
-      gtid_fresh_ = true;
+      start_at_gtid(ev, ts);
       ByteReader r = ev.body_reader();
       Result<GtidLog> g = ev.type() == EventType::gtid_tagged_log ? decode_gtid_tagged_log(r) : decode_gtid_log(r);
       if (obs_ != nullptr) obs_->started_gtid(ev, g);
@@ -111,11 +115,7 @@ bool TransactionTracker::step(const Event& ev, std::string_view sql, const State
       break;
     }
     case EventType::mariadb_gtid: {
-      if (payload_open_) end_payload(ev);
-      open_at_gtid_ = st_.open;
-      if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
-      start(ts);
-      gtid_fresh_ = true;
+      start_at_gtid(ev, ts);
       ByteReader r = ev.body_reader();
       Result<MariaGtidEvent> g = decode_mariadb_gtid(r, ev.header.server_id);
       if (!g) {
