@@ -46,6 +46,11 @@ struct Fde {
   bool zero_log_pos_inside_transactions() const noexcept {
     return flavor == Flavor::mariadb && version_product >= ((11u << 16) | (4u << 8));
   }
+  // A MySQL server before 5.5 (its version known): it wrote rows of non-transactional tables
+  // without BEGIN, and autocommitted statements followed by their XID (5.0).
+  bool mysql_before_5_5() const noexcept {
+    return flavor == Flavor::mysql && version_product != 0 && version_product < 0x050500;
+  }
 };
 
 // "5.6.4-m7-debug-log" -> 0x050604; "10.11.19-MariaDB-..." -> 0x0a0b13. 0 when it does not parse.

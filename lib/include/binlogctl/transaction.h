@@ -159,6 +159,8 @@ class TransactionTracker {
  private:
   bool step(const Event& ev, std::string_view sql, const StatementKind* kind);
   void start(std::int64_t ts);
+  // A GTID event (either flavor) begins a transaction: what was open is abandoned.
+  void start_at_gtid(const Event& ev, std::int64_t ts);
   // A transaction the observer hears of (started(ev, how)).
   void start_observed(const Event& ev, Observer::Start how) {
     start(static_cast<std::int64_t>(ev.header.timestamp));

@@ -2,8 +2,8 @@
 #include <binlogctl/datetime.h>
 
 #include "civil_date.h"
+#include "digits.h"
 
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -130,15 +130,7 @@ char* TimeZone::put_local(char* out, std::int64_t seconds) const {
     year = static_cast<unsigned>(date.year);
   }
   // Two digits at a time (each field's last two; the year's last four), from a table.
-  static constexpr auto kPairs = [] {
-    std::array<char, 200> a{};
-    for (int i = 0; i < 100; ++i) {
-      a[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
-      a[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
-    }
-    return a;
-  }();
-  auto put2 = [](char* p, unsigned v) { std::memcpy(p, kPairs.data() + 2 * (v % 100), 2); };
+  auto put2 = [](char* p, unsigned v) { put_two_digits(p, v % 100); };
   std::memcpy(out, "0000-00-00 00:00:00", 19);
   put2(out, year / 100);
   put2(out + 2, year);

@@ -32,9 +32,6 @@ void put_fraction(RenderBuf& out, std::uint32_t usec, unsigned fsp) {
   put_uint(out, usec / kPow10[6 - fsp], static_cast<int>(fsp));
 }
 
-// Two digits of v (< 100) at p, from the digit-pair table: no division.
-inline void two_digits(char* p, std::uint64_t v) { std::memcpy(p, kDigitPairs + 2 * v, 2); }
-
 void put_date(RenderBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d) {
   if (y > 9999 || m > 99 || d > 99) {  // corrupt values: the general path
     put_uint(out, y, 4);
@@ -45,12 +42,12 @@ void put_date(RenderBuf& out, std::uint64_t y, std::uint64_t m, std::uint64_t d)
     return;
   }
   char b[10];
-  two_digits(b, y / 100);
-  two_digits(b + 2, y % 100);
+  put_two_digits(b, y / 100);
+  put_two_digits(b + 2, y % 100);
   b[4] = '-';
-  two_digits(b + 5, m);
+  put_two_digits(b + 5, m);
   b[7] = '-';
-  two_digits(b + 8, d);
+  put_two_digits(b + 8, d);
   out.append(b, 10);
 }
 
@@ -64,11 +61,11 @@ void put_hms(RenderBuf& out, std::uint64_t h, std::uint64_t mi, std::uint64_t s)
     return;
   }
   char b[8];
-  two_digits(b, h);
+  put_two_digits(b, h);
   b[2] = ':';
-  two_digits(b + 3, mi);
+  put_two_digits(b + 3, mi);
   b[5] = ':';
-  two_digits(b + 6, s);
+  put_two_digits(b + 6, s);
   out.append(b, 8);
 }
 
@@ -79,25 +76,25 @@ bool put_quoted_datetime(RenderBuf& out, std::uint64_t y, std::uint64_t mo, std:
   if (y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 || fsp > 6 || usec > 999999) return false;
   char b[28];
   b[0] = '"';
-  two_digits(b + 1, y / 100);
-  two_digits(b + 3, y % 100);
+  put_two_digits(b + 1, y / 100);
+  put_two_digits(b + 3, y % 100);
   b[5] = '-';
-  two_digits(b + 6, mo);
+  put_two_digits(b + 6, mo);
   b[8] = '-';
-  two_digits(b + 9, d);
+  put_two_digits(b + 9, d);
   b[11] = ' ';
-  two_digits(b + 12, h);
+  put_two_digits(b + 12, h);
   b[14] = ':';
-  two_digits(b + 15, mi);
+  put_two_digits(b + 15, mi);
   b[17] = ':';
-  two_digits(b + 18, s);
+  put_two_digits(b + 18, s);
   std::size_t n = 20;
   if (fsp > 0) {
     // all six digits (usec < 10^6), then keep fsp of them
     b[n] = '.';
-    two_digits(b + n + 1, usec / 10000);
-    two_digits(b + n + 3, usec / 100 % 100);
-    two_digits(b + n + 5, usec % 100);
+    put_two_digits(b + n + 1, usec / 10000);
+    put_two_digits(b + n + 3, usec / 100 % 100);
+    put_two_digits(b + n + 5, usec % 100);
     n += 1 + fsp;
   }
   b[n++] = '"';

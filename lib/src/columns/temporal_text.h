@@ -16,7 +16,7 @@
 namespace binlogctl::temporal_text {
 
 inline char* put2(char* p, std::uint32_t v) noexcept {  // v < 100
-  std::memcpy(p, kDigitPairs + 2 * v, 2);
+  put_two_digits(p, v);
   return p + 2;
 }
 // v as at least `width` decimal digits.

@@ -8,6 +8,7 @@
 // the output is still valid JSON and valid UTF-8.
 #pragma once
 
+#include "base/digits.h"
 #include "render/render_buf.h"
 
 #include <cstddef>
@@ -47,11 +48,7 @@ inline void append_json_quoted(Out& out, std::string_view s) {
 // Decimal digits, two per division from a table of the pairs 00..99 (the number renderers'
 // shared core). format_u64_backward writes v so that it ends just before `end` and returns where
 // it starts (at most 20 characters); format_fixed_digits writes exactly `digits` digits of v at p,
-// zero-padded on the left (v must have no more digits than that).
-inline constexpr char kDigitPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
+// zero-padded on the left (v must have no more digits than that). The pairs: base/digits.h.
 inline char* format_u64_backward(char* end, std::uint64_t v) noexcept {
   while (v > 0xffffffffu) {  // 64-bit divisions only while needed: 32-bit ones are cheaper
     const auto r = static_cast<std::size_t>(v % 100) * 2;

@@ -52,24 +52,23 @@ void TransactionTracker::end_payload(const Event& ev) {
   implicit_ = false;
 }
 
-namespace {
-
-// Servers before 5.5 wrote rows of non-transactional tables without BEGIN (the observer's rules).
-bool legacy_mysql(const Event& ev) {
-  return ev.fde->flavor == Flavor::mysql && ev.fde->version_product != 0 && ev.fde->version_product < 0x050500;
-}
-
-}  // namespace
-
 void TransactionTracker::without_begin(const Event& ev) {
   start(static_cast<std::int64_t>(ev.header.timestamp));
-  if ((is_rows_event(ev.type_code()) || ev.type() == EventType::table_map) && legacy_mysql(ev)) {
+  if ((is_rows_event(ev.type_code()) || ev.type() == EventType::table_map) && ev.fde->mysql_before_5_5()) {
     implicit_ = true;  // ends at STMT_END_F
     obs_->started(ev, Observer::Start::implicit_rows);
     return;
   }
   st_.begun = true;  // its BEGIN was lost: it ends at its COMMIT / XID
   obs_->started(ev, Observer::Start::without_begin);
+}
+
+void TransactionTracker::start_at_gtid(const Event& ev, std::int64_t ts) {
+  if (payload_open_) end_payload(ev);
+  open_at_gtid_ = st_.open;
+  if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
+  start(ts);
+  gtid_fresh_ = true;
 }
 
 bool TransactionTracker::step(const Event& ev, std::string_view sql, const StatementKind* kind) {
@@ -82,11 +81,7 @@ bool TransactionTracker::step(const Event& ev, std::string_view sql, const State
     case EventType::gtid:
     case EventType::anonymous_gtid:
     case EventType::gtid_tagged_log: {
-      if (payload_open_) end_payload(ev);
-      open_at_gtid_ = st_.open;
-      if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
-      start(ts);
-      gtid_fresh_ = true;
+      start_at_gtid(ev, ts);
       ByteReader r = ev.body_reader();
       Result<GtidLog> g = ev.type() == EventType::gtid_tagged_log ? decode_gtid_tagged_log(r) : decode_gtid_log(r);
       if (obs_ != nullptr) obs_->started_gtid(ev, g);
@@ -120,11 +115,7 @@ bool TransactionTracker::step(const Event& ev, std::string_view sql, const State
       break;
     }
     case EventType::mariadb_gtid: {
-      if (payload_open_) end_payload(ev);
-      open_at_gtid_ = st_.open;
-      if (obs_ != nullptr && st_.open) obs_->abandoned(ev);
-      start(ts);
-      gtid_fresh_ = true;
+      start_at_gtid(ev, ts);
       ByteReader r = ev.body_reader();
       Result<MariaGtidEvent> g = decode_mariadb_gtid(r, ev.header.server_id);
       if (!g) {

@@ -35,7 +35,9 @@ const TransactionFront::Step& TransactionFront::begin(const Event& ev, Hooks& ho
       sql = step_.query.sql;
     }
   }
-  if (!tracker_.begin_event(ev, sql)) hooks.gtid_undecodable(ev);
+  // The statement's kind, classified once above, is the tracker's too.
+  const bool gtid_ok = step_.statement_ok ? tracker_.begin_event(ev, sql, step_.kind) : tracker_.begin_event(ev, sql);
+  if (!gtid_ok) hooks.gtid_undecodable(ev);
   if (tracker_.open_at_gtid()) hooks.open_at_gtid(ev);
   const TransactionState& ts = tracker_.state();
   if (ts.txn_id != selected_txn_) {

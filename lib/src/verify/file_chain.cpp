@@ -54,8 +54,7 @@ void FileChain::check_log_pos(const Event& ev, bool txn_active, std::uint64_t be
   }
   // MySQL before 5.0.48/5.1.20 (bug #22540): positions of the events of a transaction cache
   // were relative to the end of its BEGIN.
-  if (ev.fde->flavor == Flavor::mysql && ev.fde->version_product != 0 &&
-      ev.fde->version_product < 0x050500 && txn_active && begin_end != 0 &&
+  if (ev.fde->mysql_before_5_5() && txn_active && begin_end != 0 &&
       ev.pos + ev.header.event_size > begin_end &&
       lp == static_cast<std::uint32_t>(ev.pos + ev.header.event_size - begin_end))
     return;

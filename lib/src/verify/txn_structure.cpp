@@ -23,12 +23,6 @@ std::string utc_time(std::uint32_t t) {
   return fmt::format("{:%Y-%m-%d %H:%M:%S}", tm);
 }
 
-// Servers before 5.5 wrote autocommitted statements followed by their XID (5.0).
-bool legacy_mysql(const Event& ev) {
-  return ev.fde->flavor == Flavor::mysql && ev.fde->version_product != 0 &&
-         ev.fde->version_product < 0x050500;
-}
-
 }  // namespace
 
 void TxnStructure::structure(const Event& ev, std::string msg) {
@@ -198,7 +192,7 @@ void TxnStructure::ended(const Event& ev) {
 void TxnStructure::end_outside(const Event& ev) {
   // MySQL 5.0 wrote an autocommitted statement as `statement; XID`, without BEGIN.
   const bool xid = ev.type() == EventType::xid || ev.type() == EventType::xa_prepare;
-  if (xid && after_standalone_ && legacy_mysql(ev)) {
+  if (xid && after_standalone_ && ev.fde->mysql_before_5_5()) {
     after_standalone_ = false;
     return;
   }
