@@ -17,10 +17,10 @@
 // image's bitmap (binlog_row_image=MINIMAL/NOBLOB, NDB partial images) is absent from the JSON
 // object, not null.
 // RowImageCursor (row_cursor.h) walks this layout for decode_image_cells below (the SQL output,
-// replay), for stats' row walk and for RowImageDecoder's row loop (convert --format json, with
-// for_each_present: the loop keeps the walk's counters in registers); RowImageDecoder's loop for
-// partial JSON and tracked before images and Canal's rows worker (canal/canal_rows.cpp) still
-// walk it by hand (issue 37).
+// replay), for stats' row walk, for RowImageDecoder's row loop (convert --format json, with
+// for_each_present: the loop keeps the walk's counters in registers) and for Canal's rows worker
+// (canal/canal_rows.cpp); RowImageDecoder's loop for partial JSON and tracked before images
+// still walks it by hand (issue 37).
 //
 // A partial JSON column value (sql/json_diff.cc, Json_diff_vector::write_binary): 4-byte length
 // (the column's length-prefix size from the metadata), then diffs until that length:
