@@ -7,8 +7,7 @@
 // image of every row through it. They are decode_image_cells (rows/image_cells.cpp: the SQL
 // output, replay), stats' row walk (stats/row_walk.cpp: it takes a full image's non-NULL
 // values 64 at a time, any_null and value_bits), convert's JSON renderer (RowImageDecoder,
-// rows/row_image.cpp: for_each_present in its row loop; its loop for partial JSON images and
-// tracked before images still reads the layout itself) and Canal's rows worker
+// rows/row_image.cpp: for_each_present in both its loops, read_partial) and Canal's rows worker
 // (canal/canal_rows.cpp: for_each_present, the present count given once per rows event).
 //
 //   RowImageCursor cur;
