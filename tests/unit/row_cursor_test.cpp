@@ -220,6 +220,20 @@ std::string walk_all(const TableMap& tm, std::uint64_t width, const Buf& present
   return s;
 }
 
+// Images of docs_map (present, partial layout, row): MINIMAL with a NULL; partial JSON; every
+// column, one NULL; id and note.
+struct DocsImage {
+  Buf present;
+  bool partial;
+  Buf row;
+};
+const DocsImage kDocsImages[] = {
+    {{0x05}, false, {0x02, 1, 0, 0, 0}},
+    {{0x0f}, true, {0x01, 0x02, 0x00, 9, 0, 0, 0, 1, 0, 0, 0, 0x04, 2, 'a', 'b', 5, 0, 0, 0, 2, 1, '$', 0, 0}},
+    {{0x0f}, false, {0x04, 9, 0, 0, 0, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x04}},
+    {{0x0a}, false, {0x00, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x04}},
+};
+
 }  // namespace
 
 TEST_SUITE("row cursor") {
@@ -307,39 +321,38 @@ TEST_SUITE("row cursor") {
 
   TEST_CASE("RowImageCursor: for_each_present yields next_present's cells, and stops when asked") {
     auto tm = docs_map();
-    // (present, partial layout, row): MINIMAL with a NULL; partial JSON; every column, one NULL
-    struct Image {
-      Buf present;
-      bool partial;
-      Buf row;
-    };
-    const Image images[] = {
-        {{0x05}, false, {0x02, 1, 0, 0, 0}},
-        {{0x0f}, true, {0x01, 0x02, 0x00, 9, 0, 0, 0, 1, 0, 0, 0, 0x04, 2, 'a', 'b', 5, 0, 0, 0, 2, 1, '$', 0, 0}},
-        {{0x0f}, false, {0x04, 9, 0, 0, 0, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x04}},
-        {{0x0a}, false, {0x00, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x04}},
-    };
-    auto cells = [&](const Image& im, bool inside_out) {
+    const auto& images = kDocsImages;
+    // How: next_present, for_each_present, or for_each_present opened with the present count given.
+    enum How { stepwise, inside_out, count_given };
+    auto cells = [&](const DocsImage& im, How how) {
       std::string got;
       ByteReader r(B(im.row), 0);
       RowImageCursor cur;
-      REQUIRE(cur.open(*tm, 4, B(im.present), im.partial, r).ok());
+      const std::size_t n_present = count_bits(B(im.present), 4);
+      REQUIRE((how == count_given ? cur.open(*tm, 4, B(im.present), n_present, im.partial, r)
+                                  : cur.open(*tm, 4, B(im.present), im.partial, r))
+                  .ok());
+      CHECK(cur.present_count() == n_present);
+      CHECK(cur.all_present() == (n_present == 4));
+      got += std::to_string(r.position()) + ": ";
       auto one = [&](std::size_t i, CellKind k) {
         got += std::to_string(i) + ":" + std::to_string(static_cast<int>(k)) + " ";
         return true;
       };
-      if (inside_out) {
-        CHECK(cur.for_each_present(one));
-      } else {
+      if (how == stepwise) {
         while (cur.next_present()) one(cur.column(), cur.kind());
+      } else {
+        CHECK(cur.for_each_present(one));
       }
       return got;
     };
-    for (const Image& im : images) {
-      INFO(cells(im, false));
-      CHECK(cells(im, true) == cells(im, false));
-      CHECK_FALSE(cells(im, false).empty());
+    for (const DocsImage& im : images) {
+      INFO(cells(im, stepwise));
+      CHECK(cells(im, inside_out) == cells(im, stepwise));
+      CHECK(cells(im, count_given) == cells(im, stepwise));
     }
+    CHECK(cells(images[1], count_given) == "3: 0:2 1:2 2:2 3:3 ");
+    CHECK(cells(images[3], count_given) == "1: 1:2 3:2 ");
     // With no partial cell possible (kMayBePartial false, or no PARTIAL_JSON_UPDATES) the same.
     ByteReader r(B(images[2].row), 0);
     RowImageCursor cur;
@@ -351,6 +364,15 @@ TEST_SUITE("row cursor") {
       return ++calls < 3;  // stop at the third cell
     }));
     CHECK(got == "0v 1v 2n ");
+    // Opened with the count given, wider than the map: the same error, at the image.
+    Buf all = {0xff};
+    Buf row = {0x00};
+    ByteReader r2(B(row), 70);
+    RowImageCursor wide;
+    Status st = wide.open(*tm, 5, B(all), 5, false, r2);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().offset == 70);
+    CHECK(std::string(st.error().what) == "rows event has more columns than its TABLE_MAP");
   }
 
   TEST_CASE("RowImageCursor: errors as the walkers report them") {

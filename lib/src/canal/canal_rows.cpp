@@ -1,6 +1,8 @@
 // CanalRowsWorker and CanalRender (canal_rows.h).
 #include "canal/canal_rows.h"
 
+#include "rows/row_cursor.h"
+
 #include <fmt/format.h>
 
 #include "EntryProtocol.pb.h"
@@ -150,35 +152,34 @@ inline Status CanalRowsWorker::image(const TableMap& tm, const TablePlan& plan, 
                                      Bytes present, std::size_t n_present, bool partial, ByteReader& r,
                                      const Target& t, bool with_before, const TimeZone& tz) {
   if constexpr (!kProto) t.cells->clear();
-  // The row bytes cannot be read column by column with a table that has fewer columns.
-  if (width > tm.columns.size())
-    return DecodeError{Errc::bad_value, r.offset(), "rows event has more columns than its TABLE_MAP"};
-  Bytes partial_bits;
-  if (partial) {
-    auto opts = r.packed_int();
-    if (!r.ok()) return r.error();
-    if ((opts & 1) != 0) {
-      partial_bits = r.bytes((tm.json_columns + 7) / 8);
-      if (!r.ok()) return r.error();
-    }
-  }
-  Bytes nulls = r.bytes((n_present + 7) / 8);
-  if (!r.ok()) return r.error();
-  std::size_t j = 0, json_index = 0;
-  const auto n = static_cast<std::size_t>(width);
-  const bool all_present = n_present == width;  // a full image (the bitmap cannot have more bits)
+  // The row bytes cannot be read column by column with a table that has fewer columns: the
+  // cursor says so.
+  RowImageCursor cur;
+  if (Status st = cur.open(tm, width, present, n_present, partial, r); !st.ok()) return st;
+  if (cur.partial_updates()) [[unlikely]]
+    return partial_cells<kProto>(tm, plan, cur, r, t, with_before, tz);
+  return cells<kProto, false>(tm, plan, cur, r, t, with_before, tz);
+}
+
+template <bool kProto>
+[[gnu::noinline]] Status CanalRowsWorker::partial_cells(const TableMap& tm, const TablePlan& plan, RowImageCursor& cur,
+                                                        ByteReader& r, const Target& t, bool with_before,
+                                                        const TimeZone& tz) {
+  return cells<kProto, true>(tm, plan, cur, r, t, with_before, tz);
+}
+
+template <bool kProto, bool kPartial>
+[[gnu::always_inline]] inline Status CanalRowsWorker::cells(const TableMap& tm, const TablePlan& plan,
+                                                            RowImageCursor& cur, ByteReader& r, const Target& t,
+                                                            bool with_before, const TimeZone& tz) {
   // The tables' arrays, held in locals: the compiler would reload them from their vectors after
   // every write through a char pointer.
   const ColumnDef* const defs = tm.columns.data();
   const ColumnInfo* const infos = tm.infos.data();
   const ColumnPlan* const cplans = plan.cols.data();
-  for (std::size_t i = 0; i < n; ++i) {
+  Status err;
+  cur.for_each_present<kPartial>([&](std::size_t i, CellKind kind) __attribute__((always_inline)) {
     const ColumnDef& cd = defs[i];
-    const bool is_json = cd.type == ColumnType::json;
-    if (!all_present && !bit_is_set(present, i)) {
-      if (is_json) ++json_index;
-      continue;
-    }
     Cell* c = nullptr;
     if constexpr (!kProto) {
       c = &t.cells->push();
@@ -186,43 +187,47 @@ inline Status CanalRowsWorker::image(const TableMap& tm, const TablePlan& plan, 
       c->updated = false;
     }
     CanalValue& v = kProto ? pb_value_ : c->v;
-    // j < n_present: within `nulls`, which has a bit for each present column.
-    const bool is_null = ((nulls[j / 8] >> (j % 8)) & 1) != 0;
-    ++j;
-    if (is_null) {
+    if (kind == CellKind::null) {
       v.is_null = true;
       v.sql_type = cplans[i].value.null_sql_type;
       v.long_text();
-    } else if (is_json && bit_is_set(partial_bits, json_index)) {
+    } else if (kPartial && kind == CellKind::partial) {
       // A partial JSON update: length-prefixed diffs (sized, not decoded: no value here).
       const std::uint64_t at = r.offset();
       auto sz = column_value_size(cd.type, cd.meta, r);
-      if (!sz) return sz.error();
+      if (!sz) {
+        err = sz.error();
+        return false;
+      }
       Bytes raw = r.bytes(*sz);
-      if (!r.ok()) return r.error();
+      if (!r.ok()) {
+        err = r.error();
+        return false;
+      }
       // The full document: the diffs applied to the before image's value.
       bool before_null = true;
       std::string_view before_doc;
       if (!with_before || !before_value<kProto>(i, t, before_null, before_doc) || before_null) {
         // No document to apply the diffs to (MINIMAL before image): left out, as convert
         // --format json leaves it out of "after".
-        ++json_index;
         if constexpr (!kProto) t.cells->pop();
-        continue;
+        return true;
       }
       const std::size_t lp = cd.meta;
       doc_.clear();
-      Status st = apply_json_diffs(before_doc, raw.subspan(lp), at + lp, doc_);
-      if (!st.ok()) return st;
+      err = apply_json_diffs(before_doc, raw.subspan(lp), at + lp, doc_);
+      if (!err.ok()) return false;
       v.is_null = false;
       v.plain = false;
       v.long_text().swap(doc_);
       v.sql_type = 12;
     } else {
       Status st = canal_detail::read_value(cd, infos[i], cplans[i].value, r, tz, cv_, v);
-      if (!st.ok()) return st;
+      if (!st.ok()) {
+        err = st;
+        return false;
+      }
     }
-    if (is_json) ++json_index;
     bool updated = t.all_updated;
     if (with_before) {
       // isUpdate: changed unless both null or equal strings; absent from the before image =
@@ -246,8 +251,9 @@ inline Status CanalRowsWorker::image(const TableMap& tm, const TablePlan& plan, 
     } else {
       c->updated = updated;
     }
-  }
-  return {};
+    return true;
+  });
+  return err;
 }
 
 void CanalRender::render(Batch& b, Worker& w) const {

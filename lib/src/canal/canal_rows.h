@@ -22,6 +22,10 @@
 #include <string_view>
 #include <vector>
 
+namespace binlogctl {
+class RowImageCursor;
+}  // namespace binlogctl
+
 namespace binlogctl::canal_detail {
 
 //
@@ -117,12 +121,22 @@ class CanalRowsWorker {
   template <bool kProto>
   inline bool before_value(std::size_t i, const Target& t, bool& is_null, std::string_view& value) const;
 
-  // One image, only the columns present in the image's bitmap. `with_before`: an UPDATE's after
-  // image, compared with the before image (index_before, or pb_before_) for `updated`.
+  // One image, only the columns present in the image's bitmap (`n_present` of them), walked by
+  // RowImageCursor. `with_before`: an UPDATE's after image, compared with the before image
+  // (index_before, or pb_before_) for `updated`.
   template <bool kProto>
   inline Status image(const TableMap& tm, const TablePlan& plan, std::uint64_t width, Bytes present,
-               std::size_t n_present, bool partial, ByteReader& r, const Target& t, bool with_before,
-               const TimeZone& tz);
+                      std::size_t n_present, bool partial, ByteReader& r, const Target& t, bool with_before,
+                      const TimeZone& tz);
+  // The cells of an image `cur` has opened. kPartial: the image has partial JSON cells (an
+  // after image with PARTIAL_JSON_UPDATES), walked out of line by partial_cells so that the
+  // common walk has no partial JSON bookkeeping (and one copy of the cell's code).
+  template <bool kProto, bool kPartial>
+  inline Status cells(const TableMap& tm, const TablePlan& plan, RowImageCursor& cur, ByteReader& r,
+                      const Target& t, bool with_before, const TimeZone& tz);
+  template <bool kProto>
+  Status partial_cells(const TableMap& tm, const TablePlan& plan, RowImageCursor& cur, ByteReader& r,
+                       const Target& t, bool with_before, const TimeZone& tz);
 
   // Where the current row's before image put each column's value in the batch output
   // (canal-proto), for the after image's `updated` and partial JSON.

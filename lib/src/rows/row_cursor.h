@@ -6,9 +6,9 @@
 // it), which is what sizes it. Everything is inline and allocates nothing: its users walk every
 // image of every row through it. They are decode_image_cells (rows/image_cells.cpp: the SQL
 // output, replay), stats' row walk (stats/row_walk.cpp: it takes a full image's non-NULL
-// values 64 at a time, any_null and value_bits) and convert's JSON renderer (RowImageDecoder,
-// rows/row_image.cpp: for_each_present in its row loop; its loop for partial JSON images and
-// tracked before images still reads the layout itself). Canal's (canal/canal_rows.cpp) too.
+// values 64 at a time, any_null and value_bits), convert's JSON renderer (RowImageDecoder,
+// rows/row_image.cpp: for_each_present in both its loops, read_partial) and Canal's rows worker
+// (canal/canal_rows.cpp: for_each_present, the present count given once per rows event).
 //
 //   RowImageCursor cur;
 //   if (Status st = cur.open(tm, width, present, partial_after, r); !st.ok()) return st;
@@ -49,6 +49,13 @@ class RowImageCursor {
                                      ByteReader& r) {
     if (width > tm.columns.size()) return too_wide(r);
     return open_head(tm, width, present, count_bits_inline(present, width), partial_after, r);
+  }
+  // The same, with the image's present column count given: `n_present` = count_bits(present,
+  // width), counted once for a rows event's images rather than once per image.
+  [[gnu::always_inline]] Status open(const TableMap& tm, std::uint64_t width, Bytes present, std::size_t n_present,
+                                     bool partial_after, ByteReader& r) {
+    if (width > tm.columns.size()) return too_wide(r);
+    return open_head(tm, width, present, n_present, partial_after, r);
   }
 
   // The next column, absent ones included: false after the last.

@@ -259,17 +259,19 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
     out.push_back('}');
     return {};
   }
-  Bytes partial_bits;
-  bool partial_updates = false;
-  if (partial_after) {
-    const std::uint64_t value_options = r.packed_int();
-    partial_updates = (value_options & 1u) != 0;  // PARTIAL_JSON_UPDATES
-    if (partial_updates) partial_bits = r.bytes((tm.json_columns + 7u) / 8u);
-    diffs_.clear();
-  }
-  const std::size_t n_present = count_bits_inline(present, width);
-  const Bytes nulls = r.bytes((n_present + 7) / 8);
-  if (!r.ok()) return r.error();
+  return decode_tracked(tm, jp, width, present, partial_after, track, r, out, opts);
+}
+
+// The image of a PARTIAL_UPDATE_ROWS after image, or a before image whose values' spans are kept
+// (`track`): out of line, so that decode's common walk stays as it is (one copy of the value's
+// code there, which g++ inlines the way it does without this one).
+[[gnu::noinline]] Status RowImageDecoder::decode_tracked(const TableMap& tm, const JsonRowPlan& jp, std::uint64_t width,
+                                                         Bytes present, bool partial_after, bool track, ByteReader& r,
+                                                         RenderBuf& out, const RenderOptions& opts) {
+  RowImageCursor cur;
+  if (partial_after) diffs_.clear();
+  if (Status st = cur.open(tm, width, present, partial_after, r); !st.ok()) return st;
+  const std::size_t n = cur.width();
   if (track) {
     span_begin_.assign(n, kNoSpan);
     span_end_.assign(n, kNoSpan);
@@ -277,61 +279,58 @@ Status RowImageDecoder::decode(const TableMap& tm, const JsonRowPlan& jp, std::u
   if (memo_.size() < n) memo_.resize(n);
   out.push_back('{');
   bool first = true;
-  std::size_t null_index = 0, json_index = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  Status err;
+  cur.for_each_present([&](std::size_t i, CellKind kind) {
     const JsonRowPlan::Column& pc = jp.cols[i];
-    const ColumnInfo& ci = pc.info;
-    // The partial bitmap has a bit for every JSON column, present in the image or not.
-    const bool is_partial = partial_updates && ci.type == ColumnType::json && bit_is_set(partial_bits, json_index);
-    if (ci.type == ColumnType::json) ++json_index;
-    if (!bit_is_set(present, i)) continue;  // absent, not null
-    const bool is_null = bit_is_set(nulls, null_index++);
-    if (is_partial && !is_null) {
-      // 4-byte (meta) length, then the diffs.
-      const std::uint64_t at = r.offset();
-      const std::uint64_t len = r.le_n(ci.meta >= 1 && ci.meta <= 4 ? ci.meta : 4);
-      if (!r.ok()) return r.error();
-      if (len > r.remaining()) return DecodeError{Errc::truncated, at, "partial JSON value runs past the end of the row"};
-      const std::uint64_t diffs_at = r.offset();
-      const Bytes diffs = r.bytes(static_cast<std::size_t>(len));
+    if (kind == CellKind::partial) {
+      // The column's length (meta bytes), then the diffs.
+      Bytes diffs;
+      std::uint64_t diffs_at = 0;
+      err = RowImageCursor::read_partial(r, pc.info.meta, diffs, diffs_at);
+      if (!err.ok()) return false;
       diffs_.push_back(diffs_.empty() ? '{' : ',');
       append_json_string(diffs_, tm.columns[i].name);
       diffs_.push_back(':');
-      Status st = append_json_diffs_json(diffs_, diffs, diffs_at);
-      if (!st.ok()) return st;
+      err = append_json_diffs_json(diffs_, diffs, diffs_at);
+      if (!err.ok()) return false;
       const bool have_before = i < span_begin_.size() && span_begin_[i] != kNoSpan;
       if (have_before) {
         const std::string_view before(out.data() + span_begin_[i], span_end_[i] - span_begin_[i]);
         if (before != "null") {
           doc_.clear();
-          st = apply_json_diffs(before, diffs, diffs_at, doc_);
-          if (!st.ok()) return st;
+          err = apply_json_diffs(before, diffs, diffs_at, doc_);
+          if (!err.ok()) return false;
           const std::string& key = jp.keys[i];
           out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
           first = false;
           out.append(doc_.view());
         }
       }
-      continue;  // without a before image the new document is not known: absent
+      return true;  // without a before image the new document is not known: absent
     }
     const std::string& key = jp.keys[i];  // ,"name":
     out.append(key.data() + (first ? 1 : 0), key.size() - (first ? 1 : 0));
     first = false;
     const std::size_t begin = out.size();
-    if (is_null) {
+    if (kind == CellKind::null) {
       out.append("null", 4);
     } else {
-      Status st = value(pc, i, r, out, opts);
-      if (!st.ok()) return st;
-      if (!r.ok()) return r.error();
+      err = value(pc, i, r, out, opts);
+      if (!err.ok()) return false;
+      if (!r.ok()) {
+        err = r.error();
+        return false;
+      }
     }
     if (track) {
       span_begin_[i] = begin;
       span_end_[i] = out.size();
     }
-  }
+    return true;
+  });
+  if (!err.ok()) return err;
   out.push_back('}');
-  if (partial && role == ImageRole::after && !diffs_.empty()) diffs_.push_back('}');
+  if (partial_after && !diffs_.empty()) diffs_.push_back('}');
   return {};
 }
 

@@ -16,11 +16,10 @@
 // Bitmaps in rows events are least-significant-bit first. A column whose bit is clear in the
 // image's bitmap (binlog_row_image=MINIMAL/NOBLOB, NDB partial images) is absent from the JSON
 // object, not null.
-// RowImageCursor (row_cursor.h) walks this layout for decode_image_cells below (the SQL output,
-// replay), for stats' row walk and for RowImageDecoder's row loop (convert --format json, with
-// for_each_present: the loop keeps the walk's counters in registers); RowImageDecoder's loop for
-// partial JSON and tracked before images and Canal's rows worker (canal/canal_rows.cpp) still
-// walk it by hand (issue 37).
+// RowImageCursor (row_cursor.h) is the one walker of this layout: for decode_image_cells below
+// (the SQL output, replay), stats' row walk, RowImageDecoder (convert --format json, with
+// for_each_present: its loops keep the walk's counters in registers) and Canal's rows worker
+// (canal/canal_rows.cpp).
 //
 // A partial JSON column value (sql/json_diff.cc, Json_diff_vector::write_binary): 4-byte length
 // (the column's length-prefix size from the metadata), then diffs until that length:
@@ -207,6 +206,9 @@ class RowImageDecoder {
   std::array<Recent, kRecent> recent_{};
   std::unique_ptr<JsonRowPlan> unfinalized_;  // a map never finalized (serial 0): made per call
   const JsonRowPlan& plan_slow(const TableMap& tm);
+  // decode's walk of a partial JSON after image or a tracked before image (row_image.cpp).
+  Status decode_tracked(const TableMap& tm, const JsonRowPlan& jp, std::uint64_t width, Bytes present,
+                        bool partial_after, bool track, ByteReader& r, RenderBuf& out, const RenderOptions& opts);
   Status value(const JsonRowPlan::Column& c, std::size_t i, ByteReader& r, RenderBuf& out, const RenderOptions& opts);
   Status memo_value(const ColumnInfo& ci, std::size_t i, std::size_t ms, ByteReader& r, RenderBuf& out,
                     const RenderOptions& opts);
@@ -251,8 +253,7 @@ constexpr std::array<std::uint8_t, 256> make_bit_counts() {
 inline constexpr auto kBitCounts = make_bit_counts();
 }  // namespace rows_detail
 
-// count_bits, inline for the row loops (the row-image decoder and RowImageCursor). Most tables
-// have at most 8 columns: one byte.
+// count_bits, inline for RowImageCursor's row loops. Most tables have at most 8 columns: one byte.
 [[gnu::always_inline]] inline std::size_t count_bits_inline(Bytes bitmap, std::uint64_t n) noexcept {
   using rows_detail::kBitCounts;
   if (n <= 8) return bitmap.empty() ? 0 : kBitCounts[bitmap[0] & ((1u << n) - 1u)];
