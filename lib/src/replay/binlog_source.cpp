@@ -16,7 +16,6 @@
 
 #include <fmt/format.h>
 
-#include <optional>
 #include <system_error>
 
 namespace binlogctl {

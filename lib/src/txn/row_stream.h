@@ -1,12 +1,12 @@
 // RowStream: transactions -> row changes, once for every row-change consumer (convert json, the
-// Canal formats, SQL, stats). It owns what they all did before each on their own: the
-// TransactionFront (statement decoding, transaction tracking, GTID selection), the table maps and
-// their loader, schema history (every DDL statement applied), the rows prologue (a type code that
-// this server's format description gives a foreign post-header, decode_rows_header, a rows event
-// without its TABLE_MAP, the dummy table id, the extra row data, MariaDB's compressed rows
-// inflated) and the table selection (-d/--database and --filter, decided once per TABLE_MAP).
-// It pushes what it found to a RowSink, which keeps only what is its own: rendering, counting.
-// (The split of ripgrep's Searcher -> Sink: the searcher finds, the sink prints.)
+// Canal formats, SQL, stats, replay's binlog source). It owns what they all did before each on
+// their own: the TransactionFront (statement decoding, transaction tracking, GTID selection), the
+// table maps and their loader, schema history (every DDL statement applied), the rows prologue (a
+// type code that this server's format description gives a foreign post-header, decode_rows_header,
+// a rows event without its TABLE_MAP, the dummy table id, the extra row data, MariaDB's compressed
+// rows inflated) and the table selection (-d/--database and --filter, decided once per TABLE_MAP).
+// It pushes what it found to a RowSink, which keeps only what is its own: rendering, counting. (The
+// split of ripgrep's Searcher -> Sink: the searcher finds, the sink prints.)
 //
 // The hot path (a rows event of a mapped, selected table) allocates nothing: the views point into
 // the event, the table map cache and one inflate buffer kept across events.
@@ -38,7 +38,8 @@ struct RowsView {
   const RowsEventHeader* header = nullptr;  // table id, flags, width, column bitmaps
   TableMap* map = nullptr;                  // the table's current map
   RowsEventKind kind;
-  Bytes rows;  // the row images (MariaDB's compressed events: inflated, unless Options::inflate_rows is off)
+  // The row images (MariaDB's compressed events: inflated, unless Options::inflate_rows is off).
+  Bytes rows;
   std::uint64_t rows_offset = 0;  // the images' offset (inflated: the compressed part's)
   // The decoded extra row data (partition, NDB info) when RowStream::Options::decode_extra and
   // the event has any; else null.
@@ -48,7 +49,8 @@ struct RowsView {
 // What a consumer of row changes receives, in stream order. Every call but undecodable has a
 // default that ignores it. The order for one event: hole, then damaged (and nothing else), or
 // transaction_end (the previous one, left open) / transaction_begin, event, and then at most one
-// of statement, table_map, rows, missing_table_map, dummy_rows, undecodable; tables_cleared; after_event.
+// of statement, table_map, rows, missing_table_map, dummy_rows, undecodable; tables_cleared;
+// after_event.
 class RowStream;
 
 class RowSink {
