@@ -21,7 +21,7 @@ struct BinlogSourceOptions {
   std::optional<GtidSelection> include_gtids, exclude_gtids;
   TableFilter filter;  // rows events of other tables are not replayed (their commits are)
   // --path-by hash:N: decode every row and give it with the hash of its key (ReplayEvent::rows;
-  // what is hashed: BinlogEventSource::Impl::hash_rows, binlogctl-replay(1) --path-by).
+  // what is hashed: ReplaySink::hash_rows in binlog_source.cpp, binlogctl-replay(1) --path-by).
   bool row_keys = false;
   // Check the chain's context as it is read, with verify's chain checks (positions, file
   // sequence, rotation, GTID continuity): what breaks it becomes a SourceBreak. Off only for
@@ -38,7 +38,7 @@ struct BinlogSourceOptions {
 // its key: the table's name and the raw bytes of its primary key columns in the after image
 // (the before image of a DELETE), or of the whole image when no primary key is known.
 // Positions are (file index in the chain, event pos, inner index); source_ts_us is the event's
-// timestamp. Transactions are told apart by the shared transaction front (txn_front.h), which
+// timestamp. Transactions are told apart by the shared row stream (txn/row_stream.h), which
 // also applies the GTID selection and the damage policy: a damaged event is never replayed.
 // Problems go to `diag` (reading goes on where the stream can).
 class BinlogEventSource : public EventSource {

@@ -3,7 +3,6 @@
 #include <binlogctl/gtid.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/replay_binlog.h>
-#include <binlogctl/schema.h>
 #include <binlogctl/source.h>
 #include <binlogctl/statement_kind.h>
 #include <binlogctl/transaction.h>
@@ -13,13 +12,11 @@
 #include "events/events.h"
 #include "rows/rows.h"
 #include "rows/table_map.h"
-#include "txn/txn_front.h"
+#include "txn/row_stream.h"
 
 #include <fmt/format.h>
 
-#include <optional>
 #include <system_error>
-#include <unordered_map>
 
 namespace binlogctl {
 
@@ -98,186 +95,136 @@ struct TeeSink final : DiagnosticSink {
   void name_file(const std::string& log_name, const std::string& path, std::uint64_t base) override { user.name_file(log_name, path, base); }
 };
 
-}  // namespace
-
-struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
+// The row changes of the chain as a RowSink of the one RowStream (txn/row_stream.h): next() feeds
+// the stream events until one of them gives the replay event this sink builds (at most one per
+// binlog event) into `out`. What replay keeps of its own is here: which events the engine sees,
+// their keys and sizes, the findings it reports and their wording.
+struct ReplaySink final : RowSink {
   DiagnosticSink& diag;
-  BinlogSourceOptions opts;
-  std::unique_ptr<InputSet> owned_inputs;
-  ContextBreaks context;
-  std::unique_ptr<ChainVerifier> verifier;  // check_context
-  bool verifier_done = false;
-  TeeSink tee{diag};
-  std::unique_ptr<ChainReader> reader;
-  TransactionFront front{nullptr, nullptr};
-  bool unreadable = false;
-  Event ev_;
-  std::unordered_map<std::uint64_t, std::string> tables;  // table id -> "schema.table" (selected tables)
-  std::unordered_map<std::uint64_t, bool> skipped;        // table id -> not taken by the filter
+  const bool row_keys;
+  const ChainReader* reader = nullptr;
+  ReplayEvent* out = nullptr;  // where the event being fed puts its replay event ...
+  bool produced = false;       // ... if it has one
   std::string key;
-  // row_keys (--path-by hash:N): full table maps (primary key), completed from the schema
-  // history that the binlog's DDL builds, and the rows of the current event with their hashes.
-  TableMapCache maps;
-  SchemaHistory schema;
-  TableMapLoader loader{maps, schema, nullptr};
-  std::string loader_notes;  // its warnings are about column names, which replay does not use
+  std::uint64_t key_serial = 0;  // the TableMap::serial `key` names (0: none)
+  // row_keys (--path-by hash:N): the rows of the current event with their hashes.
   std::vector<ImageCell> cells_a, cells_b;
-  std::string inflated;
-  std::vector<ReplayRow> rows;
+  std::vector<ReplayRow> keyed_rows;
 
-  Impl(const BinlogSourceOptions& o, DiagnosticSink& d)
-      : diag(d),
-        opts(o),
-        front(opts.include_gtids ? &*opts.include_gtids : nullptr, opts.exclude_gtids ? &*opts.exclude_gtids : nullptr) {
-    loader.defer_warnings(&loader_notes);
-  }
+  ReplaySink(DiagnosticSink& d, bool keys) : diag(d), row_keys(keys) {}
 
-  void input_error(const std::string& e) override {
-    diag.report(Diagnostic{Check::read_error, Severity::error, e, 0, "cannot read the input list"});
-    unreadable = true;
-  }
-  void unavailable(const InputFile& f, const std::system_error* e) override {
-    if (verifier) verifier->file_unavailable(f);
-    if (e == nullptr)
-      diag.report(Diagnostic{Check::read_error, Severity::error, f.log_name, 0, fmt::format("{}: file not found", f.path)});
-    else
-      diag.report(Diagnostic{Check::read_error, Severity::error, f.log_name, 0,
-                             fmt::format("cannot open: {}", e->code().message())});
-    unreadable = true;
-  }
-  bool begin_file(const InputFile& f) override {
-    tables.clear();
-    skipped.clear();
-    maps.clear();
-    front.new_file(f.log_name);
-    // A file given twice is a break (reported by the verifier); its events are still read, as
-    // they were before the context was checked, the verifier just does not judge them again.
-    if (verifier) (void)verifier->begin_file(f);
-    return true;
-  }
-  void end_file(const InputFile&, const EventStream& s) override {
-    if (verifier) verifier->end_file(s.offset(), s.skipped_bytes(), s.aborted());
-  }
-
-  void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
-    tee.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
-                          fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", e.what, e.offset)});
-  }
-  // An event the replay needs that does not decode: an error (exit status 1), not a silence.
-  void undecodable(const Event& e, std::string_view what, const DecodeError& err) {
+  // RowSink. An event the replay needs that does not decode: an error (exit status 1), not a
+  // silence; a statement whatever the GTID selection, a TABLE_MAP or rows event (worded "rows")
+  // only in a transaction it takes.
+  void undecodable(const Event& e, std::string_view layer, const DecodeError& err) override {
+    const bool rows_event = is_rows_event(e.type_code());
+    if ((rows_event || layer == "TABLE_MAP") && !stream().front().selected()) return;
     diag.report(Diagnostic{Check::undecodable_event, Severity::error, reader->log_name(),
                            e.is_inner() ? e.payload_pos : e.pos,
-                           fmt::format("{} event does not decode: {} at offset {}", what, err.what, err.offset)});
+                           fmt::format("{} event does not decode: {} at offset {}", rows_event ? "rows" : layer,
+                                       err.what, err.offset)});
   }
-  // TransactionFront::Hooks
-  void statement_undecodable(const Event& e, std::string_view layer, const DecodeError& err) override {
-    undecodable(e, layer, err);
-  }
-  void gtid_undecodable(const Event& e) override {
-    diag.report(TransactionFront::gtid_undecodable_finding(e, reader->log_name()));
+  // The stream's own findings: a GTID event that does not decode is reported; a GTID event while
+  // a transaction is open (transaction_structure) is not, the engine's report does without it.
+  void report(const Diagnostic& d) override {
+    if (d.check != Check::transaction_structure) diag.report(d);
   }
 
-  // Turns one (intact) event into a replay event; false when it is not one the engine sees.
-  // txn_end is filled in by next(), once the transaction front has seen the event end.
-  bool convert(const Event& e, const TransactionFront::Step& step, ReplayEvent& out) {
-    const std::uint8_t code = e.type_code();
-    out = ReplayEvent{};
-    out.file_index = static_cast<std::uint32_t>(reader->file_index());
-    out.pos = e.is_inner() ? e.payload_pos : e.pos;
-    out.inner_index = e.is_inner() ? static_cast<std::uint32_t>(e.inner_index) : 0;
-    out.source_ts_us = static_cast<std::uint64_t>(e.header.timestamp) * 1'000'000u;
-    out.size = e.header.event_size;
-    switch (e.type()) {
-      case EventType::table_map: {
-        auto t = decode_table_map(e.body_reader(), *e.fde);
-        if (!t) {
-          undecodable(e, "TABLE_MAP", t.error());
-          return false;
-        }
-        const bool take = opts.filter.matches(t->db, t->table);
-        skipped[t->table_id] = !take;
-        if (take) tables[t->table_id] = fmt::format("{}.{}", t->db, t->table);
-        if (take && opts.row_keys) {
-          auto l = loader.load(e, reader->log_name(), e.is_inner() ? e.payload_pos : e.pos);
-          loader_notes.clear();
-          if (!l) undecodable(e, "TABLE_MAP", l.error());
-        }
-        return false;
-      }
-      case EventType::xid:
-      case EventType::xa_prepare:
-        out.path_key = {};
-        return true;
-      case EventType::query:
-      case EventType::mariadb_query_compressed:
-        if (!step.statement_ok) return false;  // reported through the hooks
-        switch (step.kind) {
-          case StatementKind::begin:
-          case StatementKind::xa_start:
-          case StatementKind::xa_end:
-            return false;
-          default:
-            out.path_key = {};
-            return true;
-        }
+  // The replay event of `e`, with no key or rows yet; next() adds what the transaction front
+  // knows once the event has ended.
+  ReplayEvent& produce(const Event& e) {
+    produced = true;
+    ReplayEvent& r = *out;
+    r.path_key = {};
+    r.rows = {};
+    r.file_index = static_cast<std::uint32_t>(reader->file_index());
+    r.pos = e.is_inner() ? e.payload_pos : e.pos;
+    r.inner_index = e.is_inner() ? static_cast<std::uint32_t>(e.inner_index) : 0;
+    r.source_ts_us = static_cast<std::uint64_t>(e.header.timestamp) * 1'000'000u;
+    r.size = e.header.event_size;
+    return r;
+  }
+  // Commits (XID, XA PREPARE: next() asks, sparing every other event a call) and statements
+  // other than BEGIN / XA START / XA END, on the control path (empty key).
+  void commit(const Event& e) {
+    if (stream().front().selected()) produce(e);
+  }
+  void statement(const Event& e, const TransactionFront::Step& step) override {
+    if (!stream().front().selected()) return;
+    switch (step.kind) {
+      case StatementKind::begin:
+      case StatementKind::xa_start:
+      case StatementKind::xa_end:
+        return;
       default:
-        break;
+        produce(e);
     }
-    if (is_rows_event(code)) {
-      auto h = decode_rows_header(e.body_reader(), *e.fde, code);
-      if (!h) {
-        undecodable(e, "rows", h.error());
-        return false;
-      }
-      if (auto sk = skipped.find(h->table_id); sk != skipped.end() && sk->second) return false;  // --filter
-      auto it = tables.find(h->table_id);
-      key = it != tables.end() ? it->second : fmt::format("table_id.{}", h->table_id);
-      out.path_key = key;
-      out.size = static_cast<std::uint32_t>(h->rows.size());
-      if (opts.row_keys) hash_rows(e, code, *h, out);
-      return true;
-    }
-    return false;
   }
+  // The --filter decision at each TABLE_MAP of a transaction replayed: a rule that names a
+  // table counts as matched even when its rows are damaged (the warning about rules that matched
+  // no table stays as it was).
+  void table_map(const Event&, const TableMapLoader::Loaded& l) override {
+    if (stream().front().selected()) (void)stream().table_selected(*l.map);
+  }
+  // A rows event, on the path of its table ("schema.table"), sized by its rows' bytes (a
+  // compressed event's: compressed).
+  void rows(const RowsView& v) override {
+    ReplayEvent& r = produce(*v.ev);
+    if (key_serial != v.map->serial) {
+      key.assign(v.map->db).append(1, '.').append(v.map->table);
+      key_serial = v.map->serial;
+    }
+    r.path_key = key;
+    r.size = static_cast<std::uint32_t>(v.header->rows.size());
+    if (row_keys) hash_rows(v, r);
+  }
+  // One whose table id has no TABLE_MAP (or is the dummy id): replayed all the same, on a path
+  // of its own ("table_id.N"), whole, without a finding.
+  void missing_table_map(const Event& e, const RowsEventHeader& h) override {
+    if (!stream().front().selected()) return;
+    ReplayEvent& r = produce(e);
+    key = fmt::format("table_id.{}", h.table_id);
+    key_serial = 0;
+    r.path_key = key;
+    r.size = static_cast<std::uint32_t>(h.rows.size());
+  }
+  void dummy_rows(const Event& e, const RowsEventHeader& h) override { missing_table_map(e, h); }
 
-  // row_keys: each row of the event with the hash of its key and its bytes (out.rows). The key
+  // row_keys: each row of the event with the hash of its key and its bytes (re.rows). The key
   // is that of the image a dispatcher by key looks at (TiCDC's index-value dispatcher: the after
   // image, the before image of a delete): the table's name, then its primary key columns in key
   // order (an UPDATE whose after image lacks one of them, binlog_row_image=MINIMAL, uses its
   // before image), or every column of that image when the table has no primary key known
-  // (neither SIMPLE_PRIMARY_KEY / PRIMARY_KEY_WITH_PREFIX metadata nor a definition in schema
-  // history) or the image lacks a key column. A prefix key column is hashed whole. Without a
-  // table map, or when the rows do not decode (reported), out.rows stays empty: the event goes
-  // whole to the bucket of its table's name.
-  void hash_rows(const Event& e, std::uint8_t code, const RowsEventHeader& h, ReplayEvent& out) {
-    rows.clear();
-    const TableMap* tm = maps.find(h.table_id);
-    const auto kind = classify_rows_event(code);
-    if (tm == nullptr || !kind) return;
-    Bytes data = h.rows;
-    std::uint64_t at = h.rows_offset;
-    if (kind->compressed) {
-      Status st = decompress_mariadb(data, at, inflated);
+  // (neither SIMPLE_PRIMARY_KEY / PRIMARY_KEY_WITH_PREFIX metadata nor a definition in the
+  // schema history that the binlog's DDL builds) or the image lacks a key column. A prefix key
+  // column is hashed whole. When the rows do not decode (reported), re.rows stays empty: the
+  // event goes whole to the bucket of its table's name.
+  void hash_rows(const RowsView& view, ReplayEvent& re) {
+    keyed_rows.clear();
+    RowsView v = view;
+    if (v.kind.compressed) {
+      Status st = stream().inflate(v);
       if (!st.ok()) {
-        undecodable(e, "rows", st.error());
+        undecodable(*v.ev, "rows", st.error());
         return;
       }
-      data = Bytes(reinterpret_cast<const std::uint8_t*>(inflated.data()), inflated.size());
     }
+    const TableMap* tm = v.map;
+    const RowsEventHeader& h = *v.header;
     constexpr std::uint8_t kNul = 0;
     const std::uint64_t table_seed = fnv1a(fnv1a(fnv1a(fnv1a(kFnv1aOffset, tm->db), &kNul, 1), tm->table), &kNul, 1);
-    const bool update = kind->kind == RowsKind::update;
-    ByteReader r(data, at);
+    const bool update = v.kind.kind == RowsKind::update;
+    ByteReader r(v.rows, v.rows_offset);
     while (r.ok() && !r.empty()) {
       const std::size_t from = r.position();
       Status st = decode_image_cells(*tm, h.width, h.columns_before, update ? ImageRole::before : ImageRole::after,
                                      false, r, cells_a);
       if (st.ok() && update)
-        st = decode_image_cells(*tm, h.width, h.columns_after, ImageRole::after, kind->partial_json, r, cells_b);
+        st = decode_image_cells(*tm, h.width, h.columns_after, ImageRole::after, v.kind.partial_json, r, cells_b);
       if (st.ok() && r.position() == from) st = DecodeError{Errc::bad_value, r.offset(), kEmptyRowImage};
       if (!st.ok()) {
-        undecodable(e, "rows", st.error());
-        rows.clear();
+        undecodable(*v.ev, "rows", st.error());
+        keyed_rows.clear();
         return;
       }
       const std::vector<ImageCell>* img = update ? &cells_b : &cells_a;
@@ -294,21 +241,85 @@ struct BinlogEventSource::Impl final : ChainHooks, TransactionFront::Hooks {
       } else {
         for (const ImageCell& c : *img) hv = feed_cell(hv, c);
       }
-      rows.push_back(ReplayRow{mix64(hv), static_cast<std::uint32_t>(r.position() - from)});
+      keyed_rows.push_back(ReplayRow{mix64(hv), static_cast<std::uint32_t>(r.position() - from)});
     }
     // The rows share the event's size: their bytes, except in a compressed event, whose size is
     // its compressed bytes (as with the other --path-by modes): shared in proportion.
-    if (kind->compressed && !data.empty()) {
+    if (v.kind.compressed && !v.rows.empty()) {
       std::uint64_t acc = 0, given = 0;
-      for (ReplayRow& row : rows) {
+      for (ReplayRow& row : keyed_rows) {
         acc += row.size;
-        const std::uint64_t upto = acc * out.size / data.size();
+        const std::uint64_t upto = acc * re.size / v.rows.size();
         row.size = static_cast<std::uint32_t>(upto - given);
         given = upto;
       }
     }
-    out.rows = rows;
+    re.rows = keyed_rows;
   }
+};
+
+}  // namespace
+
+struct BinlogEventSource::Impl final : ChainHooks {
+  DiagnosticSink& diag;
+  BinlogSourceOptions opts;
+  std::unique_ptr<InputSet> owned_inputs;
+  ContextBreaks context;
+  std::unique_ptr<ChainVerifier> verifier;  // check_context
+  bool verifier_done = false;
+  TeeSink tee{diag};
+  std::unique_ptr<ChainReader> reader;
+  ReplaySink sink{diag, opts.row_keys};
+  RowStream stream;
+  bool unreadable = false;
+  bool finished = false;
+  Event ev_;
+
+  static RowStream::Options stream_options(const BinlogSourceOptions& o) {
+    RowStream::Options s;
+    s.include_gtids = o.include_gtids ? &*o.include_gtids : nullptr;
+    s.exclude_gtids = o.exclude_gtids ? &*o.exclude_gtids : nullptr;
+    s.filter = &o.filter;
+    s.loader_notes = false;  // about column names, which replay does not use
+    s.warn_foreign_types = false;
+    s.read_foreign_types = true;
+    s.clear_maps_mid_file = false;
+    s.inflate_rows = false;       // only row_keys looks at the images ...
+    s.schema_history = o.row_keys;  // ... and at the primary keys that DDL defines
+    return s;
+  }
+
+  Impl(const BinlogSourceOptions& o, DiagnosticSink& d) : diag(d), opts(o), stream(stream_options(opts), sink) {}
+
+  void input_error(const std::string& e) override {
+    diag.report(Diagnostic{Check::read_error, Severity::error, e, 0, "cannot read the input list"});
+    unreadable = true;
+  }
+  void unavailable(const InputFile& f, const std::system_error* e) override {
+    if (verifier) verifier->file_unavailable(f);
+    if (e == nullptr)
+      diag.report(Diagnostic{Check::read_error, Severity::error, f.log_name, 0, fmt::format("{}: file not found", f.path)});
+    else
+      diag.report(Diagnostic{Check::read_error, Severity::error, f.log_name, 0,
+                             fmt::format("cannot open: {}", e->code().message())});
+    unreadable = true;
+  }
+  bool begin_file(const InputFile& f) override {
+    stream.begin_file(f);
+    // A file given twice is a break (reported by the verifier); its events are still read, as
+    // they were before the context was checked, the verifier just does not judge them again.
+    if (verifier) (void)verifier->begin_file(f);
+    return true;
+  }
+  void end_file(const InputFile&, const EventStream& s) override {
+    if (verifier) verifier->end_file(s.offset(), s.skipped_bytes(), s.aborted());
+  }
+
+  void payload_undecodable(const Event& ev, const InputFile& f, const DecodeError& e) override {
+    tee.report(Diagnostic{Check::undecodable_event, Severity::error, f.log_name, ev.pos,
+                          fmt::format("TRANSACTION_PAYLOAD does not decode: {} at offset {}", e.what, e.offset)});
+  }
+
 };
 
 BinlogEventSource::BinlogEventSource(const BinlogSourceOptions& opts, DiagnosticSink& diag)
@@ -325,6 +336,7 @@ BinlogEventSource::BinlogEventSource(const BinlogSourceOptions& opts, Diagnostic
     m.tee.verifier = m.verifier.get();
   }
   m.reader = std::make_unique<ChainReader>(m.opts.chain, m, m.tee);
+  m.sink.reader = m.reader.get();
 }
 
 namespace {
@@ -347,24 +359,31 @@ std::span<const SourceBreak> BinlogEventSource::source_breaks() const { return i
 
 bool BinlogEventSource::next(ReplayEvent& ev) {
   Impl& m = *impl_;
+  m.sink.out = &ev;
   while (m.reader->next(m.ev_)) {
     if (m.verifier) m.verifier->event(m.ev_);
-    if (m.ev_.type() == EventType::transaction_payload) continue;  // its inner events follow
+    // Its inner events follow; the stream sees them only (a damaged payload, reported by the
+    // reader, is not one the transaction front hears of either).
+    if (m.ev_.type() == EventType::transaction_payload) continue;
     // The damage policy: a damaged event is reported by the reader, never replayed.
-    const TransactionFront::Step& step = m.front.begin(m.ev_, m);
-    // Schema history (the primary key of tables whose maps do not carry it), whatever the
-    // selection keeps.
-    if (m.opts.row_keys && !step.damaged && step.statement_ok && step.kind == StatementKind::ddl)
-      m.schema.apply(step.query.db, step.query.sql);
-    const bool take = !step.damaged && m.front.selected() && m.convert(m.ev_, step, ev);
-    m.front.end();
-    if (!take) continue;
-    ev.txn_end = !m.front.state().open;  // this event ended its transaction (or stood alone)
-    ev.txn_id = m.front.state().txn_id;    // RDP id: binlogctl convert's txn_id
-    ev.gtid = m.front.state().gtid_text;
+    m.sink.produced = false;
+    m.stream.event(m.ev_);
+    if (!m.sink.produced) {
+      if (m.ev_.damage || (m.ev_.type() != EventType::xid && m.ev_.type() != EventType::xa_prepare)) continue;
+      m.sink.commit(m.ev_);
+      if (!m.sink.produced) continue;
+    }
+    const TransactionState& ts = m.stream.state();
+    ev.txn_end = !ts.open;      // this event ended its transaction (or stood alone)
+    ev.txn_id = ts.txn_id;      // RDP id: binlogctl convert's txn_id
+    ev.gtid = ts.gtid_text;
     ev.log_name = m.reader->log_name();
     ++m.context.returned;
     return true;
+  }
+  if (!m.finished) {
+    m.finished = true;
+    m.stream.finish();
   }
   if (m.verifier && !m.verifier_done) {
     m.verifier_done = true;

@@ -84,7 +84,7 @@ void RowStream::event(const Event& ev) {
   switch (ev.type()) {
     case EventType::format_description:
     case EventType::rotate:
-      if (!ev.is_inner()) {
+      if (!ev.is_inner() && opts_.clear_maps_mid_file) {
         tables_.clear();
         sink_.tables_cleared();
       }
@@ -96,7 +96,7 @@ void RowStream::event(const Event& ev) {
     case EventType::mariadb_query_compressed:
       if (step.statement_ok) {
         // Schema history follows every DDL statement, whatever the selection passes on.
-        if (step.kind == StatementKind::ddl) schema_.apply(step.query.db, step.query.sql);
+        if (step.kind == StatementKind::ddl && opts_.schema_history) schema_.apply(step.query.db, step.query.sql);
         sink_.statement(ev, step);
       }
       break;
@@ -156,7 +156,7 @@ bool RowStream::table_selected(TableMap& tm) {
 }
 
 void RowStream::rows(const Event& ev, RowsEventKind kind) {
-  if (!rows_type_in_this_server(ev)) return;
+  if (!opts_.read_foreign_types && !rows_type_in_this_server(ev)) return;
   auto h = decode_rows_header(ev.body_reader(), *ev.fde, ev.type_code());
   if (!h) {
     sink_.undecodable(ev, event_type_constant(ev.type_code()), h.error());
@@ -165,8 +165,10 @@ void RowStream::rows(const Event& ev, RowsEventKind kind) {
   const RowsEventHeader& header = *h;
   TableMap* tm = tables_.find(header.table_id);
   if (tm == nullptr) {
-    if (header.table_id == 0xffffff || header.table_id == 0xffffffffffffULL) return;  // dummy event (no table)
-    sink_.missing_table_map(ev, header);
+    if (header.table_id == 0xffffff || header.table_id == 0xffffffffffffULL)
+      sink_.dummy_rows(ev, header);  // dummy event (no table)
+    else
+      sink_.missing_table_map(ev, header);
     return;
   }
   if (!front_.selected() || !table_selected(*tm)) return;
@@ -188,15 +190,20 @@ void RowStream::rows(const Event& ev, RowsEventKind kind) {
   }
   v.rows = header.rows;
   v.rows_offset = header.rows_offset;
-  if (kind.compressed) {
-    Status st = decompress_mariadb(v.rows, v.rows_offset, inflated_);
+  if (kind.compressed && opts_.inflate_rows) {
+    Status st = inflate(v);
     if (!st.ok()) {
       sink_.undecodable(ev, event_type_constant(ev.type_code()), st.error());
       return;
     }
-    v.rows = Bytes(reinterpret_cast<const std::uint8_t*>(inflated_.data()), inflated_.size());
   }
   sink_.rows(v);
+}
+
+Status RowStream::inflate(RowsView& v) {
+  Status st = decompress_mariadb(v.rows, v.rows_offset, inflated_);
+  if (st.ok()) v.rows = Bytes(reinterpret_cast<const std::uint8_t*>(inflated_.data()), inflated_.size());
+  return st;
 }
 
 }  // namespace binlogctl

@@ -1,12 +1,12 @@
 // RowStream: transactions -> row changes, once for every row-change consumer (convert json, the
-// Canal formats, SQL, stats). It owns what they all did before each on their own: the
-// TransactionFront (statement decoding, transaction tracking, GTID selection), the table maps and
-// their loader, schema history (every DDL statement applied), the rows prologue (a type code that
-// this server's format description gives a foreign post-header, decode_rows_header, a rows event
-// without its TABLE_MAP, the dummy table id, the extra row data, MariaDB's compressed rows
-// inflated) and the table selection (-d/--database and --filter, decided once per TABLE_MAP).
-// It pushes what it found to a RowSink, which keeps only what is its own: rendering, counting.
-// (The split of ripgrep's Searcher -> Sink: the searcher finds, the sink prints.)
+// Canal formats, SQL, stats, replay's binlog source). It owns what they all did before each on
+// their own: the TransactionFront (statement decoding, transaction tracking, GTID selection), the
+// table maps and their loader, schema history (every DDL statement applied), the rows prologue (a
+// type code that this server's format description gives a foreign post-header, decode_rows_header,
+// a rows event without its TABLE_MAP, the dummy table id, the extra row data, MariaDB's compressed
+// rows inflated) and the table selection (-d/--database and --filter, decided once per TABLE_MAP).
+// It pushes what it found to a RowSink, which keeps only what is its own: rendering, counting. (The
+// split of ripgrep's Searcher -> Sink: the searcher finds, the sink prints.)
 //
 // The hot path (a rows event of a mapped, selected table) allocates nothing: the views point into
 // the event, the table map cache and one inflate buffer kept across events.
@@ -38,7 +38,8 @@ struct RowsView {
   const RowsEventHeader* header = nullptr;  // table id, flags, width, column bitmaps
   TableMap* map = nullptr;                  // the table's current map
   RowsEventKind kind;
-  Bytes rows;                     // the row images (MariaDB's compressed events: inflated)
+  // The row images (MariaDB's compressed events: inflated, unless Options::inflate_rows is off).
+  Bytes rows;
   std::uint64_t rows_offset = 0;  // the images' offset (inflated: the compressed part's)
   // The decoded extra row data (partition, NDB info) when RowStream::Options::decode_extra and
   // the event has any; else null.
@@ -48,7 +49,8 @@ struct RowsView {
 // What a consumer of row changes receives, in stream order. Every call but undecodable has a
 // default that ignores it. The order for one event: hole, then damaged (and nothing else), or
 // transaction_end (the previous one, left open) / transaction_begin, event, and then at most one
-// of statement, table_map, rows, missing_table_map, undecodable; tables_cleared; after_event.
+// of statement, table_map, rows, missing_table_map, dummy_rows, undecodable; tables_cleared;
+// after_event.
 class RowStream;
 
 class RowSink {
@@ -85,6 +87,10 @@ class RowSink {
   // A rows event whose table id has no TABLE_MAP before it (not the dummy id). The default
   // reports missing_table_map_finding through undecodable's sink: override to word it otherwise.
   virtual void missing_table_map(const Event& ev, const RowsEventHeader& h);
+  // A rows event of the dummy table id (0xffffff, 0xffffffffffff: no table, MySQL 5.1's
+  // statement-end marker) that no TABLE_MAP maps: ignored by default (replay replays it as it
+  // does the rows of a table it does not know).
+  virtual void dummy_rows(const Event&, const RowsEventHeader&) {}
   // A part of an event that does not decode: `layer` names it ("TABLE_MAP", the rows event's
   // constant, "QUERY", "QUERY_COMPRESSED").
   virtual void undecodable(const Event&, std::string_view layer, const DecodeError&) = 0;
@@ -121,6 +127,20 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
     bool decode_extra = false;     // decode the rows events' extra data for RowsView::extra
     bool loader_notes = true;      // print the TABLE_MAP loader's notes on `err` (else drop them)
     bool warn_foreign_types = true;  // warn once per file about a foreign rows type code
+    // Replay's source keeps what it always did (binlog_source.cpp), with these three:
+    // - a foreign rows type code is read as a rows event all the same (no warning, no skip);
+    bool read_foreign_types = false;
+    // - only a new file drops the table maps, not a top-level FORMAT_DESCRIPTION or ROTATE
+    //   inside one (a relay log's master FDE after a reconnect);
+    bool clear_maps_mid_file = true;
+    // - MariaDB's compressed rows are passed as they stand (RowsView::kind.compressed says so)
+    //   for a sink that looks at the images only now and then: it calls inflate() when it does,
+    //   and reports a failure itself.
+    bool inflate_rows = true;
+    // Schema history follows the DDL statements (the loader completes the maps from it). false:
+    // it keeps the seed, for a sink that uses no column definition (replay without --path-by
+    // hash:N, whose paths are the maps' names).
+    bool schema_history = true;
     std::FILE* err = stderr;
   };
 
@@ -159,6 +179,15 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
                                               const std::string& log_name, bool mid_stream);
   bool mid_stream() const noexcept { return opts_.mid_stream; }
 
+  // Whether -d/--database and --filter take the table: decided once per map (kept on it) at its
+  // first rows event, or sooner when a sink asks (replay asks at each TABLE_MAP of a selected
+  // transaction, so that a --filter rule counts as matched by a table whose rows are damaged).
+  bool table_selected(TableMap& tm);
+
+  // Options::inflate_rows = false: inflates `v`'s compressed rows (rows, then the inflated bytes
+  // in a buffer kept until the next call). Call once per view.
+  Status inflate(RowsView& v);
+
  private:
   // TransactionFront::Hooks
   void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
@@ -172,7 +201,6 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
   void table_map(const Event& ev);
   void rows(const Event& ev, RowsEventKind kind);
   bool rows_type_in_this_server(const Event& ev);
-  bool table_selected(TableMap& tm);
 
   Options opts_;
   RowSink& sink_;
