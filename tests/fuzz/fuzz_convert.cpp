@@ -1,11 +1,15 @@
 // libFuzzer target: convert --format json over arbitrary bytes (framing, table maps, row images,
 // every column decoder, partial JSON, compressed rows and payloads), checksums off so damage
 // reaches the decoders; then stats --format json (the row walk), convert --format sql and
-// --flashback (the SQL renderers, decode_image_cells and the row cursor) on the same bytes
-// (exercise.h's consumers). Every output line of the JSON ones must be valid JSON. The bytes are fed through the input seam from memory
-// (memory_inputs), alternately as a mapped file and as a stream read a few bytes at a time
-// (chunky_stream.h), with no thread and no temporary file: output goes to memory
-// (open_memstream). See tests/fuzz/README.md.
+// --flashback (the SQL renderers, decode_image_cells and the row cursor), convert --format
+// canal-proto and canal-json (Canal's value renderers, DDL typing, flat JSON, protobuf; when
+// built with Canal), verify --format json (checksums on: chain, transaction structure, GTID
+// continuity) and verify --cover-from (the bytes as two chains) on the same bytes (exercise.h's
+// consumers). Every output line of the JSON ones (all but sql, flashback and canal-proto) must
+// be valid JSON. The bytes are fed through the
+// input seam from memory (memory_inputs), alternately as a mapped file and as a stream read a
+// few bytes at a time (chunky_stream.h), with no thread and no temporary file: output goes to
+// memory (open_memstream). See tests/fuzz/README.md.
 #include <binlogctl/inputs.h>
 
 #include <nlohmann/json.hpp>

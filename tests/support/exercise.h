@@ -3,13 +3,18 @@
 
 #include "chunky_stream.h"
 
+#if defined(BINLOGCTL_HAVE_CANAL)
+#  include <binlogctl/canal.h>
+#endif
 #include <binlogctl/chain.h>
 #include <binlogctl/convert.h>
+#include <binlogctl/coverage.h>
 #include <binlogctl/crypto.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/inputs.h>
 #include <binlogctl/sql.h>
 #include <binlogctl/stats.h>
+#include <binlogctl/verify.h>
 
 #include "dump/describe.h"
 #include "dump/info.h"
@@ -90,17 +95,29 @@ inline std::size_t exercise(Bytes bytes, bool as_stream = false) {
 }
 
 // The row consumers run over the same input (fuzz_convert): convert --format json, stats
-// --format json, convert --format sql and --flashback. All on the calling thread (no reading or
-// rendering thread), checksums off so that damage reaches the row-image walkers and every column
-// decoder, and no file written (flashback never spills: a fuzz input is far below spill_bytes).
-enum class Consumer { convert_json, stats_json, sql, flashback };
+// --format json, convert --format sql and --flashback, convert --format canal-proto and
+// canal-json (when built with Canal: the Canal value renderers, DDL typing, flat JSON, protobuf),
+// verify --format json and verify --cover-from (the input as two chains, so that their copies of
+// each transaction are compared). All on the calling thread (no reading or rendering thread), checksums
+// off where the option exists so that damage reaches the row-image walkers and every column
+// decoder (verify always checks them: damage is what it is for), and no file written (flashback
+// never spills: a fuzz input is far below spill_bytes).
+enum class Consumer { convert_json, stats_json, sql, flashback, canal_proto, canal_json, verify, cover };
 inline constexpr Consumer kConsumers[] = {Consumer::convert_json, Consumer::stats_json, Consumer::sql,
-                                          Consumer::flashback};
-inline bool writes_json_lines(Consumer c) { return c == Consumer::convert_json || c == Consumer::stats_json; }
+                                          Consumer::flashback,
+#if defined(BINLOGCTL_HAVE_CANAL)
+                                          Consumer::canal_proto,  Consumer::canal_json,
+#endif
+                                          Consumer::verify,       Consumer::cover};
+// Whether `c`'s output is JSON Lines (every line one JSON value, each line ended).
+inline bool writes_json_lines(Consumer c) {
+  return c != Consumer::sql && c != Consumer::flashback && c != Consumer::canal_proto;
+}
 
 // Runs `c` over `inputs` (read from the start each time), writing to `out` and `err`; returns its
-// exit status.
-inline int run_consumer(Consumer c, InputSet& inputs, std::FILE* out, std::FILE* err) {
+// exit status (2 for a Canal consumer in a build without Canal). `render_threads` (json, sql,
+// Canal; tests) renders beside the decoding thread, in batches made small so that there are many.
+inline int run_consumer(Consumer c, InputSet& inputs, std::FILE* out, std::FILE* err, unsigned render_threads = 0) {
   if (c == Consumer::stats_json) {
     StatsOptions so;
     so.input_set = &inputs;
@@ -110,16 +127,47 @@ inline int run_consumer(Consumer c, InputSet& inputs, std::FILE* out, std::FILE*
     so.threads = 1;
     return run_stats(so, out, err);
   }
+  if (c == Consumer::verify) {
+    VerifyOptions vo;
+    vo.input_set = &inputs;
+    vo.format = OutputFormat::json;
+    vo.progress = ProgressMode::never;
+    vo.config.closed = true;  // the last file's end is checked too
+    return run_verify(vo, out, err);
+  }
+  if (c == Consumer::cover) {
+    CoverOptions co;
+    co.archives = {"chain-a", "chain-b"};
+    co.archive_sets = {&inputs, &inputs};
+    co.format = OutputFormat::json;
+    co.progress = ProgressMode::never;
+    return run_cover(co, out, err);
+  }
   ConvertOptions o;
   o.input_set = &inputs;
   o.progress = ProgressMode::never;
   o.verify_checksums = false;
-  o.render_threads = 0;
+  o.render_threads = render_threads;
   o.read_threads = 1;
+  const std::size_t batch_bytes = 512;  // with render_threads
+  if (render_threads > 0) o.render_batch_bytes = batch_bytes;
   if (c == Consumer::convert_json) return run_convert(o, out, err);
+  if (c == Consumer::canal_proto || c == Consumer::canal_json) {
+#if defined(BINLOGCTL_HAVE_CANAL)
+    CanalOptions co;
+    co.format = c == Consumer::canal_json ? CanalFormat::json : CanalFormat::proto;
+    co.timezone = "+08:00";  // TIMESTAMP values moved off UTC
+    co.batch_size = 3;       // many batches (flat message ids) even on small inputs
+    co.render_batch_bytes = batch_bytes;
+    return run_canal_convert(o, co, out, err);
+#else
+    return 2;
+#endif
+  }
   SqlOptions sql;
   sql.flashback = c == Consumer::flashback;
   sql.spill_bytes = std::numeric_limits<std::size_t>::max() / 2;
+  sql.render_batch_bytes = batch_bytes;
   return run_sql_convert(o, sql, out, err);
 }
 

@@ -1,6 +1,7 @@
 // Damaged input never crashes, hangs or over-allocates: real binlogs mutated many ways (seeded,
 // so a failure reproduces) go through framing, every Info and body decoder and payload
-// expansion. Run under ASan+UBSan in CI, this is the fuzzing that always runs.
+// expansion, convert --format json, canal-proto and canal-json, and verify. Run under ASan+UBSan
+// in CI, this is the fuzzing that always runs.
 #if defined(BINLOGCTL_HAVE_CANAL)
 #include <binlogctl/canal.h>
 #endif
@@ -84,6 +85,49 @@ void mutate(std::vector<std::uint8_t>& b, std::mt19937_64& rng) {
   }
 }
 
+// Real binlogs with row changes of every column type (DDL, compressed rows, payloads, JSON,
+// VECTOR, a MySQL 5.1 file, one without checksums): the row consumers' seeds.
+std::vector<fs::path> row_files() {
+  std::vector<fs::path> files;
+  const fs::path own = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata/mariadb-10.11";
+  for (const char* f : {"basic/binlogs/mariadb-bin.000003", "basic/binlogs/mariadb-bin.000004",
+                        "basic/binlogs/mariadb-bin.000005", "compressed/binlogs/mariadb-bin.000001",
+                        "schema/binlogs/mariadb-bin.000001", "nochecksum/binlogs/mariadb-bin.000001"})
+    if (fs::exists(own / f)) files.push_back(own / f);
+  const fs::path pub = fs::path(BINLOGCTL_SHARED_DIR) / "corpus/public/blackbeam__rust_mysql_common";
+  for (const char* f : {"transaction_compression.000001", "json.binlog.000001", "vector.binlog", "ver_5_1_23.001"})
+    if (fs::exists(pub / f)) files.push_back(pub / f);
+  return files;
+}
+
+// canal-json's text with every FlatMessage's "ts" (the time it was written, in ms) set to 0.
+std::string without_write_times(std::string text) {
+  const std::string key = "\"ts\":";  // inside a JSON string a quote is escaped: no false match
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at)) {
+    at += key.size();
+    std::size_t end = at;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    text.replace(at, end - at, "0");
+  }
+  return text;
+}
+
+// Checks that `text` is JSON Lines (every line ended and valid JSON, valid UTF-8 included);
+// returns the number of lines.
+std::size_t check_json_lines(const std::string& text) {
+  std::size_t at = 0, lines = 0;
+  while (at < text.size()) {
+    const std::size_t nl = text.find('\n', at);
+    REQUIRE(nl != std::string::npos);  // every line ends
+    const std::string line = text.substr(at, nl - at);
+    CAPTURE(line);
+    CHECK(nlohmann::json::accept(line));
+    ++lines;
+    at = nl + 1;
+  }
+  return lines;
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 constexpr int kRounds = 500;
 #else
@@ -115,15 +159,7 @@ TEST_SUITE("robustness") {
     // rows) on damaged input, with checksums off so the damage reaches them; half the rounds
     // with rendering threads. Every line must parse as JSON (valid UTF-8 included) and the
     // threaded run must write exactly what the one-thread run writes.
-    std::vector<fs::path> files;
-    const fs::path own = fs::path(BINLOGCTL_SOURCE_DIR) / "testdata/mariadb-10.11";
-    for (const char* f : {"basic/binlogs/mariadb-bin.000003", "basic/binlogs/mariadb-bin.000004",
-                          "basic/binlogs/mariadb-bin.000005", "compressed/binlogs/mariadb-bin.000001",
-                          "schema/binlogs/mariadb-bin.000001", "nochecksum/binlogs/mariadb-bin.000001"})
-      if (fs::exists(own / f)) files.push_back(own / f);
-    const fs::path pub = fs::path(BINLOGCTL_SHARED_DIR) / "corpus/public/blackbeam__rust_mysql_common";
-    for (const char* f : {"transaction_compression.000001", "json.binlog.000001", "vector.binlog", "ver_5_1_23.001"})
-      if (fs::exists(pub / f)) files.push_back(pub / f);
+    const std::vector<fs::path> files = row_files();
     REQUIRE(files.size() >= 6);
 #if defined(__SANITIZE_ADDRESS__)
     constexpr int kConvertRounds = 25;
@@ -164,15 +200,7 @@ TEST_SUITE("robustness") {
           std::fclose(err);
           if (threads == 0) {
             first_out = text;
-            std::size_t at = 0;
-            while (at < text.size()) {
-              std::size_t nl = text.find('\n', at);
-              REQUIRE(nl != std::string::npos);  // every line ends
-              const std::string line = text.substr(at, nl - at);
-              CHECK(nlohmann::json::accept(line));
-              ++lines;
-              at = nl + 1;
-            }
+            lines += check_json_lines(text);
           } else {
             CHECK(text == first_out);
           }
@@ -181,6 +209,70 @@ TEST_SUITE("robustness") {
     }
     CHECK(lines > 1000);
     fs::remove(tmp);
+  }
+
+  TEST_CASE("mutated real binlogs through canal-proto, canal-json, verify and --cover-from: exit 0-2, JSON Lines") {
+    // Canal's value renderers, DDL typing, flat JSON and protobuf encoding on damaged input,
+    // checksums off so that the damage reaches them, on the converting thread and then with
+    // rendering threads (the same bytes); verify --format json, checksums on (damage is what it
+    // reports), over the same mutations: chain, transaction structure, GTID continuity, and
+    // --cover-from with the input as two chains.
+    // Half the rounds read the input as a stream.
+    const std::vector<fs::path> files = row_files();
+    REQUIRE(files.size() >= 6);
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr int kCanalRounds = 12;
+#else
+    constexpr int kCanalRounds = 30;
+#endif
+    using binlogctl::testing::Consumer;
+    std::vector<Consumer> consumers = {Consumer::verify, Consumer::cover};
+#if defined(BINLOGCTL_HAVE_CANAL)
+    consumers.insert(consumers.begin(), {Consumer::canal_proto, Consumer::canal_json});
+#endif
+    std::mt19937_64 rng(20261207);
+    std::size_t lines = 0, proto_bytes = 0;
+    for (const auto& f : files) {
+      const auto orig = read_file(f);
+      CAPTURE(f.string());
+      for (int round = 0; round < kCanalRounds; ++round) {
+        auto b = orig;
+        CAPTURE(round);
+        if (round > 0) mutate(b, rng);  // round 0: the file as it is
+        const auto inputs = memory_inputs({{"mariadb-bin.000001", Bytes(b.data(), b.size())}}, (round & 1) != 0);
+        for (const Consumer c : consumers) {
+          CAPTURE(static_cast<int>(c));
+          std::string first_out;
+          for (unsigned threads : {0u, 2u}) {
+            if (threads > 0 && (c == Consumer::verify || c == Consumer::cover)) continue;  // one thread
+            std::FILE* out = std::tmpfile();
+            std::FILE* err = std::tmpfile();
+            REQUIRE(out != nullptr);
+            REQUIRE(err != nullptr);
+            const int rc = binlogctl::testing::run_consumer(c, *inputs, out, err, threads);
+            CHECK(rc >= 0);
+            CHECK(rc <= 2);
+            std::string text = binlogctl::testing::read_all(out);
+            std::fclose(out);
+            std::fclose(err);
+            if (c == Consumer::canal_json) text = without_write_times(std::move(text));
+            if (threads > 0) {
+              CHECK(text == first_out);
+              continue;
+            }
+            first_out = text;
+            if (binlogctl::testing::writes_json_lines(c))
+              lines += check_json_lines(text);
+            else
+              proto_bytes += text.size();
+          }
+        }
+      }
+    }
+    CHECK(lines > 1000);
+#if defined(BINLOGCTL_HAVE_CANAL)
+    CHECK(proto_bytes > 100000);
+#endif
   }
 
   TEST_CASE("a row image of no bytes ends its rows event with an error and never loops") {

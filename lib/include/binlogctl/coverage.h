@@ -31,8 +31,13 @@
 
 namespace binlogctl {
 
+class InputSet;
+
 struct CoverOptions {
   std::vector<std::string> archives;  // each one chain: a file, an index file or a directory
+  // When set, chain c is read from archive_sets[c] instead (tests, fuzzers); archives still
+  // name the chains in the output.
+  std::vector<InputSet*> archive_sets;
   // The backup's GTID position: MariaDB `domain-server-seq` list (xtrabackup_binlog_info,
   // @@gtid_binlog_pos; several entries of a domain: the highest seq counts), or a MySQL GTID set
   // (@@gtid_executed). "" = nothing before the archives.

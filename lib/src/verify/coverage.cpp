@@ -568,6 +568,7 @@ int run_cover(const CoverOptions& opts, std::FILE* out, std::FILE* err) {
   for (std::size_t c = 0; c < opts.archives.size(); ++c) {
     ChainOptions co;
     co.inputs = {opts.archives[c]};
+    if (c < opts.archive_sets.size()) co.input_set = opts.archive_sets[c];
     co.verify_checksums = opts.verify_checksums;
     co.progress = opts.progress;
     co.threads = 1;
