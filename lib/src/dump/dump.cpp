@@ -144,23 +144,25 @@ class Dumper {
     }
     const std::string_view type_name = event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
     const std::uint64_t pos = ev.is_inner() ? ev.payload_pos : ev.pos;
-    std::string& b = out_.buf();
     if (opts_.format == OutputFormat::json) {
-      // Keys are literals: no escaping work per event.
-      b.append(R"({"log_name":)");
-      append_json_quoted(b, log_name);
-      b.append(R"(,"pos":)");
-      append_u64(b, pos);
-      b.append(R"(,"event_type":")");
-      b.append(type_name);  // our own table: plain ASCII
-      b.append(R"(","server_id":)");
-      append_u64(b, ev.header.server_id);
-      b.append(R"(,"end_log_pos":)");
-      append_u64(b, ev.header.log_pos);
-      b.append(R"(,"info":)");
+      if (!opts_.decode && !opts_.hexdump) {
+        // The common line, built in a RenderBuf (an append is a compare and inline copies, not
+        // std::string's call per key and number) and handed to the output at once.
+        line_.clear();
+        json_head(line_, ev, log_name, type_name, pos);
+        append_json_quoted(line_, info_);
+        json_header_keys(line_, ev);
+        line_.push_back('}');
+        out_.buf().append(line_.view());
+        out_.end_line();
+        return;
+      }
+      std::string& b = out_.buf();
+      json_head(b, ev, log_name, type_name, pos);
       append_json_quoted(b, info_);
       json_rest(b, ev);
     } else {
+      std::string& b = out_.buf();
       text_columns(b, ev, log_name, type_name);
       append_batch_escaped(b, info_);
       finish_text(ev);
@@ -207,17 +209,8 @@ class Dumper {
     const std::string_view type_name = event_type_name(ev.type_code(), ev.fde->flavor, ev.fde->version_product);
     std::string& b = out_.buf();
     if (opts_.format == OutputFormat::json) {
-      b.append(R"({"log_name":)");
-      append_json_quoted(b, log_name);
-      b.append(R"(,"pos":)");
-      append_u64(b, ev.is_inner() ? ev.payload_pos : ev.pos);
-      b.append(R"(,"event_type":")");
-      b.append(type_name);
-      b.append(R"(","server_id":)");
-      append_u64(b, ev.header.server_id);
-      b.append(R"(,"end_log_pos":)");
-      append_u64(b, ev.header.log_pos);
-      b.append(R"(,"info":")");
+      json_head(b, ev, log_name, type_name, ev.is_inner() ? ev.payload_pos : ev.pos);
+      b.push_back('"');
       append_json_escaped(b, head_);
       pieces(sql, [](std::string& o, std::string_view p) { append_json_escaped(o, p); });
       std::string& t = out_.buf();
@@ -233,8 +226,26 @@ class Dumper {
     }
   }
 
-  // The JSON record's keys after "info", and its end.
-  void json_rest(std::string& b, const Event& ev) {
+  // The JSON record up to the value of "info" (keys are literals: no escaping work per event).
+  template <class Out>
+  void json_head(Out& b, const Event& ev, const std::string& log_name, std::string_view type_name,
+                 std::uint64_t pos) {
+    b.append(R"({"log_name":)");
+    append_json_quoted(b, log_name);
+    b.append(R"(,"pos":)");
+    append_u64(b, pos);
+    b.append(R"(,"event_type":")");
+    b.append(type_name);  // our own table: plain ASCII
+    b.append(R"(","server_id":)");
+    append_u64(b, ev.header.server_id);
+    b.append(R"(,"end_log_pos":)");
+    append_u64(b, ev.header.log_pos);
+    b.append(R"(,"info":)");
+  }
+
+  // The header's keys after "info".
+  template <class Out>
+  void json_header_keys(Out& b, const Event& ev) {
     b.append(R"(,"timestamp":)");
     append_u64(b, ev.header.timestamp);
     b.append(R"(,"event_size":)");
@@ -249,6 +260,11 @@ class Dumper {
       b.append(R"(,"inner_index":)");
       append_u64(b, static_cast<std::uint64_t>(ev.inner_index));
     }
+  }
+
+  // The JSON record's keys after "info", --decode's and --hexdump's, and its end.
+  void json_rest(std::string& b, const Event& ev) {
+    json_header_keys(b, ev);
     if (opts_.decode) {
       b.append(R"(,"body":)");
       if (!body_in_pieces(ev, true)) {
@@ -331,6 +347,7 @@ class Dumper {
   std::string head_, tail_;  // a streamed statement's Info around it
   std::string piece_;        // a piece of a streamed statement, JSON-escaped
   std::string body_;
+  RenderBuf line_;  // a JSON line without --decode or --hexdump
   InfoScratch scratch_;
 };
 
