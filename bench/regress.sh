@@ -24,8 +24,9 @@
 #   --only REGEX        only the commands whose name matches (grep -E)
 #   -h, --help          this text
 #
-# Commands: convert json, convert canal-proto, dump json, verify, and start-up (dump json of no
-# event: --stop-position 4, what every command pays before its first event), output to /dev/null; wall
+# Commands: convert json, convert canal-proto, dump json, verify, convert sql, stats (json),
+# replay (its defaults), schema, and start-up (dump json of no event: --stop-position 4, what
+# every command pays before its first event), output to /dev/null; wall
 # time from a monotonic clock, user time from the child's rusage (it adds up every thread). A binary that fails a
 # command (the old one may not have it) gets "failed (exit N)" on that line and is not timed
 # again. The last line is the geometric mean of the wall ratios.
@@ -154,14 +155,18 @@ for i in "${!INPUTS[@]}"; do
     SLICES+=("$s") LABELS+=("$label")
 done
 
-CMD_NAMES=("convert json" "convert canal-proto" "dump json" "verify" "start-up")
+CMD_NAMES=("convert json" "convert canal-proto" "dump json" "verify" "convert sql" "stats" "replay" "schema" "start-up")
 cmd_args() {  # index -> arguments (before the file)
     case $1 in
     0) echo "convert --progress never --format json" ;;
     1) echo "convert --progress never --format canal-proto" ;;
     2) echo "dump --progress never --format json" ;;
     3) echo "verify --progress never" ;;
-    4) echo "dump --progress never --format json --stop-position 4" ;;  # the file header only
+    4) echo "convert --progress never --format sql" ;;
+    5) echo "stats --progress never --format json" ;;
+    6) echo "replay --progress never" ;;  # the default policy and sinks
+    7) echo "schema --progress never" ;;
+    8) echo "dump --progress never --format json --stop-position 4" ;;  # the file header only
     esac
 }
 CMDS=()
