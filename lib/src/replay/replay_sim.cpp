@@ -9,7 +9,6 @@ namespace replay_detail {
 void Simulator::setup() {
   const std::size_t n = in_.events.size();
   total_ = n;
-  trace_.resize(std::max<std::size_t>(o_.trace_lines, 1));
   discarded_.assign(n, 0);
   avail_.assign(n, 0);
   // Source availability: when each event can be read (and its commit time for latency).
@@ -48,7 +47,6 @@ void Simulator::setup() {
   upp_.resize(in_.path_names.size());
   sink_.resize(in_.path_names.size());
   touched_mark_.assign(in_.path_names.size(), 0);
-  ctl_paused_.assign(in_.path_names.size() + in_.areas.size(), 0);
   for (std::uint32_t a = 0; a < in_.areas.size(); ++a) {
     UpArea& A = up_[a];
     const auto& area = in_.areas[a];
@@ -93,68 +91,10 @@ void Simulator::setup() {
       o_.scan_step_bytes != 0 ? o_.scan_step_bytes : std::max<std::uint64_t>(q / 4096, 8192);
   scan_quantum_ =
       o_.scan_quantum_bytes != 0 ? o_.scan_quantum_bytes : std::max<std::uint64_t>(q / 16384, 2048);
-  // SPEC: "memory never above the hard limit". doc discards before an append would pass H, so
-  // its bound is H itself; blocking admits into a non-empty queue only what fits in Q, and one
-  // event alone (whatever its size) into an empty one; ticdc, like TiCDC, tests H before the
-  // append (usage >= 1.5 Q makes a marker), so the event that crosses H is in: H + one event.
-  if (o_.policy == Policy::doc) {
-    mem_limit_ = fc_.hard_limit_bytes();
-  } else if (o_.policy == Policy::ticdc) {
-    mem_limit_ = fc_.hard_limit_bytes() + in_.max_event_size;
-  } else if (o_.policy == Policy::blocking) {
-    mem_limit_ = std::max<std::uint64_t>(o_.thresholds.quota, in_.max_event_size);
-  }
-  mq_.resize(in_.path_names.size());
-  last_reset_epoch_.assign(in_.path_names.size(), 0);
-  reset_open_.assign(in_.path_names.size(), 0);
-  mq_bytes_.assign(in_.areas.size(), 0);
-  mqp_bytes_.assign(in_.path_names.size(), 0);
-  above_since_.assign(in_.path_names.size(), kInf);
-  area_above_since_.assign(in_.areas.size(), kInf);
-  peak_txn_.assign(in_.areas.size(), kNoEvent);
-  peak_txn_bytes_.assign(in_.areas.size(), 0);
-  doc_ = o_.policy == Policy::doc;
-  if (doc_) {
-    const FlowThresholds& t = o_.thresholds;
-    path_pause_b_ = ratio_bytes(t.path_pause, t.quota);
-    path_resume_b_ = ratio_bytes(t.path_resume, t.quota);
-    area_pause_b_ = ratio_bytes(t.area_pause, t.quota);
-    area_resume_b_ = ratio_bytes(t.area_resume, t.quota);
-  }
+  checker_.setup();
+  rec_.setup();
   fc_.set_drop_markers(o_.drop_markers);
-  mq_peak_.assign(in_.areas.size(), 0);
-  peak_why_.assign(in_.areas.size(), kSentFree);
-  peak_time_.assign(in_.areas.size(), 0);
-  imax_.assign(in_.areas.size(), 0);
-  path_imax_.assign(in_.path_names.size(), 0);
-  sent_why_.assign(n, kSentFree);
-  if (o_.policy == Policy::doc) {  // the oversized-transaction rule needs them
-    // A transaction is oversized when the area cannot hold it within H: its bytes on all its
-    // paths together (one path or several) exceed H. An area's events are in source order, so
-    // a transaction is a run of consecutive events; only the (rare) oversized runs are marked.
-    for (const auto& ar : in_.areas) {
-      std::uint32_t start = ar.first_event;
-      std::uint64_t bytes = 0;
-      for (std::uint32_t g = ar.first_event; g <= ar.end_event; ++g) {
-        if (g == ar.end_event || in_.events[g].txn != in_.events[start].txn) {
-          if (bytes > mem_limit_) {
-            if (oversized_.empty()) oversized_.assign(n, 0);
-            std::fill(oversized_.begin() + start, oversized_.begin() + g, std::uint8_t{1});
-          }
-          if (g == ar.end_event) break;
-          start = g;
-          bytes = 0;
-        }
-        bytes += in_.events[g].size;
-      }
-    }
-  }
   fc_.inject_fault(o_.engine_fault, o_.engine_fault_at);
-  if (o_.record_series) {
-    series_.area_pending.resize(in_.areas.size());
-    series_.area_max.resize(in_.areas.size());
-    path_samples_.clear();
-  }
 }
 
 // ---- run ----
@@ -207,11 +147,11 @@ ReplayResult Simulator::run() {
 
 void Simulator::finish(ReplayResult& r) {
   fc_.finish(now_);
-  const bool ended_early = stop_ && !violations_.empty();
+  const bool ended_early = stop_ && checker_.violated();
   if (!ended_early) {
     // Every source position must have been acknowledged by its sink. One that is not, while
     // nothing (queue, link, sink, upstream) holds it any more, was lost.
-    for (std::uint32_t p = 0; p < sink_.size() && violations_.empty(); ++p) {
+    for (std::uint32_t p = 0; p < sink_.size() && !checker_.violated(); ++p) {
       const auto& list = in_.path_events[p];
       const std::uint32_t first = sink_[p].acked;
       const std::uint64_t missing = list.size() - first;
@@ -231,87 +171,36 @@ void Simulator::finish(ReplayResult& r) {
       }
     }
   }
-  if (violations_.empty() && done()) {
+  if (!checker_.violated() && done()) {
     // Every path drained: nothing left in the engine's queues, the links, the sinks, and the
     // engine's accounting back to zero.
-    for (std::uint32_t p = 0; p < sink_.size() && violations_.empty(); ++p) {
+    for (std::uint32_t p = 0; p < sink_.size() && !checker_.violated(); ++p) {
       if (fc_.path_pending(p) != 0 || fc_.queued_events(p) != 0 || fc_.path_blocking(p) ||
-          mq_[p].size() != 0) {
+          checker_.mirror_events(p) != 0) {
         violate("drained",
                 fmt::format("path {}: every event was delivered, yet the engine still accounts {} "
                             "bytes / {} events queued{} (the simulator's copy: {} events)",
                             in_.path_names[p], fc_.path_pending(p), fc_.queued_events(p),
-                            fc_.path_blocking(p) ? ", the path blocking" : "", mq_[p].size()),
+                            fc_.path_blocking(p) ? ", the path blocking" : "",
+                            checker_.mirror_events(p)),
                 p);
       }
     }
-    for (std::uint32_t a = 0; a < up_.size() && violations_.empty(); ++a) {
+    for (std::uint32_t a = 0; a < up_.size() && !checker_.violated(); ++a) {
       const UpArea& A = up_[a];
       if (fc_.area_pending(a) != 0 || A.in_sink != 0 || A.link_bytes != 0 || A.outstanding != 0 ||
-          mq_bytes_[a] != 0) {
+          checker_.mirror_bytes(a) != 0) {
         violate("drained",
                 fmt::format("area {}: pending {}, in sinks {}, on the link {}, "
                             "outstanding {} bytes after the drain",
                             a, fc_.area_pending(a), A.in_sink, A.link_bytes, A.outstanding));
       }
     }
-    if (violations_.empty() && !fc_.accounting_consistent()) {
+    if (!checker_.violated() && !fc_.accounting_consistent()) {
       violate("accounting", "area totals differ from the sum of their paths");
     }
   }
-  // Pauses still open at the end. After the drain nothing is pending, so each is below its
-  // resume threshold: the lazy resume is waiting for the feedback interval since the path's (or
-  // area's) last feedback. That is the design, not a fault, unless the interval (plus the timer
-  // period) has already passed: then the resume was lost (stuck paused, #1542).
-  if (o_.policy == Policy::doc) {
-    const std::uint64_t grace = o_.thresholds.feedback_interval_us + 2 * o_.tick_us;
-    auto open = [&](std::uint32_t a, std::string path, std::uint64_t last, std::uint64_t pending,
-                    std::uint64_t resume_at) {
-      OpenPause op;
-      op.area = a;
-      op.path = std::move(path);
-      op.last_feedback_us = last;
-      op.since_us = last;
-      op.pending = pending;
-      op.resume_due_us = last + o_.thresholds.feedback_interval_us;
-      if (pending >= resume_at) {
-        op.why = fmt::format(
-            "{} bytes pending, not below the resume threshold {}: still "
-            "throttled (the run stopped early)",
-            pending, resume_at);
-      } else if (now_ < last + grace) {
-        op.why = fmt::format(
-            "below the resume threshold; the lazy resume is due at {:.3f} s, "
-            "{:.3f} s after the end of the run (fast pause, lazy resume): not a "
-            "violation",
-            ms(op.resume_due_us) / 1000,
-            ms(op.resume_due_us > now_ ? op.resume_due_us - now_ : 0) / 1000);
-      } else {
-        op.violation = true;
-        op.why = fmt::format(
-            "below the resume threshold since more than the feedback interval: "
-            "stuck paused");
-      }
-      if (op.violation && violations_.empty()) {
-        violate(
-            "stuck_paused",
-            fmt::format("{} still paused at the end: {}",
-                        op.path.empty() ? fmt::format("area {}", a) : "path " + op.path, op.why));
-      }
-      r.open_pauses.push_back(std::move(op));
-    };
-    for (std::uint32_t a = 0; a < up_.size(); ++a) {
-      if (fc_.area_paused(a)) {
-        open(a, "", fc_.area_last_feedback(a), fc_.area_pending(a), fc_.area_resume_bytes());
-      }
-    }
-    std::vector<std::uint32_t> paused(fc_.paused_paths().begin(), fc_.paused_paths().end());
-    std::sort(paused.begin(), paused.end());
-    for (std::uint32_t p : paused) {
-      open(in_.path_area[p], in_.path_names[p], fc_.path_last_feedback(p), fc_.path_pending(p),
-           fc_.path_resume_bytes());
-    }
-  }
+  if (o_.policy == Policy::doc) checker_.open_pauses(now_, r);
   r.policy = o_.policy;
   r.seed = o_.seed;
   r.source_events = total_;
@@ -322,7 +211,6 @@ void Simulator::finish(ReplayResult& r) {
   r.thresholds = o_.thresholds;
   r.hard_limit = o_.policy == Policy::blocking ? o_.thresholds.quota : fc_.hard_limit_bytes();
   r.stale_discarded = stale_;
-  r.latency_ms = summarize(latency_);
   r.end_time_us = now_;
   r.source_end_us = source_end_;
   r.drain_us = last_ack_ > source_end_ ? last_ack_ - source_end_ : 0;
@@ -333,39 +221,7 @@ void Simulator::finish(ReplayResult& r) {
     s.source_events = in_.areas[a].end_event - in_.areas[a].first_event;
     s.delivered = up_[a].delivered;
     s.peak_memory = c.peak_pending;
-    s.peak_time_us = peak_time_[a];
-    s.over_quota = mq_peak_[a] > o_.thresholds.quota ? mq_peak_[a] - o_.thresholds.quota : 0;
-    const std::uint64_t h = r.hard_limit;
-    s.over_hard_limit = mq_peak_[a] > h ? mq_peak_[a] - h : 0;
-    if (o_.policy == Policy::none) {
-      s.peak_cause = "no flow control";
-    } else if (s.over_hard_limit != 0 && o_.policy == Policy::ticdc) {
-      s.peak_cause = "checked before the append";
-    } else if (s.over_hard_limit != 0 && o_.policy == Policy::doc) {
-      s.peak_cause = c.oversized_admissions != 0 || c.retry_admissions == 0
-                         ? "oversized transaction let through alone"
-                         : "re-read let through alone after two discards";
-    } else if (s.over_hard_limit != 0) {
-      s.peak_cause = "one event larger than the limit, admitted alone";
-    } else if (s.over_quota == 0) {
-      s.peak_cause = "";
-    } else {
-      switch (peak_why_[a]) {
-        case kSentInTxn:
-          s.peak_cause = "unsplittable transaction";
-          break;
-        case kSentBeforeStop:
-          s.peak_cause = "control delay";
-          break;
-        default:
-          s.peak_cause = "burst";
-          break;
-      }
-    }
-    if (s.over_hard_limit != 0 && peak_txn_[a] != kNoEvent) {
-      s.peak_transaction = identity_of(in_, peak_txn_[a]);
-      s.peak_transaction_bytes = peak_txn_bytes_[a];
-    }
+    checker_.peak_stats(a, c, r.hard_limit, s);
     s.peak_resident = up_[a].peak_resident;
     s.reader_blocked_us = up_[a].blocked_us + (up_[a].blocked ? now_ - up_[a].blocked_since : 0);
     s.time_above_pause_us = up_[a].above_pause_us;
@@ -400,38 +256,8 @@ void Simulator::finish(ReplayResult& r) {
     r.discarded += s.counters.discarded;
     r.paths.push_back(std::move(s));
   }
-  if (o_.record_series) {
-    // Densify the top paths by peak pending.
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> peaks;
-    for (std::uint32_t p = 0; p < sink_.size(); ++p) {
-      const auto pk = fc_.path_counters(p).peak_pending;
-      if (pk > 0) peaks.emplace_back(pk, p);
-    }
-    std::sort(peaks.begin(), peaks.end(), [](const auto& x, const auto& y) {
-      return x.first != y.first ? x.first > y.first : x.second < y.second;
-    });
-    if (peaks.size() > 12) peaks.resize(12);
-    for (const auto& [pk, p] : peaks) {
-      series_.top_paths.push_back(p);
-      std::vector<std::uint64_t> v(series_.time_us.size(), 0);
-      for (std::size_t i = 0; i < path_samples_.size(); ++i) {
-        for (const auto& [q, bytes] : path_samples_[i]) {
-          if (q == p) v[i] = bytes;
-        }
-      }
-      series_.path_pending.push_back(std::move(v));
-      std::vector<std::uint64_t> mx = series_.path_pending.back();
-      for (std::size_t i = 0; i < path_max_samples_.size() && i < mx.size(); ++i) {
-        for (const auto& [q, bytes] : path_max_samples_[i]) {
-          if (q == p) mx[i] = std::max(mx[i], bytes);
-        }
-      }
-      series_.path_max.push_back(std::move(mx));
-    }
-    r.series = std::move(series_);
-  }
-  r.trace_hash = hash_;
-  r.violations = std::move(violations_);
+  rec_.finish(fc_, r);  // (after the last violation: the run hash takes each)
+  r.violations = checker_.take_violations();
   r.ok = r.violations.empty();
 }
 

@@ -3,31 +3,11 @@
 
 namespace binlogctl::replay_detail {
 
-// doc: no path and no area stays unpaused at or above its pause threshold for longer than the
-// control link takes to carry the pause (its delay plus its jitter): checked at the upstream,
-// which is what has to stop, against the simulator's own copy of what is held.
+// doc's rules (InvariantChecker::check_pause_rules) against what the upstream has stopped.
 void Simulator::check_policy_rules() {
-  const std::uint64_t bound = o_.control_delay_us + o_.control_jitter_us;
-  for (std::uint32_t p = 0; p < upp_.size() && !stop_; ++p) {
-    if (above_since_[p] == kInf || upp_[p].paused || now_ <= above_since_[p] + bound) continue;
-    violate("path_pause",
-            fmt::format("path {} holds {} bytes, at or above its pause threshold {} (--path-pause "
-                        "{} of the quota {}) since {:.3f} ms, and the upstream still reads it "
-                        "{:.3f} ms later (the control link takes {:.3f} ms)",
-                        in_.path_names[p], mqp_bytes_[p], path_pause_b_, o_.thresholds.path_pause,
-                        o_.thresholds.quota, ms(above_since_[p]), ms(now_ - above_since_[p]),
-                        ms(bound)),
-            p, mq_[p].size() != 0 ? mq_[p].q[mq_[p].head].g : kNoEvent);
-  }
-  for (std::uint32_t a = 0; a < up_.size() && !stop_; ++a) {
-    if (area_above_since_[a] == kInf || up_[a].paused || now_ <= area_above_since_[a] + bound) continue;
-    violate("area_pause",
-            fmt::format("area {} holds {} bytes, at or above its pause threshold {} (--area-pause "
-                        "{} of the quota {}) since {:.3f} ms, and the upstream still reads it "
-                        "{:.3f} ms later (the control link takes {:.3f} ms)",
-                        a, mq_bytes_[a], area_pause_b_, o_.thresholds.area_pause, o_.thresholds.quota,
-                        ms(area_above_since_[a]), ms(now_ - area_above_since_[a]), ms(bound)));
-  }
+  checker_.check_pause_rules(
+      now_, [this](std::uint32_t p) { return upp_[p].paused; },
+      [this](std::uint32_t a) { return up_[a].paused; });
 }
 
 void Simulator::on_tick() {
@@ -174,49 +154,11 @@ void Simulator::on_report() {
 }
 
 void Simulator::on_sample() {
-  const bool rec = o_.record_series;
-  if (rec) {
-    series_.time_us.push_back(now_);
-    path_samples_.emplace_back();
-    path_max_samples_.emplace_back();
-  }
-  for (std::uint32_t a = 0; a < up_.size(); ++a) {
+  rec_.sample(now_, fc_, [this](std::uint32_t a) {
     const UpArea& A = up_[a];
-    sample_buf_.clear();
-    for (std::uint32_t p : in_.areas[a].paths) {
-      const std::uint64_t pend = fc_.path_pending(p);
-      if (rec && path_imax_[p] > pend && sparse_entries_ < 4'000'000) {
-        path_max_samples_.back().emplace_back(p, path_imax_[p]);
-        ++sparse_entries_;
-      }
-      path_imax_[p] = pend;
-      if (pend == 0 && !fc_.path_paused(p)) continue;
-      if (tl_ != nullptr) sample_buf_.push_back({in_.path_names[p], pend, fc_.path_paused(p)});
-      if (rec && pend != 0 && sparse_entries_ < 4'000'000) {
-        path_samples_.back().emplace_back(p, pend);
-        ++sparse_entries_;
-      } else if (rec && pend != 0) {
-        series_.truncated = true;
-      }
-    }
-    if (rec) {
-      series_.area_pending[a].push_back(fc_.area_pending(a));
-      series_.area_max[a].push_back(std::max(imax_[a], fc_.area_pending(a)));
-    }
-    imax_[a] = fc_.area_pending(a);
-    if (tl_ != nullptr) {
-      TimelineSample s;
-      s.time_us = now_;
-      s.area = a;
-      s.pending = fc_.area_pending(a);
-      s.resident = A.link_bytes + fc_.area_pending(a) + A.in_sink;
-      s.delivered = A.delivered;
-      s.paused = fc_.area_paused(a);
-      s.paths = sample_buf_;
-      if (A.head < A.end) s.reading = identity_of(in_, A.head);
-      tl_->sample(s);
-    }
-  }
+    return AreaSnapshot{A.link_bytes + fc_.area_pending(a) + A.in_sink, A.delivered,
+                        A.head < A.end ? A.head : kNoEvent};
+  });
   if (!done() && !stop_) push(now_ + o_.sample_interval_us, EvKind::sample, 0);
 }
 

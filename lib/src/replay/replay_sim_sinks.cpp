@@ -19,7 +19,7 @@ void Simulator::on_data(std::uint32_t a) {
       if ((m.idx & kHandshakeBit) != 0) {
         const std::uint32_t hp = m.idx & ~kHandshakeBit;
         if (fc_.on_handshake(now_, hp, m.epoch, m.seq) == AppendStatus::appended) {
-          reset_open_[hp] = 0;
+          checker_.handshake(hp);
         }
         continue;
       }
@@ -37,87 +37,15 @@ void Simulator::on_data(std::uint32_t a) {
       discarded_[m.idx] = 1;
       continue;
     }
-    const bool oversized = !oversized_.empty() && oversized_[m.idx] != 0;
     const AppendStatus st = fc_.on_event(now_, e.path, m.epoch, e.path_seq, e.size, m.idx, drop,
-                                         oversized, e.txn);
+                                         checker_.oversized(m.idx), e.txn);
     // Discards decided on this append (circuit breaker, release) leave the mirror first.
     if (!fc_.actions().empty()) process_actions();
     if (stop_) return;
     if (st == AppendStatus::appended) {
-      MirrorQueue& mq = mq_[e.path];
-      mq.q.push_back(MirrorEntry{m.idx});
-      std::uint64_t& held = mq_bytes_[a];
-      held += e.size;
-      if (doc_) {
-        std::uint64_t& path_held = mqp_bytes_[e.path];
-        if (path_held < path_pause_b_ && path_held + e.size >= path_pause_b_) {
-          above_since_[e.path] = now_;
-          ++above_;
-        }
-        path_held += e.size;
-        if (held >= area_pause_b_ && held - e.size < area_pause_b_) {
-          area_above_since_[a] = now_;
-          ++above_;
-        }
-      }
-      if (o_.record_series) [[unlikely]] {  // the plot's envelope
-        imax_[a] = std::max(imax_[a], held);
-        path_imax_[e.path] = std::max(path_imax_[e.path], fc_.path_pending(e.path));
-        if (held > fc_.hard_limit_bytes() && held - e.size <= fc_.hard_limit_bytes() &&
-            series_.admissions.size() < 100'000) {
-          series_.admissions.push_back(ReplayAdmission{now_, a, held, rdp_id_of(m.idx)});
-        }
-      }
-      const bool new_peak = held > mq_peak_[a];
-      if (new_peak) {
-        mq_peak_[a] = held;
-        peak_why_[a] = sent_why_[m.idx];
-        peak_time_[a] = now_;
-      }
-      if (held > mem_limit_) {
-        // doc lets one transaction larger than H through alone: above H the area may hold no
-        // more than H outside it. The transaction is the one holding the most bytes now (if
-        // any transaction makes the rest fit, that one does), found in the simulator's own
-        // copy of what the area holds, whatever the engine thinks it admitted.
-        std::uint32_t top = kNoEvent;
-        std::uint64_t top_bytes = 0;
-        if (o_.policy == Policy::doc) {
-          txn_bytes_.clear();
-          for (std::uint32_t q : in_.areas[a].paths) {
-            const MirrorQueue& oq = mq_[q];
-            for (std::size_t i = oq.head; i < oq.q.size(); ++i) {
-              const std::uint32_t g = oq.q[i].g;
-              auto [it, fresh] = txn_bytes_.try_emplace(in_.events[g].txn, g, 0);
-              it->second.second += in_.events[g].size;
-              if (it->second.second > top_bytes) {
-                top_bytes = it->second.second;
-                top = it->second.first;
-              }
-            }
-          }
-        }
-        const std::uint64_t others = held - top_bytes;
-        if (new_peak && o_.policy == Policy::doc) {
-          peak_txn_[a] = top;
-          peak_txn_bytes_[a] = top_bytes;
-        }
-        if (o_.policy != Policy::doc || others > mem_limit_) {
-          violate("memory_bound",
-                  fmt::format("area {} holds {} bytes (the engine accounts {}) > the bound {} "
-                              "({}) after appending {}{}",
-                              a, held, fc_.area_pending(a), mem_limit_,
-                              o_.policy == Policy::ticdc      ? "hard limit + one event"
-                              : o_.policy == Policy::blocking ? "quota"
-                                                              : "hard limit",
-                              where(e.path, e.path_seq),
-                              top != kNoEvent
-                                  ? fmt::format(", {} of them outside the transaction holding the "
-                                                "most ({} bytes, {})",
-                                                others, top_bytes, describe(identity_of(in_, top)))
-                                  : std::string()),
-                  e.path, m.idx);
-        }
-      }
+      // The checker's copy (the memory bound, doc's rules), then the plot's envelope.
+      const std::uint64_t held = checker_.append(now_, a, e.path, m.idx, e.size);
+      rec_.appended(now_, a, e.path, m.idx, held, e.size, fc_);
       if (!touched_mark_[e.path]) {
         touched_mark_[e.path] = 1;
         touched_.push_back(e.path);
@@ -183,7 +111,7 @@ void Simulator::try_dispatch(std::uint32_t p) {
   {
     // Fast path: the event is the mirror's front and the next position of the path (every check
     // of receive() holds); anything else goes to receive().
-    MirrorQueue& mq = mq_[p];
+    MirrorQueue& mq = checker_.mirror(p);
     const auto& list = in_.path_events[p];
     std::uint64_t bytes = 0;
     bool slow = false;
@@ -208,7 +136,7 @@ void Simulator::try_dispatch(std::uint32_t p) {
     S.fast = !slow;
     S.fast_count = S.next - S.first_pos;
     A.outstanding -= static_cast<std::int64_t>(bytes);
-    mirror_release(p, bytes);
+    checker_.release(p, bytes);
     mq.compact();
   }
   S.batch = b;
@@ -241,22 +169,7 @@ void Simulator::try_dispatch(std::uint32_t p) {
 // before the handshake of the new epoch, where the engine must drop it.)
 void Simulator::receive(std::uint32_t p, std::uint32_t g) {
   SinkPath& S = sink_[p];
-  MirrorQueue& mq = mq_[p];
-  bool held = false;
-  if (mq.size() != 0 && mq.q[mq.head].g == g) {
-    ++mq.head;
-    held = true;
-  } else {
-    for (std::size_t i = mq.head; i < mq.q.size(); ++i) {
-      if (mq.q[i].g == g) {
-        mq.q.erase(mq.q.begin() + static_cast<std::ptrdiff_t>(i));
-        held = true;
-        break;
-      }
-    }
-  }
-  mq.compact();
-  if (held) mirror_release(p, in_.events[g].size);
+  checker_.take(p, g);
   const auto& list = in_.path_events[p];
   const ReplayInputEvent& e = in_.events[g];
   if (e.path != p) {
@@ -283,28 +196,6 @@ void Simulator::receive(std::uint32_t p, std::uint32_t g) {
             p, g);
   }
   S.next = e.path_seq + 1;
-}
-
-// A queue the engine says it discarded: everything the mirror holds for the path leaves it.
-std::uint64_t Simulator::mirror_discard(const FlowAction& x) {
-  MirrorQueue& mq = mq_[x.path];
-  std::uint64_t bytes = 0;
-  for (std::size_t i = mq.head; i < mq.q.size(); ++i) {
-    const std::uint32_t g = mq.q[i].g;
-    discarded_[g] = 1;
-    bytes += in_.events[g].size;
-  }
-  const std::size_t count = mq.size();
-  mirror_release(x.path, bytes);
-  mq.q.clear();
-  mq.head = 0;
-  if (count != x.count && !stop_) {
-    violate("accounting",
-            fmt::format("path {}: the engine reports {} events discarded, it held {}",
-                        in_.path_names[x.path], x.count, count),
-            x.path);
-  }
-  return bytes;
 }
 
 bool Simulator::barrier_ok(std::uint32_t p) const {
@@ -352,7 +243,7 @@ void Simulator::complete(std::uint32_t p) {
   for (std::size_t k = 0; k < rn; ++k) {
     const std::uint32_t g = rb[k];
     const std::uint64_t lat = now_ - avail_[g];
-    latency_.add(lat);
+    rec_.add_latency(lat);
     S.latency.add(lat);
     if (discarded_[g]) {
       ++S.redelivered;
@@ -371,9 +262,9 @@ void Simulator::complete(std::uint32_t p) {
   if (stop_) return;
   last_progress_ = now_;
   last_ack_ = now_;
-  hash(now_);
-  hash((static_cast<std::uint64_t>(p) << 32) | b.first_seq);
-  hash(b.count);
+  rec_.hash(now_);
+  rec_.hash((static_cast<std::uint64_t>(p) << 32) | b.first_seq);
+  rec_.hash(b.count);
   trace('d', 0, p, b.first_seq, b.count);
   if (!held_.empty()) check_barriers(a);
   try_dispatch(p);
@@ -400,86 +291,30 @@ void Simulator::process_actions() {
   std::vector<FlowAction> acts = fc_.actions();
   fc_.clear_actions();
   for (const FlowAction& x : acts) {
-    hash((x.time_us << 8) ^ static_cast<std::uint64_t>(x.kind));
-    hash((static_cast<std::uint64_t>(x.path) << 32) ^ x.epoch ^ (std::uint64_t{x.seq} << 16));
+    rec_.hash((x.time_us << 8) ^ static_cast<std::uint64_t>(x.kind));
+    rec_.hash((static_cast<std::uint64_t>(x.path) << 32) ^ x.epoch ^ (std::uint64_t{x.seq} << 16));
     trace('a', static_cast<std::uint8_t>(x.kind), x.path, x.seq, x.count);
-    if (o_.record_series && series_.marks.size() < 200'000) {
-      series_.marks.push_back(ReplayMark{x.time_us, x.kind, x.area, x.path, x.area_pending});
-    }
     // The event the action concerns: a reset, the one at its checkpoint (re-sent first).
     const std::uint32_t g = x.kind == ActionKind::reset && x.path != kNoPath
                                 ? event_at(x.path, x.seq)
                                 : (x.order < in_.events.size() ? x.order : kNoEvent);
-    if (tl_ != nullptr) {
-      TimelineAction ta;
-      if (g != kNoEvent) ta.at = identity_of(in_, g);
-      ta.time_us = x.time_us;
-      ta.kind = to_string(x.kind);
-      ta.area = x.area;
-      if (x.path != kNoPath) ta.path = in_.path_names[x.path];
-      ta.epoch = x.epoch;
-      ta.seq = x.seq;
-      ta.count = x.count;
-      ta.bytes = x.bytes;
-      ta.area_pending = fc_.area_pending(x.area);
-      ta.pending_before = x.area_pending;
-      if (x.kind == ActionKind::reset || x.kind == ActionKind::drop_marker) {
-        ta.detail = to_string(x.cause);
-      }
-      tl_->action(ta);
-    }
-    // A pause or a resume of `who` (a path, an area), as the documented protocol has them: a
-    // resume only once what it holds is below its resume threshold, and pauses and resumes
-    // alternate. False when a violation stops the run.
-    auto check_control = [&](bool pause, const std::string& who, const auto& held, const auto& resume_b,
-                             std::string_view option, const auto& fraction, std::uint8_t& paused,
-                             std::uint32_t p) {
-      if (doc_ && !pause && held >= resume_b) {
-        violate("resume_threshold",
-                fmt::format("{} resumed while it holds {} bytes, not below its resume threshold {} ({} {} of the "
-                            "quota {})",
-                            who, held, resume_b, option, fraction, o_.thresholds.quota),
-                p, g);
-        if (stop_) return false;
-      }
-      if (paused == static_cast<std::uint8_t>(pause))
-        violate("pause_alternation", fmt::format("{}: two {} in a row", who, pause ? "pauses" : "resumes"), p, g);
-      paused = pause ? 1 : 0;
-      return true;
-    };
-    UpArea& A = up_[x.area];
+    rec_.action(x, g, fc_);
     switch (x.kind) {
       case ActionKind::pause_path:
-      case ActionKind::resume_path: {
-        const bool pause = x.kind == ActionKind::pause_path;
-        // below 10% first
-        if (!check_control(pause, fmt::format("path {}", in_.path_names[x.path]), mqp_bytes_[x.path], path_resume_b_,
-                           "--path-resume", o_.thresholds.path_resume, ctl_paused_[x.path], x.path))
-          return;
-        send_control(x.area, make_ctl(pause ? Ctl::pause_path : Ctl::resume_path, x.path));
+      case ActionKind::resume_path:
+        if (!checker_.control(now_, x, g)) return;
+        send_control(x.area,
+                     make_ctl(x.kind == ActionKind::pause_path ? Ctl::pause_path : Ctl::resume_path,
+                              x.path));
         break;
-      }
       case ActionKind::pause_area:
-      case ActionKind::resume_area: {
-        const bool pause = x.kind == ActionKind::pause_area;
-        // below 50% first
-        if (!check_control(pause, fmt::format("area {}", x.area), mq_bytes_[x.area], area_resume_b_, "--area-resume",
-                           o_.thresholds.area_resume, ctl_paused_[in_.path_names.size() + x.area], kNoPath))
-          return;
-        send_control(x.area, make_ctl(pause ? Ctl::pause_area : Ctl::resume_area));
+      case ActionKind::resume_area:
+        if (!checker_.control(now_, x, g)) return;
+        send_control(x.area, make_ctl(x.kind == ActionKind::pause_area ? Ctl::pause_area
+                                                                       : Ctl::resume_area));
         break;
-      }
       case ActionKind::reset: {
-        if (fc_.path_epoch(x.path) != x.epoch || x.epoch != last_reset_epoch_[x.path] + 1 ||
-            reset_open_[x.path]) {
-          violate("protocol",
-                  fmt::format("path {}: reset to epoch {} while the reset to epoch {} has not "
-                              "been answered by a handshake (one gap, two resets)",
-                              in_.path_names[x.path], x.epoch, last_reset_epoch_[x.path]),
-                  x.path, g);
-        }
-        last_reset_epoch_[x.path] = x.epoch;
-        reset_open_[x.path] = 1;
+        checker_.reset(now_, x, g);
         ControlMsg m = make_ctl(Ctl::reset, x.path);
         m.epoch = x.epoch;
         m.seq = x.seq;
@@ -488,10 +323,9 @@ void Simulator::process_actions() {
       }
       case ActionKind::release_path:
       case ActionKind::gap_discard:
-      case ActionKind::circuit_break: {
-        A.outstanding -= static_cast<std::int64_t>(mirror_discard(x));
+      case ActionKind::circuit_break:
+        up_[x.area].outstanding -= static_cast<std::int64_t>(checker_.discard(now_, x, discarded_));
         break;
-      }
       case ActionKind::drop_marker:
         break;  // the event itself is flagged by on_data
     }

@@ -28,8 +28,8 @@ Simulator::Gate Simulator::gate(const UpArea& A, const UpPath& P, std::uint32_t 
 }
 
 void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
-  // The event's fields in locals: the byte store into sent_why_ may alias anything, and would
-  // make the compiler load them again after it.
+  // The event's fields in locals: the byte store into the checker's sent_why_ may alias
+  // anything, and would make the compiler load them again after it.
   const ReplayInputEvent& e = in_.events[g];
   const std::uint32_t path = e.path, size = e.size, path_seq = e.path_seq;
   const bool path_txn_end = (e.flags & kPathTxnEnd) != 0;
@@ -55,7 +55,7 @@ void Simulator::send(UpArea& A, std::uint32_t g, std::uint64_t& budget) {
       default:
         break;
     }
-    sent_why_[g] = why;
+    checker_.sent(g, why);
   }
   A.link.push_back(Msg{g, P.epoch, path_seq});
   ++P.cursor;
@@ -101,7 +101,7 @@ void Simulator::upstream_step(std::uint32_t a) {
   A.next_step = kInf;
   std::uint64_t budget = scan_step_;
   const std::size_t start = A.link.size();
-  const bool rules_due = above_ != 0;  // doc's rule check before each send (see send())
+  const bool rules_due = checker_.rules_due();  // doc's rule check before each send (see send())
   if (A.blocked) {
     A.blocked = false;
     A.blocked_us += now_ - A.blocked_since;
@@ -218,6 +218,14 @@ void Simulator::upstream_step(std::uint32_t a) {
 }
 
 void Simulator::wake(std::uint32_t a) { schedule_step(a, now_); }
+
+// The upstream reads past a break of the source's context.
+void Simulator::source_break(std::uint32_t a) {
+  UpArea& A = up_[a];
+  const SourceBreak& b = in_.source_breaks[A.next_break++];
+  A.break_at = A.next_break < A.end_break ? in_.source_breaks[A.next_break].event : 0xffffffffu;
+  checker_.source_break(now_, b, b.event < A.end ? b.event : kNoEvent);
+}
 
 void Simulator::send_control(std::uint32_t a, ControlMsg m) {
   UpArea& A = up_[a];
