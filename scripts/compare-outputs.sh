@@ -33,7 +33,8 @@
 # canal-proto to a file; sql, sql --sql-set all, --flashback with and without
 # --flashback-skip-unsafe, and with a 4 KiB --flashback-memory so that it spills; sql and the
 # spilling flashback again with --threads 0), stats
-# (text, json) and replay (json with a timeline file, text with an SVG plot). Both binaries run with the same arguments, paths and working directory.
+# (text, json), replay (json with a timeline file, text with an SVG plot) and schema (text, json,
+# --history in both, --history seeded with the schema fixture's --schema file). Both binaries run with the same arguments, paths and working directory.
 # Nothing is rewritten, except that canal-json's "ts" (the wall clock by design) is made
 # deterministic by running those cases under libfaketime's frozen clock (package faketime);
 # without it, the digits of "ts" are set to 0 on both sides, with a note.
@@ -332,6 +333,11 @@ add_cmd stats.text          stats --progress never @IN@
 add_cmd stats.json          stats --progress never --format json @IN@
 add_cmd replay.json-ticdc   replay --format json --policy ticdc --quota 64K --sink 'shop\..*=latency:5ms,cap:200KB/s' --timeline @OUT@ @IN@
 add_cmd replay.text-doc     replay --policy doc --quota 128K --source-rate 1MB/s --sink '.*=latency:2ms,cap:400KB/s' --plot @OUT@ @IN@
+add_cmd schema.text         schema --progress never @IN@
+add_cmd schema.json         schema --progress never --format json @IN@
+add_cmd schema.history      schema --progress never --history @IN@
+add_cmd schema.history-json schema --progress never --history --format json @IN@
+add_cmd schema.seeded       schema --progress never --history --schema "$FX/schema/expected/schema.sql" @IN@
 
 # Wall-clock output: canal-json's "ts" is the time each message is written (Canal's
 # FlatMessage.ts), so two runs of one binary differ there. Those cases run with the
