@@ -34,7 +34,8 @@
 # --flashback-skip-unsafe, and with a 4 KiB --flashback-memory so that it spills; sql and the
 # spilling flashback again with --threads 0), stats
 # (text, json), replay (json with a timeline file, text with an SVG plot, --path-by hash:N,
-# --filter, a start and stop position) and schema (text, json, --history). Both binaries run with the same arguments, paths and working directory.
+# --filter, a start and stop position) and schema (text, json, --history in both, --history
+# seeded with the schema fixture's --schema file). Both binaries run with the same arguments, paths and working directory.
 # Nothing is rewritten, except that canal-json's "ts" (the wall clock by design) is made
 # deterministic by running those cases under libfaketime's frozen clock (package faketime);
 # without it, the digits of "ts" are set to 0 on both sides, with a note.
@@ -339,6 +340,8 @@ add_cmd replay.json-start   replay --format json --start-position 1000 --stop-po
 add_cmd schema.text         schema --progress never @IN@
 add_cmd schema.json         schema --progress never --format json @IN@
 add_cmd schema.history      schema --progress never --history @IN@
+add_cmd schema.history-json schema --progress never --history --format json @IN@
+add_cmd schema.seeded       schema --progress never --history --schema "$FX/schema/expected/schema.sql" @IN@
 
 # Wall-clock output: canal-json's "ts" is the time each message is written (Canal's
 # FlatMessage.ts), so two runs of one binary differ there. Those cases run with the

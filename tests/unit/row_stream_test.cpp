@@ -193,3 +193,55 @@ TEST_CASE("RowStream: a start inside a transaction, and a stop inside one") {
   CHECK(rec.log[rec.log.size() - 2] == "end_file cut:12068");
   CHECK(rec.log[rec.log.size() - 3] == "rows 10860 packed.docs UPDATE");
 }
+
+TEST_CASE("RowStream: the schema command's options (no rows, raw maps, schema changes noted)") {
+  // The `schema` set logs no column names (binlog_row_metadata=NO_LOG): completed maps take them
+  // from the DDL before them, raw ones keep @1, @2, ...
+  const fs::path dir = kFixtures / "schema";
+  struct Tracker final : RowSink {
+    std::vector<std::string> changes, first_names;
+    std::size_t rows_events = 0, maps = 0;
+    void statement(const Event&, const TransactionFront::Step& s) override {
+      if (s.kind != StatementKind::ddl) return;
+      for (const SchemaHistory::Change& c : stream().schema().take_changes())
+        changes.push_back(c.db + "." + c.name + (c.table != nullptr ? " defined" : " gone"));
+    }
+    void table_map(const Event&, const TableMapLoader::Loaded& l) override {
+      ++maps;
+      if (maps == 1) first_names.push_back(l.map->columns.at(0).name);
+    }
+    void rows(const RowsView&) override { ++rows_events; }
+    void undecodable(const Event&, std::string_view, const DecodeError&) override { CHECK(false); }
+  };
+  const auto read = [&](RowStream::Options o, Tracker& t) {
+    RowStream s(std::move(o), t);
+    ChainOptions co;
+    co.inputs = {(dir / "binlogs").string()};
+    co.threads = 1;
+    co.progress = ProgressMode::never;
+    Quiet q;
+    REQUIRE(read_chain(co, s, q, stderr));
+    s.finish();
+  };
+  RowStream::Options o;
+  o.loader_notes = false;
+  Tracker full;
+  read(o, full);
+  CHECK(full.rows_events > 0);
+  CHECK(full.changes.empty());  // not tracked: nothing noted
+  REQUIRE(full.first_names.size() == 1);
+  CHECK(full.first_names[0] == "id");  // sch.legacy_time's first column, named by its DDL
+
+  o.row_events = false;
+  o.complete_maps = false;
+  o.track_schema_changes = true;
+  Tracker schema;
+  read(o, schema);
+  CHECK(schema.rows_events == 0);
+  CHECK(schema.maps == full.maps);
+  REQUIRE(schema.first_names.size() == 1);
+  CHECK(schema.first_names[0] == "@1");  // as the TABLE_MAP gives it
+  REQUIRE(schema.changes.size() >= 2);
+  CHECK(schema.changes[0] == "sch.legacy_time defined");
+  CHECK(schema.changes[1] == "sch.nums defined");
+}

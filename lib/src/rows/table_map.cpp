@@ -352,6 +352,11 @@ std::shared_ptr<const TableMap> TableMapCache::find_shared(std::uint64_t table_i
   return it == map_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<TableMap> TableMapCache::find_shared(std::uint64_t table_id) {
+  auto it = map_.find(table_id);
+  return it == map_.end() ? nullptr : it->second;
+}
+
 void TableMapCache::clear() {
   map_.clear();
   order_.clear();

@@ -120,6 +120,11 @@ struct TableMap {
   // True when `ev` maps the same table with byte-identical column data (the common case of a
   // table mapped again by every transaction): the cached map can be reused as is.
   bool same_as(const TableMapEvent& ev) const noexcept;
+  // The same between two maps parsed from TABLE_MAPs (what completion added is not compared).
+  bool same_as(const TableMap& o) const noexcept {
+    return table_id == o.table_id && flags == o.flags && flavor == o.flavor &&
+           server_version == o.server_version && signature == o.signature;
+  }
   std::string signature;  // db NUL table NUL types metadata null_bitmap optional_metadata
   // The row stream's selection of this map (-d, --filter): -1 = not decided yet.
   std::int8_t selected = -1;
@@ -185,8 +190,10 @@ class TableMapCache {
   const TableMap* find(std::uint64_t table_id) const;
   TableMap* find(std::uint64_t table_id);
   // The stored map, shared: it outlives its replacement in the cache for as long as the caller
-  // holds it (convert's rendering threads render rows events after the map was replaced).
+  // holds it (convert's rendering threads render rows events after the map was replaced; the
+  // schema command keeps each table's last map to check it against schema history at the end).
   std::shared_ptr<const TableMap> find_shared(std::uint64_t table_id) const;
+  std::shared_ptr<TableMap> find_shared(std::uint64_t table_id);
   void clear();
   std::size_t size() const noexcept { return map_.size(); }
 
@@ -218,6 +225,10 @@ class TableMapLoader {
   // Warnings are appended to `*to` (whole lines) instead of being printed on `err`, for a
   // caller that must order them with output it has not written yet. Null: print them.
   void defer_warnings(std::string* to) noexcept { deferred_ = to; }
+  // false: the maps stay as their TABLE_MAP gives them (no schema history applied, so no
+  // warning either, and a DDL statement does not make a cached map stale), for the schema
+  // command, which prints what a map itself says (RowStream::Options::complete_maps).
+  void complete_from_schema(bool on) noexcept { complete_ = on; }
 
  private:
   void warn(std::string text);
@@ -225,6 +236,7 @@ class TableMapLoader {
   const SchemaHistory& schema_;
   std::FILE* err_;
   std::string* deferred_ = nullptr;
+  bool complete_ = true;
   std::unordered_set<std::string> warned_names_, warned_schema_;
 };
 

@@ -20,7 +20,8 @@ Result<TableMapLoader::Loaded> TableMapLoader::load(const Event& ev, std::string
   auto r = decode_table_map(ev.body_reader(), *ev.fde);
   if (!r) return r.error();
   TableMap* cached = cache_.find(r->table_id);
-  if (cached != nullptr && cached->same_as(*r) && cached->schema_generation == schema_.generation())
+  if (cached != nullptr && cached->same_as(*r) &&
+      (cached->schema_generation == schema_.generation() || !complete_))
     return Loaded{cached, false, nullptr};
   const std::uint64_t base = ev.body_offset();
   const auto off = [&](Bytes b) {
@@ -29,6 +30,7 @@ Result<TableMapLoader::Loaded> TableMapLoader::load(const Event& ev, std::string
   auto tm = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
   if (!tm) return tm.error();
   TableMap& stored = cache_.put(std::move(*tm));
+  if (!complete_) return Loaded{&stored, true, nullptr};
   stored.schema_generation = schema_.generation();
   const SchemaTable* def = schema_.find(stored.db, stored.table);
   if (def != nullptr) {

@@ -1,5 +1,9 @@
 // binlogctl schema (schema_report.h): schema history, seeded by --schema and following the DDL of
 // the chain, printed as the tables stand at the end of the selection or version by version.
+// A RowSink of the one RowStream (txn/row_stream.h), which owns the transaction front, schema
+// history (noting what each DDL statement changes) and the table maps (as their TABLE_MAPs give
+// them), and leaves the rows alone. What is this command's own is here: where each definition
+// comes from, the versions, removals and lost definitions, the last map of each table, the output.
 #include <binlogctl/schema_report.h>
 
 #include <binlogctl/chain.h>
@@ -10,7 +14,7 @@
 #include "events/events.h"
 #include "render/json_out.h"
 #include "rows/table_map.h"
-#include "txn/txn_front.h"
+#include "txn/row_stream.h"
 
 #include <fmt/format.h>
 
@@ -18,6 +22,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 namespace binlogctl {
 
@@ -60,9 +65,9 @@ const char* source_name(Origin::Source s) {
   return "";
 }
 
-// The last TABLE_MAP of a table, parsed.
+// The last TABLE_MAP of a table, as the event gives it (shared with the stream's cache).
 struct MapSeen {
-  std::unique_ptr<TableMap> tm;
+  std::shared_ptr<TableMap> tm;
   Origin at;
   std::optional<SchemaTable> emitted;  // --history: the last definition printed from a map
 };
@@ -123,49 +128,45 @@ Removal removal_of(std::string_view sql, bool defined_another) {
 enum class Record : std::uint8_t { table, version };
 const char* record_name(Record r) noexcept { return r == Record::table ? "table" : "version"; }
 
-class SchemaReporter final : public TransactionFront::Hooks {
+class SchemaReporter final : public RowSink {
  public:
   SchemaReporter(const SchemaReportOptions& o, DiagnosticSink& diag, LineOutput& out, std::FILE* err)
-      : opts_(o), diag_(diag), out_(out), err_(err), front_(nullptr, nullptr), tz_(o.timezone) {
-    if (o.schema) history_ = *o.schema;
-    history_.track_changes(true);
-  }
+      : opts_(o), diag_(diag), out_(out), err_(err), tz_(o.timezone) {}
 
-  // --history: the seed's tables are the first versions (once the first file opens).
-  void start() {
-    if (!opts_.history) return;
-    history_.for_each([&](const SchemaTable& t) {
-      if (opts_.filter.matches(t.db, t.name)) print_defined(t, Origin{}, Record::version, nullptr);
-    });
+  // No GTID or table selection (--filter chooses what is printed, not what is read).
+  static RowStream::Options stream_options(const SchemaReportOptions& o, std::FILE* err) {
+    RowStream::Options s;
+    s.schema = o.schema;
+    s.row_events = false;
+    s.complete_maps = false;
+    s.track_schema_changes = true;
+    s.err = err;
+    return s;
   }
 
   std::uint64_t files() const noexcept { return files_; }
 
-  void begin_file(const InputFile& f) {
+  // RowSink. The damage policy is the stream's: a damaged event defines nothing (it only moves
+  // the end of what was read).
+  void begin_file(const InputFile&) override {
     if (files_++ == 0) start();
-    front_.new_file(f.log_name);
-    log_name_ = f.log_name;
+    end_log_stale_ = true;
   }
-
-  void event(const Event& ev) {
-    const TransactionFront::Step& step = front_.begin(ev, *this);
-    if (!ev.is_inner()) {
-      end_log_ = log_name_;
-      end_pos_ = ev.pos + ev.header.event_size;
-    }
-    if (!step.damaged) {  // the damage policy: a damaged event defines nothing
-      if (step.statement_ok && step.kind == StatementKind::ddl) ddl(ev, step.query);
-      else if (ev.type() == EventType::table_map) table_map(ev);
-    }
-    front_.end();
+  void damaged(const Event& ev) override { read_up_to(ev); }
+  void event(const Event& ev, const TransactionFront::Step&) override { read_up_to(ev); }
+  void statement(const Event& ev, const TransactionFront::Step& step) override {
+    if (step.kind == StatementKind::ddl) ddl(ev, step.query);
   }
-
-  void statement_undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
-    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
+  void table_map(const Event& ev, const TableMapLoader::Loaded& l) override;
+  // A statement or TABLE_MAP that does not decode.
+  void undecodable(const Event& ev, std::string_view layer, const DecodeError& e) override {
+    diag_.report(Diagnostic{Check::undecodable_event, Severity::error, stream().log_name(), top_pos(ev),
                             fmt::format("{} event does not decode at offset {}: {}", layer, e.offset, e.what)});
   }
-  void gtid_undecodable(const Event& ev) override {
-    diag_.report(TransactionFront::gtid_undecodable_finding(ev, log_name_));
+  // The stream's own findings: a GTID event that does not decode is reported; a GTID event while
+  // a transaction is open (transaction_structure) is not, a schema does not depend on it.
+  void report(const Diagnostic& d) override {
+    if (d.check != Check::transaction_structure) diag_.report(d);
   }
 
   // The state at the end (without --history), then what no definition covers.
@@ -179,14 +180,15 @@ class SchemaReporter final : public TransactionFront::Hooks {
       const Lost* lost = nullptr;
     };
     std::map<std::string, Entry> entries;
-    history_.for_each([&](const SchemaTable& t) {
+    const SchemaHistory& history = stream().schema();
+    history.for_each([&](const SchemaTable& t) {
       Entry e;
       e.def = &t;
       if (auto it = origins_.find(table_key(t.db, t.name)); it != origins_.end()) e.origin = it->second;
       entries.emplace(table_key(t.db, t.name), std::move(e));
     });
     for (auto& [key, seen] : maps_) {
-      const SchemaTable* def = history_.find(seen.tm->db, seen.tm->table);
+      const SchemaTable* def = history.find(seen.tm->db, seen.tm->table);
       if (def != nullptr) {
         Entry& e = entries[table_key(def->db, def->name)];
         if (seen.at.seq <= e.origin.seq) continue;  // the map is older than the definition
@@ -256,21 +258,39 @@ class SchemaReporter final : public TransactionFront::Hooks {
  private:
   static std::uint64_t top_pos(const Event& ev) { return ev.is_inner() ? ev.payload_pos : ev.pos; }
 
+  // --history: the seed's tables are the first versions (once the first file opens).
+  void start() {
+    if (!opts_.history) return;
+    stream().schema().for_each([&](const SchemaTable& t) {
+      if (opts_.filter.matches(t.db, t.name)) print_defined(t, Origin{}, Record::version, nullptr);
+    });
+  }
+
+  // Where the text output says the tables stand: after the last top-level event read.
+  void read_up_to(const Event& ev) {
+    if (ev.is_inner()) return;
+    if (end_log_stale_) {  // the first event of a file
+      end_log_ = stream().log_name();
+      end_log_stale_ = false;
+    }
+    end_pos_ = ev.pos + ev.header.event_size;
+  }
+
   // Where the event is, written into `o` in place (its strings keep their capacity: a TABLE_MAP
   // seen again allocates nothing).
   void stamp(Origin& o, const Event& ev, Origin::Source s) {
     o.source = s;
-    o.log_name.assign(log_name_);
+    o.log_name.assign(stream().log_name());
     o.pos = top_pos(ev);
     o.time = ev.header.timestamp;
-    o.gtid.assign(front_.state().gtid_text);
+    o.gtid.assign(stream().state().gtid_text);
     o.statement.clear();
     o.seq = ++seq_;
   }
 
+  // Schema history has applied the statement (the stream did): its changes are taken here.
   void ddl(const Event& ev, const QueryEvent& q) {
-    history_.apply(q.db, q.sql);
-    std::vector<SchemaHistory::Change> changes = history_.take_changes();
+    std::vector<SchemaHistory::Change> changes = stream().schema().take_changes();
     if (changes.empty()) return;
     Origin o;
     stamp(o, ev, Origin::Source::ddl);
@@ -291,49 +311,6 @@ class SchemaReporter final : public TransactionFront::Hooks {
       if (why == Removal::lost) lost_[key] = Lost{c.db, c.name, o};
       else lost_.erase(key);
       if (opts_.history && opts_.filter.matches(c.db, c.name)) print_removed(c.db, c.name, o, removal_text(why));
-    }
-  }
-
-  void table_map(const Event& ev) {
-    auto r = decode_table_map(ev.body_reader(), *ev.fde);
-    if (!r) {
-      diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
-                              fmt::format("TABLE_MAP event does not decode at offset {}: {}", r.error().offset,
-                                          r.error().what)});
-      return;
-    }
-    key_.assign(r->db);
-    key_.push_back('\0');
-    key_.append(r->table);
-    auto it = maps_.find(key_);
-    if (it == maps_.end()) it = maps_.emplace(key_, MapSeen{}).first;
-    MapSeen& seen = it->second;
-    const bool changed = !seen.tm || !seen.tm->same_as(*r);
-    if (changed) {
-      const std::uint64_t base = ev.body_offset();
-      const auto off = [&](Bytes b) {
-        return b.empty() ? base : base + static_cast<std::uint64_t>(b.data() - ev.body.data());
-      };
-      auto tm = parse_table_map(*r, off(r->metadata), off(r->optional_metadata));
-      if (!tm) {
-        diag_.report(Diagnostic{Check::undecodable_event, Severity::error, log_name_, top_pos(ev),
-                                fmt::format("TABLE_MAP event does not decode at offset {}: {}", tm.error().offset,
-                                            tm.error().what)});
-        if (!seen.tm) maps_.erase(it);
-        return;
-      }
-      seen.tm = std::move(*tm);
-    }
-    stamp(seen.at, ev, Origin::Source::table_map);
-    // --history: a table no DDL defined gets a version from its map whenever the map says
-    // something new about it.
-    if (opts_.history && changed && (seen.tm->optional_fields & kOptColumnName) != 0 &&
-        history_.find(seen.tm->db, seen.tm->table) == nullptr && opts_.filter.matches(seen.tm->db, seen.tm->table)) {
-      SchemaTable t = table_definition_from_map(*seen.tm);
-      if (!seen.emitted || create_table_sql(*seen.emitted) != create_table_sql(t)) {
-        print_defined(t, seen.at, Record::version, nullptr);
-        seen.emitted = std::move(t);
-      }
     }
   }
 
@@ -474,7 +451,7 @@ class SchemaReporter final : public TransactionFront::Hooks {
     std::string& b = out_.buf();
     b.append("CREATE DATABASE IF NOT EXISTS ");
     append_quoted_identifier(b, db);
-    const std::string_view cs = history_.database_charset(db);
+    const std::string_view cs = stream().schema().database_charset(db);
     if (!cs.empty()) b.append(" DEFAULT CHARACTER SET ").append(cs);
     b.push_back(';');
     out_.end_line();
@@ -572,20 +549,58 @@ class SchemaReporter final : public TransactionFront::Hooks {
   DiagnosticSink& diag_;
   LineOutput& out_;
   std::FILE* err_;
-  TransactionFront front_;
   TimeZone tz_;
-  SchemaHistory history_;
-  std::string log_name_, end_log_;
+  std::string end_log_;
+  bool end_log_stale_ = false;  // a file began and no event of it was read yet
   std::uint64_t end_pos_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t files_ = 0;
   std::map<std::string, Origin> origins_;  // history key -> the change that made the definition
   std::map<std::string, MapSeen, std::less<>> maps_;  // db NUL table as the map names it
+  // Table id -> the entry of the map the stream loaded last under it (a map it reuses, not
+  // fresh, is of that entry's table: no name lookup on the common path).
+  std::unordered_map<std::uint64_t, MapSeen*> seen_by_id_;
   std::map<std::string, Lost> lost_;
   std::map<std::string, std::uint64_t> removed_;  // folded_key -> seq of the last removal
   std::set<std::string, std::less<>> databases_;  // --history text: CREATE DATABASE printed
   std::string key_;
 };
+
+// The stream keeps the maps by table id (and drops them with each file); here the last map of each
+// table name is kept, with where it was.
+void SchemaReporter::table_map(const Event& ev, const TableMapLoader::Loaded& l) {
+  const TableMap& m = *l.map;
+  MapSeen* entry = nullptr;
+  if (!l.fresh) {  // the map the id had at its last TABLE_MAP: that one's table
+    if (auto id = seen_by_id_.find(m.table_id); id != seen_by_id_.end()) entry = id->second;
+  }
+  if (entry == nullptr) {
+    key_.assign(m.db);
+    key_.push_back('\0');
+    key_.append(m.table);
+    auto it = maps_.find(key_);
+    if (it == maps_.end()) it = maps_.emplace(key_, MapSeen{}).first;
+    entry = &it->second;
+    seen_by_id_[m.table_id] = entry;
+  }
+  MapSeen& seen = *entry;
+  // A map parsed anew may say what the table's last one said (its id mapped again after a new
+  // file, or after another table had it).
+  const bool changed = !seen.tm || (seen.tm.get() != &m && !seen.tm->same_as(m));
+  if (changed) seen.tm = stream().tables().find_shared(m.table_id);
+  stamp(seen.at, ev, Origin::Source::table_map);
+  // --history: a table no DDL defined gets a version from its map whenever the map says
+  // something new about it.
+  if (opts_.history && changed && (seen.tm->optional_fields & kOptColumnName) != 0 &&
+      stream().schema().find(seen.tm->db, seen.tm->table) == nullptr &&
+      opts_.filter.matches(seen.tm->db, seen.tm->table)) {
+    SchemaTable t = table_definition_from_map(*seen.tm);
+    if (!seen.emitted || create_table_sql(*seen.emitted) != create_table_sql(t)) {
+      print_defined(t, seen.at, Record::version, nullptr);
+      seen.emitted = std::move(t);
+    }
+  }
+}
 
 }  // namespace
 
@@ -593,15 +608,11 @@ int run_schema_report(const SchemaReportOptions& opts, std::FILE* outf, std::FIL
   StderrDiagnostics diag(errf);
   LineOutput out(outf);
   SchemaReporter r(opts, diag, out, errf);
-  struct Visitor : ChainVisitor {
-    SchemaReporter& r;
-    explicit Visitor(SchemaReporter& rr) : r(rr) {}
-    void begin_file(const InputFile& f) override { r.begin_file(f); }
-    void event(const Event& ev, const InputFile&) override { r.event(ev); }
-  } visitor(r);
+  RowStream stream(SchemaReporter::stream_options(opts, errf), r);
   ChainOptions co = chain_options_of(opts);
   co.threads = opts.threads;
-  const bool readable = read_chain(co, visitor, diag, errf);
+  const bool readable = read_chain(co, stream, diag, errf);
+  stream.finish();
   // No input could be opened: nothing on stdout (the reasons are on stderr, exit 2).
   if (readable || r.files() > 0) r.finish();
   out.flush();

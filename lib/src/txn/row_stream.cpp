@@ -18,6 +18,8 @@ RowStream::RowStream(Options opts, RowSink& sink)
       loader_(tables_, schema_, opts_.err),
       database_(opts_.database) {
   if (opts_.schema) schema_ = *opts_.schema;
+  if (opts_.track_schema_changes) schema_.track_changes(true);
+  loader_.complete_from_schema(opts_.complete_maps);
   loader_.defer_warnings(&loader_notes_);
   sink_.stream_ = this;
 }
@@ -101,6 +103,7 @@ void RowStream::event(const Event& ev) {
       }
       break;
     default:
+      if (!opts_.row_events) break;
       if (auto k = classify_rows_event(ev.type_code())) rows(ev, *k);
       break;
   }

@@ -1,12 +1,13 @@
 // RowStream: transactions -> row changes, once for every row-change consumer (convert json, the
-// Canal formats, SQL, stats, replay's binlog source). It owns what they all did before each on
-// their own: the TransactionFront (statement decoding, transaction tracking, GTID selection), the
-// table maps and their loader, schema history (every DDL statement applied), the rows prologue (a
-// type code that this server's format description gives a foreign post-header, decode_rows_header,
-// a rows event without its TABLE_MAP, the dummy table id, the extra row data, MariaDB's compressed
-// rows inflated) and the table selection (-d/--database and --filter, decided once per TABLE_MAP).
-// It pushes what it found to a RowSink, which keeps only what is its own: rendering, counting. (The
-// split of ripgrep's Searcher -> Sink: the searcher finds, the sink prints.)
+// Canal formats, SQL, stats, replay's binlog source; the schema command, without the rows). It
+// owns what they all did before each on their own: the TransactionFront (statement decoding,
+// transaction tracking, GTID selection), the table maps and their loader, schema history (every
+// DDL statement applied), the rows prologue (a type code that this server's format description
+// gives a foreign post-header, decode_rows_header, a rows event without its TABLE_MAP, the dummy
+// table id, the extra row data, MariaDB's compressed rows inflated) and the table selection
+// (-d/--database and --filter, decided once per TABLE_MAP). It pushes what it found to a RowSink,
+// which keeps only what is its own: rendering, counting. (The split of ripgrep's Searcher -> Sink:
+// the searcher finds, the sink prints.)
 //
 // The hot path (a rows event of a mapped, selected table) allocates nothing: the views point into
 // the event, the table map cache and one inflate buffer kept across events.
@@ -78,9 +79,11 @@ class RowSink {
   // statement and whether that decoded.
   virtual void event(const Event&, const TransactionFront::Step&) {}
   // A QUERY / QUERY_COMPRESSED event whose statement decoded (step.query, step.kind). Schema
-  // history has already applied it when it is DDL.
+  // history has already applied it when it is DDL (Options::track_schema_changes: its changes
+  // are noted in schema(), to take).
   virtual void statement(const Event&, const TransactionFront::Step&) {}
-  // A TABLE_MAP, loaded (`l.fresh`: parsed anew, not the cached map reused).
+  // A TABLE_MAP, loaded (`l.fresh`: parsed anew, not the cached map reused). The map is kept
+  // in tables() by its table id (Options::complete_maps: as the event gives it).
   virtual void table_map(const Event&, const TableMapLoader::Loaded&) {}
   // A rows event of a mapped table that the GTID and table selections take.
   virtual void rows(const RowsView&) {}
@@ -141,6 +144,17 @@ class RowStream final : public ChainVisitor, private TransactionFront::Hooks {
     // it keeps the seed, for a sink that uses no column definition (replay without --path-by
     // hash:N, whose paths are the maps' names).
     bool schema_history = true;
+    // The schema command (schema_report.cpp) reads DDL and TABLE_MAPs only, with these three:
+    // - rows events are left alone: no prologue, no finding, no sink call (it prints no rows);
+    bool row_events = true;
+    // - the maps stay as their TABLE_MAP gives them: the loader neither completes them from
+    //   schema history nor notes what it could not (the command prints the definition a map
+    //   itself gives, and checks it against schema history at the end, worded its own way);
+    bool complete_maps = true;
+    // - schema history notes the tables each DDL statement defines or removes
+    //   (SchemaHistory::track_changes), for the sink to take in statement(): the versions of
+    //   --history, the removals and lost definitions.
+    bool track_schema_changes = false;
     std::FILE* err = stderr;
   };
 
