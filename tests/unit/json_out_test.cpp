@@ -138,42 +138,53 @@ TEST_SUITE("RenderBuf") {
   }
 }
 
+// A byte-at-a-time escaper: what append_json_escaped must write.
+std::string escape_reference(std::string_view s) {
+  std::string r;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = p[i];
+    if (c >= 0x80) {
+      if (std::size_t len = utf8_sequence_length(p, i, s.size()); len != 0) {
+        r.append(s.substr(i, len));
+        i += len;
+        continue;
+      }
+      static constexpr char kHex[] = "0123456789abcdef";
+      r += "\\\\x";
+      r.push_back(kHex[c >> 4]);
+      r.push_back(kHex[c & 15]);
+    } else if (c == '"') {
+      r += "\\\"";
+    } else if (c == '\\') {
+      r += "\\\\";
+    } else if (c == '\n') {
+      r += "\\n";
+    } else if (c == '\t') {
+      r += "\\t";
+    } else if (c == '\r') {
+      r += "\\r";
+    } else if (c == '\b') {
+      r += "\\b";
+    } else if (c == '\f') {
+      r += "\\f";
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      r += b;
+    } else {
+      r.push_back(static_cast<char>(c));
+    }
+    ++i;
+  }
+  return r;
+}
+
 TEST_SUITE("json_out") {
   // The plain-byte scan works 16 bytes at a time: every kind of special byte, at every position
   // around the block edges, must come out as a byte-at-a-time escaper writes it.
   TEST_CASE("escaping: special bytes at every position, as a byte-at-a-time reference") {
-    auto reference = [](std::string_view s) {
-      std::string r;
-      const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-      for (std::size_t i = 0; i < s.size();) {
-        const unsigned char c = p[i];
-        if (c >= 0x80) {
-          if (std::size_t len = utf8_sequence_length(p, i, s.size()); len != 0) {
-            r.append(s.substr(i, len));
-            i += len;
-            continue;
-          }
-          static constexpr char kHex[] = "0123456789abcdef";
-          r += "\\\\x";
-          r.push_back(kHex[c >> 4]);
-          r.push_back(kHex[c & 15]);
-        } else if (c == '"') {
-          r += "\\\"";
-        } else if (c == '\\') {
-          r += "\\\\";
-        } else if (c == '\n') {
-          r += "\\n";
-        } else if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          r += b;
-        } else {
-          r.push_back(static_cast<char>(c));
-        }
-        ++i;
-      }
-      return r;
-    };
+    auto reference = escape_reference;
     const std::string specials[] = {"\"", "\\", "\n", std::string(1, '\x01'), std::string(1, '\x1f'),
                                     "\x80", "\xff", "\xc3\xa9", "\xe6\x9d\xb1", "\xf0\x9f\x98\x80", "\xe6\x9d",
                                     // leads without their continuation bytes, a surrogate (ED A0..BF)
@@ -196,6 +207,41 @@ TEST_SUITE("json_out") {
       }
     }
     CHECK(checked == 41 * 42 / 2 * 15);
+  }
+
+  // A RenderBuf is escaped 16 bytes at a time, each block stored before it is tested, in pieces of
+  // 4 KiB of input: random texts of every kind of byte, short and across the pieces' edges, must
+  // come out as the reference writes them (and as a std::string gets them).
+  TEST_CASE("escaping into a RenderBuf: random texts, short and past the 4 KiB pieces") {
+    const std::string parts[] = {"a", "bc", "defghijklmnopqrstu", " ", "\"", "\\", "\n", "\t", "\r", "\b", "\f",
+                                 std::string(1, '\0'), "\x01", "\x1f", "\x7f", "\x80", "\xbf", "\xff", "\xc3\xa9",
+                                 "\xe6\x9d\xb1", "\xf0\x9f\x98\x80", "\xc3", "\xe6\x9d", "\xf0\x9f\x98", "\xed\xa0\x80",
+                                 "\xef\xbf\xbd", "\xf4\x90\x80\x80", "\xc0\xaf"};
+    std::uint32_t seed = 12345;
+    auto rnd = [&seed](std::uint32_t m) {
+      seed = seed * 1103515245u + 12345u;
+      return (seed >> 8) % m;
+    };
+    int checked = 0;
+    for (int round = 0; round < 3000; ++round) {
+      std::string s;
+      const std::size_t want = round < 2000 ? rnd(40) : 4000 + rnd(9000);
+      const std::uint32_t plain_bias = rnd(4);  // 0: specials everywhere .. 3: mostly plain
+      while (s.size() < want) {
+        const std::uint32_t r = rnd(10);
+        s += r < 3 + 2 * plain_bias ? parts[rnd(3)] : parts[rnd(std::size(parts))];
+      }
+      RenderBuf b;
+      b.append("x", 1);  // not at the buffer's start
+      append_json_escaped(b, s);
+      std::string got;
+      append_json_escaped(got, s);
+      const std::string want_text = escape_reference(s);
+      REQUIRE(got == want_text);
+      REQUIRE(b.view().substr(1) == want_text);
+      ++checked;
+    }
+    CHECK(checked == 3000);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "render/json_out.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <type_traits>
@@ -146,8 +147,10 @@ BINLOGCTL_INLINE std::size_t utf8_length_at(const unsigned char* p, std::size_t 
 }
 }  // namespace
 
+namespace {
+// Scan, then append each plain run: for a std::string (and a RenderBuf without SSE2).
 template <class Out>
-void append_json_escaped(Out& out, std::string_view s) {
+void escape_by_runs(Out& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;  // start of the bytes not yet appended
@@ -170,6 +173,185 @@ void append_json_escaped(Out& out, std::string_view s) {
     run = next_special(p, i, n);
   }
   out.append(s.data() + i, n - i);
+}
+}  // namespace
+
+
+#if defined(__SSE2__)
+namespace {
+// An ASCII byte's escape: 2 bytes for " \ \b \t \n \f \r, 6 (\u00XX) for the other control
+// characters; 8 bytes kept so that one fixed-size copy writes any of them.
+struct AsciiEscape {
+  char text[8];
+  std::uint8_t len;
+};
+constexpr std::array<AsciiEscape, 34> make_ascii_escapes() {
+  std::array<AsciiEscape, 34> t{};
+  for (int c = 0; c < 32; ++c) {
+    AsciiEscape& e = t[static_cast<std::size_t>(c)];
+    char two = 0;
+    switch (c) {
+      case '\n': two = 'n'; break;
+      case '\t': two = 't'; break;
+      case '\r': two = 'r'; break;
+      case '\b': two = 'b'; break;
+      case '\f': two = 'f'; break;
+      default: break;
+    }
+    e.text[0] = '\\';
+    if (two != 0) {
+      e.text[1] = two;
+      e.len = 2;
+    } else {
+      e.text[1] = 'u';
+      e.text[2] = '0';
+      e.text[3] = '0';
+      e.text[4] = kHex[c >> 4];
+      e.text[5] = kHex[c & 15];
+      e.len = 6;
+    }
+  }
+  t[32] = AsciiEscape{{'\\', '"'}, 2};
+  t[33] = AsciiEscape{{'\\', '\\'}, 2};
+  return t;
+}
+constexpr auto kAsciiEscapes = make_ascii_escapes();
+
+// Writes what the special byte at p[i] becomes at o (a valid UTF-8 sequence as it is, an invalid
+// byte as \\xHH, an ASCII one escaped); returns where the input goes on. o has room for 8 bytes.
+BINLOGCTL_INLINE std::size_t put_special(const unsigned char* p, std::size_t i, std::size_t n, char*& o) noexcept {
+  const unsigned char c = p[i];
+  if (c >= 0x80) {
+    if (const std::size_t len = utf8_length_at(p, i, n); len != 0) {
+      if (i + 4 <= n) {
+        std::memcpy(o, p + i, 4);  // the bytes past the sequence are overwritten next
+      } else {
+        for (std::size_t k = 0; k < len; ++k) o[k] = static_cast<char>(p[i + k]);
+      }
+      o += len;
+      return i + len;
+    }
+    const char esc[8] = {'\\', '\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    std::memcpy(o, esc, 8);
+    o += 5;
+    return i + 1;
+  }
+  const AsciiEscape& e = kAsciiEscapes[c < 0x20 ? c : (c == '"' ? 32u : 33u)];
+  std::memcpy(o, e.text, 8);
+  o += e.len;
+  return i + 1;
+}
+
+// Escapes p[i, lim) into o (more when the last special byte starts a sequence that ends past lim,
+// or when fewer than 16 bytes of the string are left: then up to 15 bytes and one escape past
+// lim); returns where the input goes on. Each 16 bytes are loaded once, stored as they are and
+// tested: a run of plain bytes costs no separate scan and copy. o must have room for 6 bytes per
+// input byte to lim and 32 more.
+std::size_t escape_block(const unsigned char* p, std::size_t i, std::size_t lim, std::size_t n, char*& o) noexcept {
+  while (i + 16 <= lim) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+    unsigned m = special_mask(v);
+    if (m == 0) {
+      i += 16;
+      o += 16;
+      continue;
+    }
+    // The block's special bytes in turn: a valid UTF-8 sequence inside the block was stored with
+    // it, in place (the output is 1:1 up to it), so it costs a length check; the first escape
+    // (or a sequence that runs past the block) ends the block: the next load starts after it.
+    for (;;) {
+      const auto k = static_cast<std::size_t>(__builtin_ctz(m));
+      if (p[i + k] >= 0x80) {
+        if (const std::size_t len = utf8_length_at(p, i + k, n); len != 0 && k + len <= 16) {
+          m &= ~0u << (k + len);  // k + len <= 16 < 32
+          if (m != 0) continue;
+          i += 16;
+          o += 16;
+          break;
+        }
+      }
+      i += k;
+      o += k;
+      i = put_special(p, i, n, o);
+      break;
+    }
+  }
+  while (i < lim) {
+    if (n - i >= 16) {  // a whole load inside the string; the bytes past lim are not taken
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+      const unsigned m = special_mask(v) & ((1u << (lim - i)) - 1);
+      if (m == 0) {
+        o += lim - i;
+        return lim;
+      }
+      const auto k = static_cast<std::size_t>(__builtin_ctz(m));
+      i += k;
+      o += k;
+      i = put_special(p, i, n, o);
+      continue;
+    }
+    // The string's last bytes (fewer than 16). Mostly plain: two loads of 8 (or 4) bytes, the
+    // first and the last of them, tested and stored as they are; else a scan and a copy.
+    if (const std::size_t r = n - i; r >= 4) {
+      const bool eight = r >= 8;
+      std::uint64_t a = 0, b = 0;
+      if (eight) {
+        std::memcpy(&a, p + i, 8);
+        std::memcpy(&b, p + n - 8, 8);
+      } else {
+        std::uint32_t a4, b4;
+        std::memcpy(&a4, p + i, 4);
+        std::memcpy(&b4, p + n - 4, 4);
+        a = a4;
+        b = b4;
+      }
+      const unsigned lanes = eight ? 0xffffu : 0x0f0fu;
+      if ((special_mask(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a))) & lanes) == 0) {
+        const std::size_t w = eight ? 8 : 4;
+        std::memcpy(o, &a, 8);  // room: 32 bytes past the worst case
+        std::memcpy(o + r - w, &b, 8);
+        o += r;
+        return n;
+      }
+    }
+    const std::size_t j = skip_plain_tail(p, i, n);
+    copy_short(o, reinterpret_cast<const char*>(p + i), j - i);
+    o += j - i;
+    i = j;
+    if (i < n) i = put_special(p, i, n, o);
+  }
+  return i;
+}
+}  // namespace
+
+// Into a RenderBuf: pieces of up to 4 KiB of input, each into room for its worst case (6 bytes a
+// byte), so that a huge text never asks for 6 times its size at once.
+template <>
+void append_json_escaped<RenderBuf>(RenderBuf& out, std::string_view s) {
+  constexpr std::size_t kPiece = 4096;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  do {
+    const std::size_t lim = i + std::min(n - i, kPiece);
+    char* const start = out.tail((lim - i) * 6 + 32);
+    char* o = start;
+    i = escape_block(p, i, lim, n, o);
+    out.advance(static_cast<std::size_t>(o - start));
+  } while (i < n);
+}
+#else
+template <>
+void append_json_escaped<RenderBuf>(RenderBuf& out, std::string_view s) {
+  escape_by_runs(out, s);
+}
+#endif
+
+template <>
+void append_json_escaped<std::string>(std::string& out, std::string_view s) {
+  escape_by_runs(out, s);
 }
 
 template <class Out>
@@ -214,7 +396,6 @@ void append_base64(Out& out, const std::uint8_t* p, std::size_t n) {
 
 #define BINLOGCTL_INSTANTIATE(Out)                                                   \
   template void append_invalid_byte<Out>(Out&, unsigned char);                    \
-  template void append_json_escaped<Out>(Out&, std::string_view);                 \
   template void append_hex<Out>(Out&, const std::uint8_t*, std::size_t);          \
   template void append_base64<Out>(Out&, const std::uint8_t*, std::size_t);
 BINLOGCTL_INSTANTIATE(std::string)

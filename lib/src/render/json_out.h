@@ -24,6 +24,10 @@ namespace binlogctl {
 // Appends s as the contents of a JSON string (no surrounding quotes).
 template <class Out>
 void append_json_escaped(Out& out, std::string_view s);
+template <>
+void append_json_escaped<std::string>(std::string& out, std::string_view s);
+template <>
+void append_json_escaped<RenderBuf>(RenderBuf& out, std::string_view s);
 // Length of the well-formed UTF-8 sequence starting at s[i] (1 for ASCII), 0 when ill-formed.
 std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::size_t n) noexcept;
 // How much of `s` to take as the next piece of at most `max` bytes (max > 4) when a huge text is
