@@ -4,9 +4,11 @@
 // --flashback (the SQL renderers, decode_image_cells and the row cursor), convert --format
 // canal-proto and canal-json (Canal's value renderers, DDL typing, flat JSON, protobuf; when
 // built with Canal), verify --format json (checksums on: chain, transaction structure, GTID
-// continuity) and verify --cover-from (the bytes as two chains) on the same bytes (exercise.h's
-// consumers). Every output line of the JSON ones (all but sql, flashback and canal-proto) must
-// be valid JSON. The bytes are fed through the
+// continuity), verify --cover-from (the bytes as two chains), schema --format json without and
+// with --history (schema history following the DDL and TABLE_MAPs) and replay --format json (the
+// chain as the flow-control engine's source, rows hashed by key, the simulation) on the same
+// bytes (exercise.h's consumers). Every output line of the JSON ones (all but sql, flashback and
+// canal-proto) must be valid JSON. The bytes are fed through the
 // input seam from memory (memory_inputs), alternately as a mapped file and as a stream read a
 // few bytes at a time (chunky_stream.h), with no thread and no temporary file: output goes to
 // memory (open_memstream). See tests/fuzz/README.md.

@@ -12,6 +12,9 @@
 #include <binlogctl/crypto.h>
 #include <binlogctl/event_stream.h>
 #include <binlogctl/inputs.h>
+#include <binlogctl/replay.h>
+#include <binlogctl/replay_binlog.h>
+#include <binlogctl/schema_report.h>
 #include <binlogctl/sql.h>
 #include <binlogctl/stats.h>
 #include <binlogctl/verify.h>
@@ -24,6 +27,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -98,25 +102,93 @@ inline std::size_t exercise(Bytes bytes, bool as_stream = false) {
 // --format json, convert --format sql and --flashback, convert --format canal-proto and
 // canal-json (when built with Canal: the Canal value renderers, DDL typing, flat JSON, protobuf),
 // verify --format json and verify --cover-from (the input as two chains, so that their copies of
-// each transaction are compared). All on the calling thread (no reading or rendering thread), checksums
-// off where the option exists so that damage reaches the row-image walkers and every column
-// decoder (verify always checks them: damage is what it is for), and no file written (flashback
-// never spills: a fuzz input is far below spill_bytes).
-enum class Consumer { convert_json, stats_json, sql, flashback, canal_proto, canal_json, verify, cover };
+// each transaction are compared), schema --format json, without and with --history (schema
+// history following the DDL, the versions and removals of each table, definitions from
+// TABLE_MAPs), and replay --format json (the chain as the flow-control engine's source: context
+// checks, rows hashed by key into paths, then the simulation; see run_consumer). All on the
+// calling thread (no reading or rendering thread), checksums off where the option exists so that
+// damage reaches the row-image walkers and every column decoder (verify always checks them:
+// damage is what it is for), and no file written (flashback never spills: a fuzz input is far
+// below spill_bytes).
+enum class Consumer {
+  convert_json,
+  stats_json,
+  sql,
+  flashback,
+  canal_proto,
+  canal_json,
+  verify,
+  cover,
+  schema,
+  schema_history,
+  replay
+};
 inline constexpr Consumer kConsumers[] = {Consumer::convert_json, Consumer::stats_json, Consumer::sql,
                                           Consumer::flashback,
 #if defined(BINLOGCTL_HAVE_CANAL)
                                           Consumer::canal_proto,  Consumer::canal_json,
 #endif
-                                          Consumer::verify,       Consumer::cover};
+                                          Consumer::verify,       Consumer::cover,
+                                          Consumer::schema,       Consumer::schema_history,
+                                          Consumer::replay};
 // Whether `c`'s output is JSON Lines (every line one JSON value, each line ended).
 inline bool writes_json_lines(Consumer c) {
-  return c != Consumer::sql && c != Consumer::flashback && c != Consumer::canal_proto;
+  switch (c) {
+    case Consumer::sql:          // SQL statements
+    case Consumer::flashback:    // SQL statements
+    case Consumer::canal_proto:  // protobuf messages
+      return false;
+    case Consumer::convert_json:
+    case Consumer::stats_json:
+    case Consumer::canal_json:
+    case Consumer::verify:
+    case Consumer::cover:
+    case Consumer::schema:
+    case Consumer::schema_history:
+    case Consumer::replay:  // one line: {"summary": {...}}
+      return true;
+  }
+  return true;
+}
+
+// replay --format json --path-by hash:4 --quota 4K --sink latency:1ms,cap:2MB/s
+// --no-verify-checksum --progress never, run as tools/cmd_replay.cpp runs it: the chain loaded as
+// the engine's source (with its context checks), simulated on the virtual clock, the summary
+// written; exit status 2 when the input is unreadable, 1 for a violation or a finding reported on
+// `err`. The default policy (doc). The quota is small so that paths and the area pause, and the
+// circuit breaker fires, on a fuzz input's few KiB; the sink drains them in at most about a
+// second of virtual time (a few thousand simulation steps, milliseconds). hash:4 makes the
+// source decode every row image and hash its key (primary keys from TABLE_MAP metadata or from
+// the schema history that its DDL builds), which --path-by table never looks at.
+inline int run_replay_consumer(InputSet& inputs, std::FILE* out, std::FILE* err) {
+  ReplayOptions o;
+  o.thresholds.quota = 4u << 10;
+  o.path_by = PathBy::hash;
+  o.path_hash_buckets = 4;
+  std::string bad;
+  o.sinks.push_back(*parse_sink_spec("latency:1ms,cap:2MB/s", bad));
+  BinlogSourceOptions so;
+  so.chain.input_set = &inputs;
+  so.chain.progress = ProgressMode::never;
+  so.chain.verify_checksums = false;
+  so.row_keys = true;
+  StderrDiagnostics diag(err);
+  BinlogEventSource source(so, diag);
+  const ReplayInput input = load_replay_input(source, o.path_by, o.path_hash_buckets);
+  if (source.unreadable()) return 2;
+  const ReplayResult r = run_replay(o, input);
+  std::ostringstream summary;
+  write_summary_json(summary, r);
+  const std::string text = summary.str();
+  std::fwrite(text.data(), 1, text.size(), out);
+  const int rc = replay_exit_code(r);
+  return rc != 0 ? rc : (diag.errors() > 0 ? 1 : 0);
 }
 
 // Runs `c` over `inputs` (read from the start each time), writing to `out` and `err`; returns its
 // exit status (2 for a Canal consumer in a build without Canal). `render_threads` (json, sql,
-// Canal; tests) renders beside the decoding thread, in batches made small so that there are many.
+// Canal; tests) renders beside the decoding thread, in batches made small so that there are many
+// (the others have no rendering thread and ignore it).
 inline int run_consumer(Consumer c, InputSet& inputs, std::FILE* out, std::FILE* err, unsigned render_threads = 0) {
   if (c == Consumer::stats_json) {
     StatsOptions so;
@@ -143,6 +215,17 @@ inline int run_consumer(Consumer c, InputSet& inputs, std::FILE* out, std::FILE*
     co.progress = ProgressMode::never;
     return run_cover(co, out, err);
   }
+  if (c == Consumer::schema || c == Consumer::schema_history) {
+    SchemaReportOptions so;  // schema --format json [--history] --no-checksum --progress never
+    so.input_set = &inputs;
+    so.format = OutputFormat::json;
+    so.history = c == Consumer::schema_history;
+    so.progress = ProgressMode::never;
+    so.verify_checksums = false;
+    so.threads = 1;
+    return run_schema_report(so, out, err);
+  }
+  if (c == Consumer::replay) return run_replay_consumer(inputs, out, err);
   ConvertOptions o;
   o.input_set = &inputs;
   o.progress = ProgressMode::never;

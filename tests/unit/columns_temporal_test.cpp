@@ -129,6 +129,21 @@ TEST_SUITE("columns") {
     CHECK(fails(col(ColumnType::datetime2, 7), Buf(9)).code == Errc::bad_value);
   }
 
+  TEST_CASE("DATETIME2: the lowest integer part with a negative fraction is out of range, without overflow") {
+    // Five zero bytes are the integer part -2^39, which times 2^24 is INT64_MIN; a fraction
+    // whose high bit is set is negative, and the sum overflowed (UBSan, found by the robustness
+    // test through replay --path-by hash:N). Damaged bytes: an error, as every negative value.
+    const char* frac_bytes[7] = {"", "80", "ff", "8000", "ffff", "800000", "ffffff"};
+    for (int fsp = 1; fsp <= 6; ++fsp) {
+      INFO("fsp ", fsp);
+      const DecodeError e = fails(col(ColumnType::datetime2, static_cast<std::uint16_t>(fsp)),
+                                  hex(std::string("0000000000") + frac_bytes[fsp]));
+      CHECK(Errc{e.code} == Errc::bad_value);
+      CHECK(std::uint64_t{e.offset} == kBase);
+      CHECK(std::string_view(e.what) == "DATETIME2 value out of range");
+    }
+  }
+
   TEST_CASE("TIMESTAMP2 with fsp 0..6, UTC, zero, offset option") {
     const char* one[7] = {"00000001",     "0000000100",     "0000000100",    "000000010000",
                           "000000010000", "00000001000000", "00000001000000"};

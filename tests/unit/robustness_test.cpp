@@ -1,7 +1,7 @@
 // Damaged input never crashes, hangs or over-allocates: real binlogs mutated many ways (seeded,
 // so a failure reproduces) go through framing, every Info and body decoder and payload
-// expansion, convert --format json, canal-proto and canal-json, and verify. Run under ASan+UBSan
-// in CI, this is the fuzzing that always runs.
+// expansion, convert --format json, canal-proto and canal-json, verify, schema and replay. Run
+// under ASan+UBSan in CI, this is the fuzzing that always runs.
 #if defined(BINLOGCTL_HAVE_CANAL)
 #include <binlogctl/canal.h>
 #endif
@@ -211,12 +211,15 @@ TEST_SUITE("robustness") {
     fs::remove(tmp);
   }
 
-  TEST_CASE("mutated real binlogs through canal-proto, canal-json, verify and --cover-from: exit 0-2, JSON Lines") {
+  TEST_CASE("mutated real binlogs through canal-proto, canal-json, verify, --cover-from, schema and replay: exit 0-2, JSON Lines") {
     // Canal's value renderers, DDL typing, flat JSON and protobuf encoding on damaged input,
     // checksums off so that the damage reaches them, on the converting thread and then with
     // rendering threads (the same bytes); verify --format json, checksums on (damage is what it
     // reports), over the same mutations: chain, transaction structure, GTID continuity, and
-    // --cover-from with the input as two chains.
+    // --cover-from with the input as two chains; schema --format json without and with --history
+    // (schema history following damaged DDL and TABLE_MAPs) and replay --format json (the chain
+    // as the flow-control engine's source, rows hashed by key, then the simulation: exercise.h's
+    // run_replay_consumer), checksums off.
     // Half the rounds read the input as a stream.
     const std::vector<fs::path> files = row_files();
     REQUIRE(files.size() >= 6);
@@ -226,12 +229,16 @@ TEST_SUITE("robustness") {
     constexpr int kCanalRounds = 30;
 #endif
     using binlogctl::testing::Consumer;
-    std::vector<Consumer> consumers = {Consumer::verify, Consumer::cover};
+    std::vector<Consumer> consumers = {Consumer::verify, Consumer::cover, Consumer::schema, Consumer::schema_history,
+                                       Consumer::replay};
 #if defined(BINLOGCTL_HAVE_CANAL)
     consumers.insert(consumers.begin(), {Consumer::canal_proto, Consumer::canal_json});
 #endif
+    // Only the Canal consumers render on threads of their own; the others run once.
+    const auto renders = [](Consumer c) { return c == Consumer::canal_proto || c == Consumer::canal_json; };
     std::mt19937_64 rng(20261207);
-    std::size_t lines = 0, proto_bytes = 0;
+    std::size_t lines = 0, proto_bytes = 0, schema_lines = 0, schema_failed = 0;
+    std::size_t replay_runs = 0, replay_pauses = 0, replay_violated = 0, replay_failed = 0;
     for (const auto& f : files) {
       const auto orig = read_file(f);
       CAPTURE(f.string());
@@ -244,7 +251,7 @@ TEST_SUITE("robustness") {
           CAPTURE(static_cast<int>(c));
           std::string first_out;
           for (unsigned threads : {0u, 2u}) {
-            if (threads > 0 && (c == Consumer::verify || c == Consumer::cover)) continue;  // one thread
+            if (threads > 0 && !renders(c)) continue;
             std::FILE* out = std::tmpfile();
             std::FILE* err = std::tmpfile();
             REQUIRE(out != nullptr);
@@ -253,6 +260,7 @@ TEST_SUITE("robustness") {
             CHECK(rc >= 0);
             CHECK(rc <= 2);
             std::string text = binlogctl::testing::read_all(out);
+            const std::string diag = binlogctl::testing::read_all(err);
             std::fclose(out);
             std::fclose(err);
             if (c == Consumer::canal_json) text = without_write_times(std::move(text));
@@ -261,15 +269,62 @@ TEST_SUITE("robustness") {
               continue;
             }
             first_out = text;
-            if (binlogctl::testing::writes_json_lines(c))
-              lines += check_json_lines(text);
-            else
-              proto_bytes += text.size();
+            const bool json_lines = binlogctl::testing::writes_json_lines(c);
+            const std::size_t n = json_lines ? check_json_lines(text) : 0;
+            if (!json_lines) proto_bytes += text.size();
+            if (c == Consumer::schema || c == Consumer::schema_history) {
+              // The real files as they are decode cleanly. An exit status 1 says why on stderr
+              // (the output itself has no record of damage), and the output stays in proportion to
+              // the input: a line per table, version or lost definition, each a definition that
+              // the input's bytes declared (a loose bound: it catches output without end).
+              if (round == 0) CHECK(rc == 0);
+              if (rc == 1) CHECK(!diag.empty());
+              if (rc == 1) ++schema_failed;
+              CHECK(text.size() <= 64 * b.size() + 65536);
+              schema_lines += n;
+            } else if (c == Consumer::replay) {
+              // One summary line whatever the input (2 only for input that cannot be opened,
+              // which memory never is). The engine's invariants hold on any input: the only
+              // violation damage can cause is a break of the source's own context (positions,
+              // file sequence, GTIDs). Exit status 0 only when the invariants hold and nothing
+              // was reported; 1 always has a reason, a violation or a finding on stderr. The
+              // summary's size does not grow with the input: 4 buckets and the control path, at
+              // most one violation (stop_on_violation) with its trace.
+              CHECK(rc != 2);
+              REQUIRE(n == 1);
+              const auto doc = nlohmann::json::parse(text);
+              REQUIRE(doc.is_object());
+              const auto& summary = doc.at("summary");  // at(): a key missing throws (fails)
+              const auto& invariants = summary.at("invariants");
+              const bool ok = invariants.at("ok").get<bool>();
+              CHECK(ok == invariants.at("violations").empty());
+              for (const auto& v : invariants.at("violations")) CHECK(v.at("check") == "source_context");
+              if (round == 0) CHECK(rc == 0);
+              if (rc == 0) CHECK(ok);
+              if (!ok) CHECK(rc == 1);
+              if (rc == 1 && ok) CHECK(!diag.empty());
+              CHECK(text.size() < 65536);
+              ++replay_runs;
+              replay_pauses += summary.at("pauses").get<std::size_t>();
+              if (!ok) ++replay_violated;
+              if (rc == 1) ++replay_failed;
+            } else {
+              lines += n;
+            }
           }
         }
       }
     }
     CHECK(lines > 1000);
+    const std::size_t runs = files.size() * static_cast<std::size_t>(kCanalRounds);
+    CHECK(schema_lines > runs);  // more than a table a run, on average
+    CHECK(replay_runs == runs);  // every run wrote its summary
+    CHECK(replay_pauses > 0);    // the quota is small enough for flow control to act
+    // The exit status checks above act: damage makes both commands fail, and breaks the replay
+    // source's context (a violation) in some runs and not in others.
+    CHECK(schema_failed > 0);
+    CHECK(replay_violated > 0);
+    CHECK(replay_failed > replay_violated);
 #if defined(BINLOGCTL_HAVE_CANAL)
     CHECK(proto_bytes > 100000);
 #endif

@@ -210,8 +210,10 @@ template <class Then>
       const std::int64_t intpart = static_cast<std::int64_t>(r.be_n(5)) - kDatetimefIntOfs;
       const std::int64_t frac = read_fraction(r, fsp);
       if (!r.ok()) return r.error();
+      // A negative integer part is a negative value whatever the fraction (< 2^24), and it is
+      // tested before the sum: -2^39 (five zero bytes) times 2^24 is INT64_MIN already.
+      if (intpart < 0 || frac < 0 || frac > 999999) return bad(at, "DATETIME2 value out of range");
       const std::int64_t packed = intpart * (std::int64_t{1} << 24) + frac;
-      if (packed < 0 || frac < 0 || frac > 999999) return bad(at, "DATETIME2 value out of range");
       v.kind = ValueKind::datetime;
       set_packed_datetime(v, static_cast<std::uint64_t>(packed), fsp);
       return then(v);
