@@ -6,7 +6,7 @@
 #
 # FILE defaults to bench/work/mariadb-1024mb/mariadb-bin.000001 (make it with
 # bench/make-large-binlog.sh). Each command runs REPEAT times (default 3) with output to
-# /dev/null after one warm-up read; the median wall time gives MB/s, and GNU time's maximum
+# /dev/null after a warm-up read of FILE (before every run); the median wall time gives MB/s, and GNU time's maximum
 # resident set size gives peak RSS. Needs /usr/bin/time (Debian package "time") and
 # mariadb-binlog (mariadb-client); the ratios in bench/README.md come from one run of this script.
 set -euo pipefail
@@ -31,6 +31,10 @@ measure() {  # name, command...
   local times=() rss=0
   for _ in $(seq "$REPEAT"); do
     local out tf
+    # Read the file again before each run, untimed: this machine's page cache lets go of an idle
+    # file's pages with most memory free (15-30 MiB of 1 GiB in 20-30 s, seen with fincore), so a
+    # run after a long one (mariadb-binlog -vv's 30 s) would read some of them from disk.
+    cat "$FILE" > /dev/null
     tf=$(mktemp)
     /usr/bin/time -o "$tf" -f '%e %M' "$@" > /dev/null 2>/dev/null || true
     out=$(tail -n 1 "$tf")
