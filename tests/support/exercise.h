@@ -131,6 +131,24 @@ inline constexpr Consumer kConsumers[] = {Consumer::convert_json, Consumer::stat
                                           Consumer::verify,       Consumer::cover,
                                           Consumer::schema,       Consumer::schema_history,
                                           Consumer::replay};
+// The command line `c` stands for, for a failing test's report.
+inline const char* consumer_name(Consumer c) {
+  switch (c) {
+    case Consumer::convert_json: return "convert --format json";
+    case Consumer::stats_json: return "stats --format json";
+    case Consumer::sql: return "convert --format sql";
+    case Consumer::flashback: return "convert --flashback";
+    case Consumer::canal_proto: return "convert --format canal-proto";
+    case Consumer::canal_json: return "convert --format canal-json";
+    case Consumer::verify: return "verify --format json";
+    case Consumer::cover: return "verify --cover-from";
+    case Consumer::schema: return "schema --format json";
+    case Consumer::schema_history: return "schema --format json --history";
+    case Consumer::replay: return "replay --format json";
+  }
+  return "?";
+}
+
 // Whether `c`'s output is JSON Lines (every line one JSON value, each line ended).
 inline bool writes_json_lines(Consumer c) {
   switch (c) {

@@ -248,7 +248,8 @@ TEST_SUITE("robustness") {
         if (round > 0) mutate(b, rng);  // round 0: the file as it is
         const auto inputs = memory_inputs({{"mariadb-bin.000001", Bytes(b.data(), b.size())}}, (round & 1) != 0);
         for (const Consumer c : consumers) {
-          CAPTURE(static_cast<int>(c));
+          const std::string consumer = binlogctl::testing::consumer_name(c);
+          CAPTURE(consumer);
           std::string first_out;
           for (unsigned threads : {0u, 2u}) {
             if (threads > 0 && !renders(c)) continue;
