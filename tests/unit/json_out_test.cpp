@@ -222,7 +222,6 @@ TEST_SUITE("json_out") {
       seed = seed * 1103515245u + 12345u;
       return (seed >> 8) % m;
     };
-    int checked = 0;
     for (int round = 0; round < 3000; ++round) {
       std::string s;
       const std::size_t want = round < 2000 ? rnd(40) : 4000 + rnd(9000);
@@ -239,9 +238,7 @@ TEST_SUITE("json_out") {
       const std::string want_text = escape_reference(s);
       REQUIRE(got == want_text);
       REQUIRE(b.view().substr(1) == want_text);
-      ++checked;
     }
-    CHECK(checked == 3000);
   }
 }
 

@@ -21,21 +21,59 @@ constexpr std::array<std::uint8_t, 256> make_special_table() {
 }
 constexpr auto kSpecial = make_special_table();
 
-template <class Out>
-void append_ascii_special(Out& out, unsigned char c) {
-  switch (c) {
-    case '"': out.append("\\\"", 2); return;
-    case '\\': out.append("\\\\", 2); return;
-    case '\n': out.append("\\n", 2); return;
-    case '\t': out.append("\\t", 2); return;
-    case '\r': out.append("\\r", 2); return;
-    case '\b': out.append("\\b", 2); return;
-    case '\f': out.append("\\f", 2); return;
-    default: {
-      const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-      out.append(esc, 6);
+// An ASCII byte's escape: 2 bytes for " \ \b \t \n \f \r, 6 (\u00XX) for the other control
+// characters; 8 bytes kept so that one fixed-size copy writes any of them.
+struct AsciiEscape {
+  char text[8];
+  std::uint8_t len;
+};
+constexpr std::array<AsciiEscape, 34> make_ascii_escapes() {
+  std::array<AsciiEscape, 34> t{};
+  for (int c = 0; c < 32; ++c) {
+    AsciiEscape& e = t[static_cast<std::size_t>(c)];
+    char two = 0;
+    switch (c) {
+      case '\n': two = 'n'; break;
+      case '\t': two = 't'; break;
+      case '\r': two = 'r'; break;
+      case '\b': two = 'b'; break;
+      case '\f': two = 'f'; break;
+      default: break;
+    }
+    e.text[0] = '\\';
+    if (two != 0) {
+      e.text[1] = two;
+      e.len = 2;
+    } else {
+      e.text[1] = 'u';
+      e.text[2] = '0';
+      e.text[3] = '0';
+      e.text[4] = kHex[c >> 4];
+      e.text[5] = kHex[c & 15];
+      e.len = 6;
     }
   }
+  t[32] = AsciiEscape{{'\\', '"'}, 2};
+  t[33] = AsciiEscape{{'\\', '\\'}, 2};
+  return t;
+}
+constexpr auto kAsciiEscapes = make_ascii_escapes();
+// The escape of a special ASCII byte: a control character, '"' or '\\'.
+BINLOGCTL_INLINE const AsciiEscape& ascii_escape(unsigned char c) noexcept {
+  return kAsciiEscapes[c < 0x20 ? c : (c == '"' ? 32u : 33u)];
+}
+
+// An ill-formed UTF-8 byte's text, \\xHH (a backslash escaped, then xHH: JSON readers see the
+// four characters \xHH), in the first kInvalidByteLen of 8 bytes (one fixed-size copy).
+constexpr std::size_t kInvalidByteLen = 5;
+BINLOGCTL_INLINE std::array<char, 8> invalid_byte_text(unsigned char b) noexcept {
+  return {'\\', '\\', 'x', kHex[b >> 4], kHex[b & 15]};
+}
+
+template <class Out>
+void append_ascii_special(Out& out, unsigned char c) {
+  const AsciiEscape& e = ascii_escape(c);
+  out.append(e.text, e.len);
 }
 }  // namespace
 
@@ -57,8 +95,7 @@ std::size_t utf8_sequence_length(const unsigned char* s, std::size_t i, std::siz
 
 template <class Out>
 void append_invalid_byte(Out& out, unsigned char b) {
-  const char esc[5] = {'\\', '\\', 'x', kHex[b >> 4], kHex[b & 15]};
-  out.append(esc, 5);
+  out.append(invalid_byte_text(b).data(), kInvalidByteLen);
 }
 
 namespace {
@@ -179,44 +216,6 @@ void escape_by_runs(Out& out, std::string_view s) {
 
 #if defined(__SSE2__)
 namespace {
-// An ASCII byte's escape: 2 bytes for " \ \b \t \n \f \r, 6 (\u00XX) for the other control
-// characters; 8 bytes kept so that one fixed-size copy writes any of them.
-struct AsciiEscape {
-  char text[8];
-  std::uint8_t len;
-};
-constexpr std::array<AsciiEscape, 34> make_ascii_escapes() {
-  std::array<AsciiEscape, 34> t{};
-  for (int c = 0; c < 32; ++c) {
-    AsciiEscape& e = t[static_cast<std::size_t>(c)];
-    char two = 0;
-    switch (c) {
-      case '\n': two = 'n'; break;
-      case '\t': two = 't'; break;
-      case '\r': two = 'r'; break;
-      case '\b': two = 'b'; break;
-      case '\f': two = 'f'; break;
-      default: break;
-    }
-    e.text[0] = '\\';
-    if (two != 0) {
-      e.text[1] = two;
-      e.len = 2;
-    } else {
-      e.text[1] = 'u';
-      e.text[2] = '0';
-      e.text[3] = '0';
-      e.text[4] = kHex[c >> 4];
-      e.text[5] = kHex[c & 15];
-      e.len = 6;
-    }
-  }
-  t[32] = AsciiEscape{{'\\', '"'}, 2};
-  t[33] = AsciiEscape{{'\\', '\\'}, 2};
-  return t;
-}
-constexpr auto kAsciiEscapes = make_ascii_escapes();
-
 // Writes what the special byte at p[i] becomes at o (a valid UTF-8 sequence as it is, an invalid
 // byte as \\xHH, an ASCII one escaped); returns where the input goes on. o has room for 8 bytes.
 BINLOGCTL_INLINE std::size_t put_special(const unsigned char* p, std::size_t i, std::size_t n, char*& o) noexcept {
@@ -231,12 +230,11 @@ BINLOGCTL_INLINE std::size_t put_special(const unsigned char* p, std::size_t i, 
       o += len;
       return i + len;
     }
-    const char esc[8] = {'\\', '\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    std::memcpy(o, esc, 8);
-    o += 5;
+    std::memcpy(o, invalid_byte_text(c).data(), 8);
+    o += kInvalidByteLen;
     return i + 1;
   }
-  const AsciiEscape& e = kAsciiEscapes[c < 0x20 ? c : (c == '"' ? 32u : 33u)];
+  const AsciiEscape& e = ascii_escape(c);
   std::memcpy(o, e.text, 8);
   o += e.len;
   return i + 1;
