@@ -6,8 +6,8 @@
 #
 # FILE defaults to bench/work/mariadb-1024mb/mariadb-bin.000001 (make it with
 # bench/make-large-binlog.sh). Each command runs REPEAT times (default 3) with output to
-# /dev/null after a warm-up read of FILE (before every run); the median wall time gives MB/s, and GNU time's maximum
-# resident set size gives peak RSS. Needs /usr/bin/time (Debian package "time") and
+# /dev/null, each run after an untimed read of FILE; the median wall time gives MB/s, and GNU
+# time's maximum resident set size gives peak RSS. Needs /usr/bin/time (Debian package "time") and
 # mariadb-binlog (mariadb-client); the ratios in bench/README.md come from one run of this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,6 @@ SIZE=$(stat -c %s "$FILE")
 null_ok() { [ -c /dev/null ] || { echo "/dev/null is not a character device: results would be wrong" >&2; exit 2; }; }
 null_ok
 trap null_ok EXIT
-cat "$FILE" > /dev/null  # warm the page cache
 
 measure() {  # name, command...
   local name=$1; shift
